@@ -1,0 +1,555 @@
+package ernic.vfiouser.server;
+
+import ernic.vfiouser.pci.PciConfigSpace;
+import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.wire.Command;
+import ernic.vfiouser.wire.Messages.DeviceInfo;
+import ernic.vfiouser.wire.Messages.DmaAccess;
+import ernic.vfiouser.wire.Messages.DmaMap;
+import ernic.vfiouser.wire.Messages.DmaUnmap;
+import ernic.vfiouser.wire.Messages.IrqInfo;
+import ernic.vfiouser.wire.Messages.RegionAccess;
+import ernic.vfiouser.wire.Messages.RegionInfo;
+import ernic.vfiouser.wire.Messages.RegionIoFds;
+import ernic.vfiouser.wire.Messages.SetIrqs;
+import ernic.vfiouser.wire.Messages.Version;
+import ernic.vfiouser.wire.Messages.WriteEntry;
+import ernic.vfiouser.wire.Messages.WriteMulti;
+import ernic.vfiouser.wire.ProtocolException;
+import ernic.vfiouser.wire.VfioUserMessage;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One client connection: answers every vfio-user command for {@code device}, owns the client's DMA
+ * mappings and interrupt eventfds, and frees them all when the client goes. Runs on the device
+ * thread. Replies are flushed once per read batch, so a pipelined burst costs one write.
+ */
+public final class Connection extends ChannelInboundHandlerAdapter implements DeviceContext {
+    private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
+
+    /** VFIO PCI region indices: BAR0-5 are 0-5. */
+    public static final int ROM_REGION = 6, CONFIG_REGION = 7, VGA_REGION = 8, NUM_REGIONS = 9;
+
+    private final VfioUserDevice device;
+    private final VfioUserServer.Options options;
+    private final ServerStats stats;
+    private final Refusals refusals;
+    private final Capabilities ours;
+    private final DmaSpace dma;
+    private final IrqTable irqs;
+    private final Region[] bars = new Region[6];
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment scratch;
+    private final ByteBuffer scratchView;
+    private final Map<Integer, CompletableFuture<VfioUserMessage>> pendingRequests = new HashMap<>();
+    private ChannelHandlerContext ctx;
+    private Capabilities peer = Capabilities.DEFAULTS;
+    private boolean negotiated;
+    private boolean attached;
+    private int nextMsgId;
+
+    Connection(VfioUserDevice device, VfioUserServer.Options options, ServerStats stats, Refusals refusals) {
+        this.device = device;
+        this.options = options;
+        this.stats = stats;
+        this.refusals = refusals;
+        this.ours = new Capabilities(options.maxMsgFds(), options.maxDataXferSize(), DmaSpace.PAGE_SIZE,
+                options.maxDmaMaps(), true);
+        this.dma = new DmaSpace(options.maxDmaMaps());
+        this.irqs = new IrqTable(device);
+        for (Region r : device.regions()) {
+            bars[r.index()] = r;
+        }
+        this.scratch = arena.allocate(options.maxDataXferSize(), 64);
+        this.scratchView = scratch.asByteBuffer();
+    }
+
+    // ---- DeviceContext -------------------------------------------------------------------------
+
+    @Override
+    public GuestMemory memory() {
+        return dma;
+    }
+
+    @Override
+    public Interrupts interrupts() {
+        return irqs;
+    }
+
+    @Override
+    public EventLoop eventLoop() {
+        return ctx.channel().eventLoop();
+    }
+
+    public DmaSpace dmaSpace() {
+        return dma;
+    }
+
+    public IrqTable irqTable() {
+        return irqs;
+    }
+
+    public Capabilities peerCapabilities() {
+        return peer;
+    }
+
+    // ---- Netty ---------------------------------------------------------------------------------
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof VfioUserMessage m)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        try {
+            handle(m);
+        } catch (ProtocolException e) {
+            refuse(m, e);
+        } catch (RuntimeException e) {
+            // A device bug must not take the server down: answer EIO and keep serving.
+            refusals.refuse("device error in " + m.command(), e.toString());
+            LOG.debug("device error", e);
+            refuse(m, new ProtocolException(LibC.EIO, "device error: " + e));
+        } finally {
+            m.release();
+        }
+    }
+
+    private void refuse(VfioUserMessage m, ProtocolException e) {
+        String cmd = m.command() == null ? "command " + m.commandCode() : m.command().name();
+        refusals.refuse(cmd + (e.fatal() ? " (fatal)" : "") + " errno " + e.errno(), e.getMessage());
+        VfioUserMessage error = null;
+        if (!m.noReply() && !m.isReply()) {
+            stats.errorReplies.incrementAndGet();
+            error = VfioUserMessage.errorReply(m.msgId(), m.commandCode(), e.errno());
+        }
+        if (!e.fatal()) {
+            if (error != null) {
+                ctx.write(error);
+            }
+            return;
+        }
+        stats.protocolCloses.incrementAndGet();
+        LOG.warn("closing vfio-user connection: {}", e.getMessage());
+        if (error != null) {
+            ctx.writeAndFlush(error).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            ctx.flush();
+            ctx.close();
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        ctx.flush();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof ProtocolException p) {
+            refusals.refuse("framing", p.getMessage());
+            stats.protocolCloses.incrementAndGet();
+        } else {
+            LOG.warn("vfio-user connection failed: {}", cause.toString());
+        }
+        ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        try {
+            if (attached) {
+                device.reset();
+                device.detach();
+            }
+            device.configSpace().reset();
+        } catch (RuntimeException e) {
+            LOG.warn("device reset on disconnect failed", e);
+        } finally {
+            dma.unmapAll();
+            irqs.closeAll();
+            ProtocolException gone = new ProtocolException(LibC.ENOTCONN, "client disconnected");
+            pendingRequests.values().forEach(f -> f.completeExceptionally(gone));
+            pendingRequests.clear();
+            arena.close();
+            LOG.info("vfio-user client disconnected; device back to power-on state");
+            ctx.fireChannelInactive();
+        }
+    }
+
+    // ---- dispatch ------------------------------------------------------------------------------
+
+    private void handle(VfioUserMessage m) throws ProtocolException {
+        if (m.isReply()) {
+            CompletableFuture<VfioUserMessage> f = pendingRequests.remove(m.msgId());
+            if (f == null) {
+                throw new ProtocolException(LibC.EINVAL, "a reply (msg id " + m.msgId()
+                        + ") to nothing the server asked", true);
+            }
+            f.complete(m.retain());
+            return;
+        }
+        if (m.type() != 0) {
+            throw new ProtocolException(LibC.EINVAL, "message type " + m.type(), true);
+        }
+        Command cmd = m.command();
+        if (cmd == null) {
+            throw new ProtocolException(LibC.ENOSYS, "unknown command " + m.commandCode());
+        }
+        if (!negotiated && cmd != Command.VERSION) {
+            throw new ProtocolException(LibC.EINVAL, cmd + " before VERSION", true);
+        }
+        int fdLimit = switch (cmd) {
+            case DMA_MAP -> 1;
+            case DEVICE_SET_IRQS -> options.maxMsgFds();
+            default -> 0;
+        };
+        if (m.fds().length > fdLimit) {
+            throw new ProtocolException(LibC.EINVAL, cmd + " with " + m.fds().length + " fds (at most " + fdLimit + ")");
+        }
+        ByteBuf p = m.payload();
+        switch (cmd) {
+            case VERSION -> version(m, p);
+            case DMA_MAP -> dmaMap(m, p);
+            case DMA_UNMAP -> dmaUnmap(m, p);
+            case DEVICE_GET_INFO -> deviceInfo(m, p);
+            case DEVICE_GET_REGION_INFO -> regionInfo(m, p);
+            case DEVICE_GET_REGION_IO_FDS -> regionIoFds(m, p);
+            case DEVICE_GET_IRQ_INFO -> irqInfo(m, p);
+            case DEVICE_SET_IRQS -> setIrqs(m, p);
+            case REGION_READ -> regionRead(m, p);
+            case REGION_WRITE -> regionWrite(m, p);
+            case REGION_WRITE_MULTI -> writeMulti(m, p);
+            case DEVICE_RESET -> reset(m);
+            case DMA_READ, DMA_WRITE -> throw new ProtocolException(LibC.EINVAL, cmd + " is a server-to-client command");
+            case DEVICE_FEATURE -> throw new ProtocolException(LibC.ENOTSUP, "no device features (no migration, no dirty logging)");
+            case MIG_DATA_READ, MIG_DATA_WRITE -> throw new ProtocolException(LibC.ENOTSUP, "no migration support");
+        }
+    }
+
+    private void reply(VfioUserMessage request, ByteBuf payload, int... fds) {
+        if (request.noReply()) {
+            if (payload != null) {
+                payload.release();
+            }
+            return;
+        }
+        ctx.write(VfioUserMessage.reply(request, payload, fds));
+    }
+
+    private void version(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        if (negotiated) {
+            throw new ProtocolException(LibC.EINVAL, "a second VERSION", true);
+        }
+        Version v;
+        Capabilities caps;
+        try {
+            v = Version.decode(p);
+            if (v.major() != 0) {
+                throw new ProtocolException(LibC.ENOTSUP, "VERSION major " + v.major() + " (this server speaks 0)");
+            }
+            caps = Capabilities.parse(v.json());
+        } catch (ProtocolException e) {
+            throw new ProtocolException(e.errno(), e.getMessage(), true);
+        }
+        stats.lastClientVersionJson = v.json();
+        stats.versionsNegotiated.incrementAndGet();
+        peer = caps;
+        negotiated = true;
+        reply(m, new Version(0, 0, ours.toJson()).encode(ctx.alloc()));
+        LOG.info("vfio-user client negotiated version {}.{}: {}", v.major(), v.minor(), v.json());
+        attached = true;
+        device.attach(this);
+    }
+
+    private void dmaMap(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        DmaMap req = DmaMap.decode(p);
+        int[] fds = m.takeFds();
+        int fd = fds.length == 1 ? fds[0] : -1;
+        if (fd < 0 && !options.allowMessageDma()) {
+            throw new ProtocolException(LibC.EINVAL, "DMA_MAP without an fd: this server needs guest RAM shared"
+                    + " (QEMU: memory-backend-memfd,share=on)");
+        }
+        dma.map(req.addr(), req.size(), req.offset(), req.flags(), fd);
+        (fd >= 0 ? stats.dmaMapsWithFd : stats.dmaMapsWithoutFd).incrementAndGet();
+        reply(m, null);
+    }
+
+    private void dmaUnmap(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        DmaUnmap req = DmaUnmap.decode(p);
+        if ((req.flags() & DmaUnmap.FLAG_ALL) != 0) {
+            if (req.flags() != DmaUnmap.FLAG_ALL || req.addr() != 0 || req.size() != 0) {
+                throw new ProtocolException(LibC.EINVAL, "DMA_UNMAP all with an address, size or other flags");
+            }
+            dma.unmapAll();
+        } else if (req.flags() != 0) {
+            throw new ProtocolException(LibC.EINVAL, "DMA_UNMAP flags " + req.flags() + " (no dirty bitmaps)");
+        } else {
+            dma.unmap(req.addr(), req.size());
+        }
+        stats.dmaUnmaps.incrementAndGet();
+        reply(m, new DmaUnmap(DmaUnmap.SIZE, req.flags(), req.addr(), req.size()).encode(ctx.alloc()));
+    }
+
+    private void deviceInfo(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        DeviceInfo req = DeviceInfo.decode(p);
+        if (req.argsz() < DeviceInfo.SIZE) {
+            throw new ProtocolException(LibC.EINVAL, "DEVICE_GET_INFO argsz " + req.argsz());
+        }
+        reply(m, new DeviceInfo(DeviceInfo.SIZE, DeviceInfo.FLAG_RESET | DeviceInfo.FLAG_PCI, NUM_REGIONS,
+                IrqType.values().length).encode(ctx.alloc()));
+    }
+
+    private void regionInfo(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        RegionInfo req = RegionInfo.decode(p);
+        if (req.argsz() < RegionInfo.SIZE) {
+            throw new ProtocolException(LibC.EINVAL, "DEVICE_GET_REGION_INFO argsz " + req.argsz());
+        }
+        int index = req.index();
+        if (index < 0 || index >= NUM_REGIONS) {
+            throw new ProtocolException(LibC.EINVAL, "DEVICE_GET_REGION_INFO of region " + index);
+        }
+        if (index == CONFIG_REGION) {
+            reply(m, new RegionInfo(RegionInfo.SIZE, RegionInfo.FLAG_READ | RegionInfo.FLAG_WRITE, index, 0,
+                    device.configSpace().size(), 0, List.of()).encode(ctx.alloc()));
+            return;
+        }
+        Region r = index < 6 ? bars[index] : null;
+        if (r == null) {
+            reply(m, new RegionInfo(RegionInfo.SIZE, 0, index, 0, 0, 0, List.of()).encode(ctx.alloc()));
+            return;
+        }
+        int flags = (r.readable() ? RegionInfo.FLAG_READ : 0) | (r.writable() ? RegionInfo.FLAG_WRITE : 0);
+        if (r.mmapFd() < 0) {
+            reply(m, new RegionInfo(RegionInfo.SIZE, flags, index, 0, r.size(), 0, List.of()).encode(ctx.alloc()));
+            return;
+        }
+        flags |= RegionInfo.FLAG_MMAP;
+        RegionInfo full = new RegionInfo(RegionInfo.SIZE, flags | (r.sparseAreas().isEmpty() ? 0 : RegionInfo.FLAG_CAPS),
+                index, r.sparseAreas().isEmpty() ? 0 : RegionInfo.SIZE, r.size(), r.mmapOffset(), r.sparseAreas());
+        int needed = RegionInfo.SIZE + full.capsSize();
+        if (req.argsz() < needed) {
+            // VFIO convention: say how much room the capabilities need; the client asks again.
+            reply(m, new RegionInfo(needed, full.flags(), index, 0, r.size(), r.mmapOffset(), List.of())
+                    .encode(ctx.alloc()), r.mmapFd());
+            return;
+        }
+        reply(m, new RegionInfo(needed, full.flags(), full.index(), full.capOffset(), full.size(), full.offset(),
+                full.sparseAreas()).encode(ctx.alloc()), r.mmapFd());
+    }
+
+    private void regionIoFds(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        RegionIoFds req = RegionIoFds.decode(p);
+        if (req.index() < 0 || req.index() >= NUM_REGIONS) {
+            throw new ProtocolException(LibC.EINVAL, "DEVICE_GET_REGION_IO_FDS of region " + req.index());
+        }
+        // No ioeventfds: every access comes as a message.
+        reply(m, new RegionIoFds(RegionIoFds.SIZE, 0, req.index(), 0).encode(ctx.alloc()));
+    }
+
+    private void irqInfo(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        IrqInfo req = IrqInfo.decode(p);
+        IrqType t = IrqType.of(req.index());
+        if (req.argsz() < IrqInfo.SIZE || t == null) {
+            throw new ProtocolException(LibC.EINVAL, "DEVICE_GET_IRQ_INFO index " + req.index() + " argsz " + req.argsz());
+        }
+        int flags = switch (t) {
+            case INTX -> IrqInfo.FLAG_EVENTFD | IrqInfo.FLAG_MASKABLE | IrqInfo.FLAG_AUTOMASKED;
+            case MSI -> IrqInfo.FLAG_EVENTFD | IrqInfo.FLAG_NORESIZE;
+            case MSIX -> IrqInfo.FLAG_EVENTFD | IrqInfo.FLAG_MASKABLE | IrqInfo.FLAG_NORESIZE;
+            case ERR, REQ -> IrqInfo.FLAG_EVENTFD;
+        };
+        reply(m, new IrqInfo(IrqInfo.SIZE, flags, t.index(), irqs.count(t)).encode(ctx.alloc()));
+    }
+
+    private void setIrqs(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        SetIrqs req = SetIrqs.decode(p);
+        int[] fds = m.takeFds();
+        irqs.set(req, fds);
+        stats.irqEventfds.addAndGet(fds.length);
+        reply(m, null);
+    }
+
+    /** Checks a region access and returns the region's size; EINVAL for anything out of range. */
+    private long checkAccess(RegionAccess a, boolean write) throws ProtocolException {
+        int index = a.region();
+        long size;
+        boolean allowed;
+        if (index == CONFIG_REGION) {
+            size = device.configSpace().size();
+            allowed = true;
+        } else if (index >= 0 && index < 6 && bars[index] != null) {
+            size = bars[index].size();
+            allowed = write ? bars[index].writable() : bars[index].readable();
+        } else {
+            throw new ProtocolException(LibC.EINVAL, "access to region " + index + ", which does not exist");
+        }
+        if (!allowed) {
+            throw new ProtocolException(LibC.EINVAL, (write ? "write to" : "read of") + " region " + index);
+        }
+        long count = Integer.toUnsignedLong(a.count());
+        if (count == 0 || count > options.maxDataXferSize()) {
+            throw new ProtocolException(LibC.EINVAL, "access of " + count + " bytes");
+        }
+        if (a.offset() < 0 || a.offset() > size || count > size - a.offset()) {
+            throw new ProtocolException(LibC.EINVAL, "access to region " + index + " at " + a.offset() + "+" + count
+                    + " past its end (" + size + ")");
+        }
+        return size;
+    }
+
+    private void regionRead(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        RegionAccess a = RegionAccess.decode(p);
+        if (p.readableBytes() != RegionAccess.SIZE) {
+            throw new ProtocolException(LibC.EINVAL, "REGION_READ with " + (p.readableBytes() - RegionAccess.SIZE) + " bytes of data");
+        }
+        checkAccess(a, false);
+        int count = a.count();
+        MemorySegment dst = scratch.asSlice(0, count);
+        if (a.region() == CONFIG_REGION) {
+            stats.configReads.incrementAndGet();
+            device.configSpace().read((int) a.offset(), dst);
+        } else {
+            stats.regionReads.incrementAndGet();
+            bars[a.region()].handler().read(a.offset(), dst);
+            overlayPba(a, dst);
+        }
+        ByteBuf out = a.encodeHead(ctx.alloc(), count);
+        out.writeBytes(scratchView.clear().limit(count));
+        reply(m, out);
+    }
+
+    /** The MSI-X pending-bit array is the server's: QEMU forwards its reads here. */
+    private void overlayPba(RegionAccess a, MemorySegment dst) {
+        PciConfigSpace.Msix msix = device.configSpace().msix();
+        if (msix == null || msix.pbaBar() != a.region()) {
+            return;
+        }
+        long pbaBytes = (msix.tableSize() + 63) / 64 * 8L;
+        for (int i = 0; i < dst.byteSize(); i++) {
+            long off = a.offset() + i - msix.pbaOffset();
+            if (off >= 0 && off < pbaBytes) {
+                int b = 0;
+                for (int bit = 0; bit < 8; bit++) {
+                    if (irqs.pending(IrqType.MSIX, (int) (off * 8 + bit))) {
+                        b |= 1 << bit;
+                    }
+                }
+                dst.set(ValueLayout.JAVA_BYTE, i, (byte) b);
+            }
+        }
+    }
+
+    private void regionWrite(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        RegionAccess a = RegionAccess.decode(p);
+        if (p.readableBytes() - RegionAccess.SIZE != Integer.toUnsignedLong(a.count())) {
+            throw new ProtocolException(LibC.EINVAL, "REGION_WRITE count " + Integer.toUnsignedLong(a.count()) + " with "
+                    + (p.readableBytes() - RegionAccess.SIZE) + " bytes of data");
+        }
+        checkAccess(a, true);
+        int count = a.count();
+        p.getBytes(p.readerIndex() + RegionAccess.SIZE, scratchView.clear().limit(count));
+        write(a.region(), a.offset(), scratch.asSlice(0, count));
+        reply(m, a.encodeHead(ctx.alloc(), 0));
+    }
+
+    private void write(int region, long offset, MemorySegment src) {
+        if (region == CONFIG_REGION) {
+            stats.configWrites.incrementAndGet();
+            device.configSpace().write((int) offset, src);
+        } else {
+            stats.regionWrites.incrementAndGet();
+            bars[region].handler().write(offset, src);
+        }
+    }
+
+    private void writeMulti(VfioUserMessage m, ByteBuf p) throws ProtocolException {
+        WriteMulti w = WriteMulti.decode(p);
+        for (WriteEntry e : w.writes()) {
+            checkAccess(new RegionAccess(e.offset(), e.region(), e.count()), true);
+        }
+        for (WriteEntry e : w.writes()) {
+            scratch.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, e.data());
+            write(e.region(), e.offset(), scratch.asSlice(0, e.count()));
+        }
+        reply(m, null);
+    }
+
+    private void reset(VfioUserMessage m) {
+        stats.resets.incrementAndGet();
+        device.reset();
+        device.configSpace().reset();
+        irqs.resetState();
+        reply(m, null);
+        LOG.info("device reset by client");
+    }
+
+    // ---- server-to-client DMA (mappings without an fd) -------------------------------------------
+
+    /** Asks the client for guest memory by DMA_READ; the future gets the bytes (release them). */
+    public CompletableFuture<ByteBuf> dmaRead(long address, int count) {
+        if (count <= 0 || count > peer.maxDataXferSize()) {
+            return CompletableFuture.failedFuture(new ProtocolException(LibC.EINVAL, "DMA_READ of " + count + " bytes"));
+        }
+        return request(Command.DMA_READ, new DmaAccess(address, count).encodeHead(ctx.alloc(), 0))
+                .thenApply(r -> {
+                    try {
+                        ByteBuf data = r.payload();
+                        if (data.readableBytes() != DmaAccess.SIZE + count) {
+                            throw new IllegalStateException("DMA_READ reply of " + data.readableBytes() + " bytes");
+                        }
+                        return data.retainedSlice(data.readerIndex() + DmaAccess.SIZE, count);
+                    } finally {
+                        r.release();
+                    }
+                });
+    }
+
+    /** Writes guest memory through the client by DMA_WRITE. Takes ownership of {@code data}. */
+    public CompletableFuture<Void> dmaWrite(long address, ByteBuf data) {
+        int count = data.readableBytes();
+        if (count <= 0 || count > peer.maxDataXferSize()) {
+            data.release();
+            return CompletableFuture.failedFuture(new ProtocolException(LibC.EINVAL, "DMA_WRITE of " + count + " bytes"));
+        }
+        ByteBuf payload = new DmaAccess(address, count).encodeHead(ctx.alloc(), count).writeBytes(data);
+        data.release();
+        dma.markDirty(address, count);
+        return request(Command.DMA_WRITE, payload).thenAccept(VfioUserMessage::release);
+    }
+
+    private CompletableFuture<VfioUserMessage> request(Command cmd, ByteBuf payload) {
+        CompletableFuture<VfioUserMessage> f = new CompletableFuture<>();
+        int id = nextMsgId++ & 0xffff;
+        pendingRequests.put(id, f);
+        ctx.writeAndFlush(VfioUserMessage.command(id, cmd, payload));
+        return f.thenApply(r -> {
+            if (r.isError()) {
+                int e = r.errno();
+                r.release();
+                throw new IllegalStateException(cmd + " failed: " + LibC.strerror(e));
+            }
+            return r;
+        });
+    }
+}

@@ -1,0 +1,34 @@
+package ernic.vfiouser.server;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Guest physical memory the client shared with DMA_MAP. Addresses and lengths come from the guest:
+ * every method checks bounds and overflow and answers null / false instead of throwing.
+ */
+public interface GuestMemory {
+    /**
+     * The host memory behind {@code [iova, iova + length)} when it lies inside one mapping with an
+     * fd, else null. The segment stays valid until the mapping is removed; do not keep it across a
+     * return to the event loop.
+     */
+    MemorySegment segment(long iova, long length);
+
+    /**
+     * The longest run of host memory starting at {@code iova}, at most {@code length} bytes, within
+     * one mapping; null when {@code iova} is not mapped.
+     */
+    MemorySegment run(long iova, long length);
+
+    /** Copies guest memory into {@code dst}, across mappings; false when any byte is unmapped. */
+    boolean read(long iova, MemorySegment dst);
+
+    /** Copies {@code src} into guest memory, across mappings, marking pages dirty; false when unmapped. */
+    boolean write(long iova, MemorySegment src);
+
+    /** Marks {@code [iova, iova + length)} dirty in the mappings' dirty bitmaps (after a direct write). */
+    void markDirty(long iova, long length);
+
+    /** Number of mappings. */
+    int mappingCount();
+}

@@ -1,0 +1,30 @@
+package ernic.vfiouser.server;
+
+import ernic.vfiouser.pci.PciConfigSpace;
+
+import java.util.List;
+
+/**
+ * What a device gives the server framework: its PCI config space, its BAR regions, its interrupt
+ * counts, and what to do on attach, reset and detach. Every method is called on the server's event
+ * loop (the device thread), so a device needs no locks.
+ */
+public interface VfioUserDevice {
+    /** The config space served as region 7 (VFIO_PCI_CONFIG_REGION_INDEX). */
+    PciConfigSpace configSpace();
+
+    /** The BAR regions (indices 0-5) the device implements; absent indices have size 0. */
+    List<Region> regions();
+
+    /** Vectors per interrupt type: INTx, MSI, MSI-X, ERR, REQ (the VFIO PCI IRQ indices 0-4). */
+    int irqCount(IrqType type);
+
+    /** A client connected and negotiated: the device may now use guest memory and interrupts. */
+    void attach(DeviceContext context);
+
+    /** DEVICE_RESET, and every disconnect before {@link #detach()}: back to the power-on state. */
+    void reset();
+
+    /** The client went away; its memory and interrupts are gone. */
+    default void detach() {}
+}

@@ -1,0 +1,185 @@
+package ernic.vfiouser.server;
+
+import ernic.vfiouser.transport.FdServerChannel;
+import ernic.vfiouser.wire.Header;
+import ernic.vfiouser.wire.MessageEncoder;
+import ernic.vfiouser.wire.MessageFramer;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A vfio-user server for one device on one UNIX socket. One event-loop thread (the device thread)
+ * runs the listening socket, the client connection and the device. One client is served at a time:
+ * while it is connected the listener accepts nobody, and the next client is accepted after it goes.
+ */
+public final class VfioUserServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(VfioUserServer.class);
+
+    /**
+     * @param socketMode        permission bits of the socket file (0600, or 0660 for group access)
+     * @param maxDataXferSize   the largest data transfer in one message (spec default 1 MiB)
+     * @param maxMsgFds         the most fds the client may send in one message
+     * @param maxDmaMaps        the most DMA mappings
+     * @param allowMessageDma   accept DMA_MAP without an fd and reach that memory by DMA_READ / DMA_WRITE
+     */
+    public record Options(String socketPath, int socketMode, int maxDataXferSize, int maxMsgFds, int maxDmaMaps,
+                          boolean allowMessageDma) {
+        public static Options defaults(String socketPath) {
+            return new Options(socketPath, 0600, 1 << 20, 16, 65535, false);
+        }
+
+        public Options withMaxDataXferSize(int bytes) {
+            return new Options(socketPath, socketMode, bytes, maxMsgFds, maxDmaMaps, allowMessageDma);
+        }
+
+        public Options withSocketMode(int mode) {
+            return new Options(socketPath, mode, maxDataXferSize, maxMsgFds, maxDmaMaps, allowMessageDma);
+        }
+
+        public Options withMessageDma(boolean allow) {
+            return new Options(socketPath, socketMode, maxDataXferSize, maxMsgFds, maxDmaMaps, allow);
+        }
+
+        /** Largest whole message: the data plus the biggest fixed part (16-byte header + 16-byte head). */
+        int maxMessageSize() {
+            return maxDataXferSize + Header.SIZE + 64;
+        }
+    }
+
+    private final VfioUserDevice device;
+    private final Options options;
+    private final EventLoopGroup group;
+    private final boolean ownsGroup;
+    private final ServerStats stats = new ServerStats();
+    private final Refusals refusals = new Refusals(LoggerFactory.getLogger("ernic.vfiouser.refusals"));
+    private final AtomicReference<Connection> current = new AtomicReference<>();
+    private Channel listener;
+
+    private VfioUserServer(VfioUserDevice device, Options options, EventLoopGroup group, boolean ownsGroup) {
+        this.device = device;
+        this.options = options;
+        this.group = group;
+        this.ownsGroup = ownsGroup;
+    }
+
+    /** A new single-thread epoll event loop: the device thread. */
+    public static EventLoopGroup newDeviceLoop(String name) {
+        Epoll.ensureAvailability();
+        return new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name, true), EpollIoHandler.newFactory());
+    }
+
+    /** Starts a server on its own device thread. */
+    public static VfioUserServer start(VfioUserDevice device, Options options) throws IOException {
+        return start(device, options, newDeviceLoop("ernic-device"), true);
+    }
+
+    /** Starts a server on {@code group}'s (single) event loop, which the caller owns. */
+    public static VfioUserServer start(VfioUserDevice device, Options options, EventLoopGroup group) throws IOException {
+        return start(device, options, group, false);
+    }
+
+    private static VfioUserServer start(VfioUserDevice device, Options options, EventLoopGroup group, boolean owns)
+            throws IOException {
+        VfioUserServer s = new VfioUserServer(device, options, group, owns);
+        try {
+            s.bind();
+        } catch (IOException | RuntimeException e) {
+            if (owns) {
+                group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            }
+            throw e;
+        }
+        return s;
+    }
+
+    private void bind() throws IOException {
+        ServerBootstrap b = new ServerBootstrap()
+                .group(group)
+                .channelFactory(() -> new FdServerChannel(options.socketMode()))
+                .childHandler(new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        accepted(ch);
+                    }
+                });
+        try {
+            listener = b.bind(new DomainSocketAddress(options.socketPath())).sync().channel();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while binding " + options.socketPath(), e);
+        } catch (Exception e) {
+            throw e instanceof IOException io ? io : new IOException("cannot listen on " + options.socketPath()
+                    + ": " + e.getMessage(), e);
+        }
+        LOG.info("vfio-user server listening on {}", options.socketPath());
+    }
+
+    private void accepted(Channel ch) {
+        stats.connections.incrementAndGet();
+        // One client at a time: stop accepting until this one goes.
+        listener.config().setAutoRead(false);
+        Connection c = new Connection(device, options, stats, refusals);
+        current.set(c);
+        ch.pipeline().addLast("framer", new MessageFramer(options.maxMessageSize()));
+        ch.pipeline().addLast("encoder", MessageEncoder.INSTANCE);
+        ch.pipeline().addLast("connection", c);
+        ch.closeFuture().addListener(f -> {
+            current.compareAndSet(c, null);
+            if (listener.isOpen()) {
+                listener.config().setAutoRead(true);
+                listener.read();
+            }
+        });
+        LOG.info("vfio-user client connected");
+    }
+
+    public EventLoop eventLoop() {
+        return group.next();
+    }
+
+    public ServerStats stats() {
+        return stats;
+    }
+
+    public Refusals refusals() {
+        return refusals;
+    }
+
+    /** The connection being served, or null. */
+    public Connection connection() {
+        return current.get();
+    }
+
+    public String socketPath() {
+        return options.socketPath();
+    }
+
+    @Override
+    public void close() {
+        if (listener != null) {
+            listener.close().syncUninterruptibly();
+        }
+        Connection c = current.get();
+        if (c != null) {
+            // closing the child runs the connection's cleanup on the device thread
+            eventLoop().submit(() -> null).syncUninterruptibly();
+        }
+        if (ownsGroup) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+}

@@ -1,0 +1,218 @@
+package ernic.vfiouser.transport;
+
+import ernic.vfiouser.sys.ErrnoException;
+import ernic.vfiouser.sys.LibC;
+import io.netty.channel.AbstractServerChannel;
+import io.netty.channel.ChannelConfig;
+import io.netty.channel.ChannelException;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.DefaultChannelConfig;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
+import io.netty.channel.ServerChannelRecvByteBufAllocator;
+import io.netty.channel.epoll.EpollIoHandle;
+import io.netty.channel.epoll.EpollIoOps;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.channel.unix.FileDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * A listening UNIX socket whose accepted connections are {@link FdSocketChannel}s. Binding replaces
+ * a stale socket file (one nobody listens on) and refuses to replace anything else; the socket file
+ * gets {@code mode} (0600 unless the owner asks for group access) and is removed on close.
+ */
+public final class FdServerChannel extends AbstractServerChannel {
+    private static final Logger LOG = LoggerFactory.getLogger(FdServerChannel.class);
+
+    private final int mode;
+    private final DefaultChannelConfig config;
+    private final FileDescriptor fd;
+    private String path;
+    private volatile boolean open = true;
+    private volatile boolean active;
+    private IoRegistration registration;
+    /**
+     * Never NONE: Netty 4.2.18 deletes the fd from epoll on NONE but then tries EPOLL_CTL_MOD on the
+     * next change (ENOENT). A listening socket never sees EPOLLERR, so it stands for "idle".
+     */
+    private static final EpollIoOps IDLE = EpollIoOps.EPOLLERR;
+    private EpollIoOps ops = IDLE;
+
+    /** @param mode permission bits of the socket file, for example 0600 or 0660 */
+    public FdServerChannel(int mode) {
+        this.mode = mode;
+        try {
+            // The socket exists from the start: the event loop registers its fd before bind.
+            this.fd = new FileDescriptor(LibC.socketUnixStream(true));
+        } catch (ErrnoException e) {
+            throw new ChannelException(e);
+        }
+        this.config = new DefaultChannelConfig(this, new ServerChannelRecvByteBufAllocator()) {
+            @Override
+            protected void autoReadCleared() {
+                clearIn();
+            }
+        };
+    }
+
+    public String path() {
+        return path;
+    }
+
+    @Override
+    public ChannelConfig config() {
+        return config;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
+    @Override
+    public boolean isActive() {
+        return active;
+    }
+
+    @Override
+    protected boolean isCompatible(EventLoop loop) {
+        return loop instanceof IoEventLoop l && l.isCompatible(ServerUnsafe.class);
+    }
+
+    @Override
+    protected SocketAddress localAddress0() {
+        return path == null ? null : new DomainSocketAddress(path);
+    }
+
+    @Override
+    protected AbstractUnsafe newUnsafe() {
+        return new ServerUnsafe();
+    }
+
+    @Override
+    protected void doRegister(ChannelPromise promise) {
+        ((IoEventLoop) eventLoop()).register((ServerUnsafe) unsafe()).addListener(f -> {
+            if (f.isSuccess()) {
+                registration = (IoRegistration) f.getNow();
+                registration.submit(ops);
+                promise.setSuccess();
+            } else {
+                promise.setFailure(f.cause());
+            }
+        });
+    }
+
+    @Override
+    protected void doDeregister() {
+        if (registration != null) {
+            registration.cancel();
+        }
+    }
+
+    @Override
+    protected void doBind(SocketAddress localAddress) throws Exception {
+        String p = ((DomainSocketAddress) localAddress).path();
+        removeStaleSocket(p);
+        LibC.bindUnix(fd.intValue(), p);
+        path = p;
+        LibC.chmod(p, mode);
+        LibC.listen(fd.intValue(), 4);
+        active = true;
+    }
+
+    /** Removes a socket file nobody listens on; refuses to touch a live socket or a non-socket. */
+    private static void removeStaleSocket(String p) throws IOException {
+        Path file = Path.of(p);
+        if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Object kind = Files.getAttribute(file, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (((Integer) kind & 0170000) != 0140000) {
+            throw new IOException(p + " exists and is not a socket; not replacing it");
+        }
+        int probe = LibC.socketUnixStream(false);
+        try {
+            if (LibC.connectUnix(probe, p) == 0) {
+                throw new IOException(p + " is in use by a running server");
+            }
+        } finally {
+            LibC.close(probe);
+        }
+        LOG.info("replacing stale socket {}", p);
+        LibC.unlink(p);
+    }
+
+    @Override
+    protected void doClose() throws Exception {
+        if (!open) {
+            return;
+        }
+        open = false;
+        active = false;
+        if (registration != null) {
+            registration.cancel();
+        }
+        fd.close();
+        if (path != null) {
+            LibC.unlink(path);
+        }
+    }
+
+    @Override
+    protected void doBeginRead() {
+        if (active && !ops.contains(EpollIoOps.EPOLLIN)) {
+            ops = ops.with(EpollIoOps.EPOLLIN);
+            registration.submit(ops);
+        }
+    }
+
+    private void clearIn() {
+        if (ops.contains(EpollIoOps.EPOLLIN) && open) {
+            ops = ops.without(EpollIoOps.EPOLLIN);
+            registration.submit(ops);
+        }
+    }
+
+    private final class ServerUnsafe extends AbstractUnsafe implements EpollIoHandle {
+        @Override
+        public FileDescriptor fd() {
+            return fd;
+        }
+
+        @Override
+        public void close() {
+            close(voidPromise());
+        }
+
+        @Override
+        public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
+            promise.setFailure(new UnsupportedOperationException("a server channel does not connect"));
+        }
+
+        @Override
+        public void handle(IoRegistration registration, IoEvent event) {
+            if (!open || !config.isAutoRead()) {
+                clearIn();
+                return;
+            }
+            int s = LibC.accept(fd.intValue());
+            if (s == -LibC.EAGAIN) {
+                return;
+            }
+            if (s < 0) {
+                pipeline().fireExceptionCaught(new ErrnoException("accept", -s));
+                return;
+            }
+            pipeline().fireChannelRead(new FdSocketChannel(FdServerChannel.this, s, path));
+            pipeline().fireChannelReadComplete();
+        }
+    }
+}

@@ -1,0 +1,418 @@
+package ernic.vfiouser.transport;
+
+import ernic.vfiouser.sys.ErrnoException;
+import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.wire.FdChunk;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.AbstractChannel;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelConfig;
+import io.netty.channel.ChannelMetadata;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.DefaultChannelConfig;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
+import io.netty.channel.epoll.EpollIoEvent;
+import io.netty.channel.epoll.EpollIoHandle;
+import io.netty.channel.epoll.EpollIoOps;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.channel.unix.FileDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+
+/**
+ * A connected UNIX stream socket that carries file descriptors (SCM_RIGHTS) with its bytes, on a
+ * Netty 4.2 epoll event loop. Netty's own domain-socket channel reads at most one fd and drops the
+ * bytes that came with it, so this channel does its own recvmsg/sendmsg through FFM.
+ *
+ * <p>Inbound it fires {@link FdChunk}s: the bytes of one recvmsg and the fds that arrived with their
+ * first byte (the kernel never merges data across an SCM_RIGHTS boundary). Outbound it takes
+ * {@link FdChunk}s and sends their fds with the first byte. More than {@value #MAX_FDS} fds, or a
+ * truncated control message (MSG_CTRUNC), closes the connection.
+ */
+public final class FdSocketChannel extends AbstractChannel {
+    private static final Logger LOG = LoggerFactory.getLogger(FdSocketChannel.class);
+    private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
+
+    /** The most fds one message may carry (the kernel's SCM_MAX_FD is 253). */
+    public static final int MAX_FDS = 253;
+    private static final int BUFFER_SIZE = 256 * 1024;
+    private static final long CONTROL_SIZE = LibC.CMSG_HDR + align8(4L * MAX_FDS);
+    private static final int READS_PER_EVENT = 16;
+
+    private final FileDescriptor fd;
+    private final DefaultChannelConfig config;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment buffer = arena.allocate(BUFFER_SIZE, 64);
+    private final ByteBuffer bufferView = buffer.asByteBuffer();
+    private final MemorySegment msghdr = arena.allocate(LibC.MSGHDR);
+    private final MemorySegment iov = arena.allocate(16, 8);
+    private final MemorySegment control = arena.allocate(CONTROL_SIZE, 8);
+    private final SocketAddress remote;
+    private volatile boolean open = true;
+    private IoRegistration registration;
+    private EpollIoOps ops = EpollIoOps.EPOLLRDHUP;
+
+    /** Wraps a connected, non-blocking socket fd (the channel owns it). */
+    public FdSocketChannel(Channel parent, int fd, String path) {
+        super(parent);
+        this.fd = new FileDescriptor(fd);
+        this.remote = new DomainSocketAddress(path);
+        this.config = new DefaultChannelConfig(this) {
+            @Override
+            protected void autoReadCleared() {
+                clearOps(EpollIoOps.EPOLLIN);
+            }
+        };
+    }
+
+    /** Connects to the UNIX socket at {@code path}; the channel still has to be registered. */
+    public static FdSocketChannel connect(String path) throws IOException {
+        int fd = LibC.socketUnixStream(false);
+        int rc = LibC.connectUnix(fd, path);
+        if (rc < 0) {
+            LibC.close(fd);
+            throw new ErrnoException("connect " + path, -rc);
+        }
+        // A blocking connect (a UNIX socket connects at once or not at all), then non-blocking I/O.
+        try {
+            LibC.setNonBlocking(fd);
+        } catch (ErrnoException e) {
+            LibC.close(fd);
+            throw e;
+        }
+        return new FdSocketChannel(null, fd, path);
+    }
+
+    private static long align8(long n) {
+        return (n + 7) & ~7L;
+    }
+
+    public int fdValue() {
+        return fd.intValue();
+    }
+
+    @Override
+    public ChannelConfig config() {
+        return config;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
+    @Override
+    public boolean isActive() {
+        return open;
+    }
+
+    @Override
+    public ChannelMetadata metadata() {
+        return METADATA;
+    }
+
+    @Override
+    protected AbstractUnsafe newUnsafe() {
+        return new FdUnsafe();
+    }
+
+    @Override
+    protected boolean isCompatible(EventLoop loop) {
+        return loop instanceof IoEventLoop l && l.isCompatible(FdUnsafe.class);
+    }
+
+    @Override
+    protected SocketAddress localAddress0() {
+        return null;
+    }
+
+    @Override
+    protected SocketAddress remoteAddress0() {
+        return remote;
+    }
+
+    @Override
+    protected void doRegister(ChannelPromise promise) {
+        ((IoEventLoop) eventLoop()).register((FdUnsafe) unsafe()).addListener(f -> {
+            if (f.isSuccess()) {
+                registration = (IoRegistration) f.getNow();
+                registration.submit(ops);
+                promise.setSuccess();
+            } else {
+                promise.setFailure(f.cause());
+            }
+        });
+    }
+
+    @Override
+    protected void doDeregister() {
+        if (registration != null) {
+            registration.cancel();
+        }
+    }
+
+    @Override
+    protected void doBind(SocketAddress localAddress) {
+        throw new UnsupportedOperationException("bind");
+    }
+
+    @Override
+    protected void doDisconnect() throws Exception {
+        doClose();
+    }
+
+    @Override
+    protected void doClose() throws Exception {
+        if (!open) {
+            return;
+        }
+        open = false;
+        try {
+            if (registration != null) {
+                registration.cancel();
+            }
+            fd.close();
+        } finally {
+            arena.close();
+        }
+    }
+
+    @Override
+    protected void doBeginRead() {
+        setOps(EpollIoOps.EPOLLIN);
+    }
+
+    private void setOps(EpollIoOps add) {
+        if (!ops.contains(add)) {
+            ops = ops.with(add);
+            if (registration != null && open) {
+                registration.submit(ops);
+            }
+        }
+    }
+
+    private void clearOps(EpollIoOps remove) {
+        if (ops.contains(remove)) {
+            ops = ops.without(remove);
+            if (registration != null && open) {
+                registration.submit(ops);
+            }
+        }
+    }
+
+    @Override
+    protected Object filterOutboundMessage(Object msg) {
+        if (msg instanceof FdChunk chunk) {
+            if (chunk.fds().length > MAX_FDS) {
+                chunk.release();
+                throw new IllegalArgumentException("more than " + MAX_FDS + " fds in one message");
+            }
+            return chunk;
+        }
+        throw new UnsupportedOperationException("unsupported message type: " + msg.getClass().getName());
+    }
+
+    @Override
+    protected void doWrite(ChannelOutboundBuffer in) throws Exception {
+        for (;;) {
+            Object msg = in.current();
+            if (msg == null) {
+                clearOps(EpollIoOps.EPOLLOUT);
+                return;
+            }
+            FdChunk chunk = (FdChunk) msg;
+            ByteBuf data = chunk.data();
+            while (data.isReadable()) {
+                int n = Math.min(data.readableBytes(), BUFFER_SIZE);
+                data.getBytes(data.readerIndex(), bufferView.clear().limit(n));
+                long sent = sendmsg(n, chunk.fds());
+                if (sent == -LibC.EAGAIN) {
+                    setOps(EpollIoOps.EPOLLOUT);
+                    return;
+                }
+                if (sent < 0) {
+                    throw new ErrnoException("sendmsg", (int) -sent);
+                }
+                chunk.takeFds(); // sent with this first byte; never again
+                data.skipBytes((int) sent);
+                in.progress(sent);
+            }
+            in.remove();
+        }
+    }
+
+    private long sendmsg(int length, int[] fds) {
+        msghdr.fill((byte) 0);
+        iov.set(ValueLayout.ADDRESS, 0, buffer);
+        iov.set(ValueLayout.JAVA_LONG, 8, length);
+        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
+        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
+        if (fds.length > 0) {
+            long dataLen = 4L * fds.length;
+            control.set(ValueLayout.JAVA_LONG, 0, LibC.CMSG_HDR + dataLen);
+            control.set(ValueLayout.JAVA_INT, 8, LibC.SOL_SOCKET);
+            control.set(ValueLayout.JAVA_INT, 12, LibC.SCM_RIGHTS);
+            for (int i = 0; i < fds.length; i++) {
+                control.set(ValueLayout.JAVA_INT, LibC.CMSG_HDR + 4L * i, fds[i]);
+            }
+            msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
+            msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, LibC.CMSG_HDR + align8(dataLen));
+        }
+        return LibC.sendmsg(fd.intValue(), msghdr, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
+    }
+
+    /** One recvmsg: bytes into the buffer, fds returned through {@code fdsOut}; returns count or -errno. */
+    private long recvmsg(int[][] fdsOut) {
+        msghdr.fill((byte) 0);
+        iov.set(ValueLayout.ADDRESS, 0, buffer);
+        iov.set(ValueLayout.JAVA_LONG, 8, BUFFER_SIZE);
+        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
+        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
+        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
+        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, CONTROL_SIZE);
+        long n = LibC.recvmsg(fd.intValue(), msghdr, LibC.MSG_CMSG_CLOEXEC | LibC.MSG_DONTWAIT);
+        if (n < 0) {
+            return n;
+        }
+        long controlLen = msghdr.get(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN);
+        int[] fds = null;
+        long off = 0;
+        while (off + LibC.CMSG_HDR <= controlLen) {
+            long len = control.get(ValueLayout.JAVA_LONG, off);
+            int level = control.get(ValueLayout.JAVA_INT, off + 8);
+            int type = control.get(ValueLayout.JAVA_INT, off + 12);
+            if (len < LibC.CMSG_HDR || off + len > controlLen) {
+                break;
+            }
+            if (level == LibC.SOL_SOCKET && type == LibC.SCM_RIGHTS) {
+                int count = (int) ((len - LibC.CMSG_HDR) / 4);
+                int base = fds == null ? 0 : fds.length;
+                fds = fds == null ? new int[count] : java.util.Arrays.copyOf(fds, base + count);
+                for (int i = 0; i < count; i++) {
+                    fds[base + i] = control.get(ValueLayout.JAVA_INT, off + LibC.CMSG_HDR + 4L * i);
+                }
+            }
+            off += align8(len);
+        }
+        fdsOut[0] = fds;
+        if ((msghdr.get(ValueLayout.JAVA_INT, LibC.MSG_FLAGS) & LibC.MSG_CTRUNC) != 0) {
+            return -LibC.EMSGSIZE;
+        }
+        return n;
+    }
+
+    private final class FdUnsafe extends AbstractUnsafe implements EpollIoHandle {
+        private final int[][] fdsOut = new int[1][];
+
+        @Override
+        public FileDescriptor fd() {
+            return fd;
+        }
+
+        @Override
+        public void close() {
+            close(voidPromise());
+        }
+
+        @Override
+        public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
+            promise.setFailure(new UnsupportedOperationException("connect: use FdSocketChannel.connect"));
+        }
+
+        @Override
+        protected void flush0() {
+            // While waiting for EPOLLOUT the socket is full: the event will flush.
+            if (!ops.contains(EpollIoOps.EPOLLOUT)) {
+                super.flush0();
+            }
+        }
+
+        @Override
+        public void handle(IoRegistration registration, IoEvent event) {
+            EpollIoOps ready = ((EpollIoEvent) event).ops();
+            if ((ready.contains(EpollIoOps.EPOLLOUT) || ready.contains(EpollIoOps.EPOLLERR)) && open) {
+                clearOps(EpollIoOps.EPOLLOUT);
+                super.flush0();
+            }
+            if ((ready.contains(EpollIoOps.EPOLLIN) || ready.contains(EpollIoOps.EPOLLERR)
+                    || ready.contains(EpollIoOps.EPOLLRDHUP)) && open) {
+                readReady();
+            }
+        }
+
+        private void readReady() {
+            ChannelPipeline pipeline = pipeline();
+            boolean readSomething = false;
+            Throwable failure = null;
+            boolean eof = false;
+            for (int i = 0; i < READS_PER_EVENT && open; i++) {
+                long n = recvmsg(fdsOut);
+                int[] fds = fdsOut[0];
+                fdsOut[0] = null;
+                if (n == -LibC.EAGAIN) {
+                    break;
+                }
+                if (n == -LibC.EMSGSIZE) {
+                    closeFds(fds);
+                    failure = new IOException("control message truncated (MSG_CTRUNC): more than "
+                            + MAX_FDS + " fds, or the fd table is full");
+                    break;
+                }
+                if (n < 0) {
+                    closeFds(fds);
+                    failure = new ErrnoException("recvmsg", (int) -n);
+                    break;
+                }
+                if (n == 0) {
+                    closeFds(fds);
+                    eof = true;
+                    break;
+                }
+                ByteBuf data = alloc().buffer((int) n);
+                data.writeBytes(bufferView.clear().limit((int) n));
+                readSomething = true;
+                pipeline.fireChannelRead(FdChunk.received(data, fds));
+                if (!config.isAutoRead()) {
+                    break;
+                }
+            }
+            if (readSomething) {
+                pipeline.fireChannelReadComplete();
+            }
+            if (failure != null) {
+                LOG.warn("closing {}: {}", FdSocketChannel.this, failure.getMessage());
+                pipeline.fireExceptionCaught(failure);
+                close(voidPromise());
+            } else if (eof) {
+                close(voidPromise());
+            } else if (!config.isAutoRead()) {
+                clearOps(EpollIoOps.EPOLLIN);
+            }
+        }
+    }
+
+    private static void closeFds(int[] fds) {
+        if (fds != null) {
+            for (int f : fds) {
+                LibC.close(f);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "vfio-user[fd " + fd.intValue() + (open ? "" : ", closed") + "]";
+    }
+}
