@@ -1,0 +1,472 @@
+package ernic.ionic;
+
+import ernic.ionic.eth.DeviceCommands;
+import ernic.ionic.eth.Dma;
+import ernic.ionic.eth.EthLif;
+import ernic.ionic.eth.FrameClaimer;
+import ernic.ionic.eth.FrameSink;
+import ernic.ionic.fault.FaultKind;
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.layout.Comp;
+import ernic.ionic.layout.Le;
+import ernic.ionic.layout.Mac;
+import ernic.ionic.profile.Profile;
+import ernic.ionic.regs.Bar0;
+import ernic.ionic.regs.InterruptController;
+import ernic.vfiouser.pci.PciConfigSpace;
+import ernic.vfiouser.server.DeviceContext;
+import ernic.vfiouser.server.IrqType;
+import ernic.vfiouser.server.Refusals;
+import ernic.vfiouser.server.Region;
+import ernic.vfiouser.server.RegionHandler;
+import ernic.vfiouser.server.VfioUserDevice;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The emulated AMD Pensando ionic PF (1dd8:1002) as the stock Linux {@code ionic} driver sees it.
+ *
+ * <ul>
+ * <li>BAR 0, 64 KiB, 64-bit: the 32 KiB register window (dev_info_regs, dev_cmd_regs, intr_status,
+ *     intr_ctrl), then the MSI-X table at 0x8000 and the PBA at 0xa000.</li>
+ * <li>BAR 2, 4 MiB, 64-bit: doorbell pages of 4 KiB; every page decodes the same (offset in the
+ *     page / 8 = queue type). Nothing at BAR index 4, which would turn on CMB in the driver.</li>
+ * <li>MSI-X with the profile's vector count, INTx pin A, power management, PCI Express gen4 x16.</li>
+ * </ul>
+ * Device commands run synchronously inside the doorbell write. Every method runs on the device thread.
+ */
+public final class IonicDevice implements VfioUserDevice {
+    private static final Logger log = LoggerFactory.getLogger(IonicDevice.class);
+
+    public static final int VENDOR_ID = 0x1dd8, DEVICE_ID = 0x1002, SUBSYSTEM_ID = 0x5400, CLASS_CODE = 0x020000;
+    public static final long BAR2_SIZE = 4L * 1024 * 1024;
+    public static final int DOORBELL_PAGE = 4096;
+    /** asic_type: Giglio, which keeps the driver's doorbell workaround (0 or 2) off. */
+    public static final int ASIC_TYPE = Bar0.ASIC_TYPE_GIGLIO;
+    public static final int ASIC_REV = 0;
+    /** fw_status: running, generation 1 (constant, so the driver never restarts the LIF). */
+    public static final int FW_STATUS = Bar0.FW_STS_RUNNING | 1 << 4;
+    /** Default station MAC: locally administered unicast. */
+    public static final long DEFAULT_MAC = 0x02_00_00_ee_00_01L;
+
+    private final Profile profile;
+    private final FaultPlan faults;
+    private final String serial;
+    private final Refusals refusals = new Refusals(log);
+    private final PciConfigSpace config;
+    private final InterruptController intr;
+    private final Dma dma = new Dma();
+    private final EthLif lif;
+    private final DeviceCommands commands;
+    private final List<Region> regions;
+
+    private final Arena arena = Arena.ofAuto();
+    private final MemorySegment regs = arena.allocate(Bar0.WINDOW, 8);
+    private final MemorySegment devcmdCmd = regs.asSlice(Bar0.DEVCMD_CMD, 64);
+    private final MemorySegment devcmdComp = regs.asSlice(Bar0.DEVCMD_COMP, Comp.SIZE);
+    private final MemorySegment devcmdData = regs.asSlice(Bar0.DEVCMD_DATA, Bar0.DEVCMD_DATA_SIZE);
+    private final Comp.Admin devcmdStatus = new Comp.Admin();
+    /** Low halves of doorbells written as two 32-bit stores, per slot of a page. */
+    private final long[] doorbellLow = new long[DOORBELL_PAGE / 8];
+    private final boolean[] doorbellLowValid = new boolean[DOORBELL_PAGE / 8];
+
+    private DeviceContext context;
+    private ScheduledFuture<?> heartbeatTimer, statsTimer;
+    private DoorbellHandler rdmaDoorbells;
+    private long devcmds;
+
+    /** Handles doorbells of queue types the Ethernet side does not own (the RDMA types 5..9). */
+    @FunctionalInterface
+    public interface DoorbellHandler {
+        /** True when the type was handled. */
+        boolean doorbell(int page, int qtype, long value);
+    }
+
+    public IonicDevice(Profile profile, FaultPlan faults, long mac, String serial) {
+        if (mac == 0 || Mac.isMulticast(mac) || (mac >>> 48) != 0) {
+            throw new IllegalArgumentException("station MAC " + Mac.format(mac) + " must be a unicast address");
+        }
+        this.profile = profile;
+        this.faults = faults;
+        this.serial = serial;
+        this.config = PciConfigSpace.builder()
+                .vendorId(VENDOR_ID).deviceId(DEVICE_ID)
+                .subsystemVendorId(VENDOR_ID).subsystemId(SUBSYSTEM_ID)
+                .classCode(CLASS_CODE)
+                .interruptPin(1)
+                .memoryBar(0, Bar0.SIZE, true, false)
+                .memoryBar(2, BAR2_SIZE, true, false)
+                .powerManagement()
+                .msix(new PciConfigSpace.Msix(profile.interrupts(), 0, Bar0.MSIX_TABLE, 0, Bar0.MSIX_PBA))
+                .pciExpress(4, 16)
+                .build();
+        this.intr = new InterruptController(profile.interrupts());
+        this.lif = new EthLif(profile, intr, faults, dma, refusals, mac);
+        this.commands = new DeviceCommands(profile, lif, profile.interrupts(), refusals);
+        this.regions = List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler()));
+        reset();
+    }
+
+    public IonicDevice(Profile profile, FaultPlan faults) {
+        this(profile, faults, DEFAULT_MAC, "ERNIC" + String.format("%012x", DEFAULT_MAC));
+    }
+
+    @Override
+    public PciConfigSpace configSpace() {
+        return config;
+    }
+
+    @Override
+    public List<Region> regions() {
+        return regions;
+    }
+
+    @Override
+    public int irqCount(IrqType type) {
+        return switch (type) {
+            case INTX -> 1;
+            case MSIX -> profile.interrupts();
+            default -> 0;
+        };
+    }
+
+    @Override
+    public void attach(DeviceContext context) {
+        this.context = context;
+        dma.attach(context.memory(), config::busMasterEnabled);
+        intr.target(context.interrupts());
+        EventLoop loop = context.eventLoop();
+        if (loop != null) {
+            heartbeatTimer = loop.scheduleAtFixedRate(this::heartbeatTick, 1, 1, TimeUnit.SECONDS);
+            if (profile.statsIntervalMs() > 0) {
+                statsTimer = loop.scheduleAtFixedRate(this::statisticsTick, profile.statsIntervalMs(),
+                        profile.statsIntervalMs(), TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    @Override
+    public void reset() {
+        config.reset();
+        regs.fill((byte) 0);
+        Le.put32(regs, Bar0.SIGNATURE, Bar0.DEV_INFO_SIGNATURE);
+        Le.put8(regs, Bar0.VERSION, Bar0.DEV_INFO_VERSION);
+        Le.put8(regs, Bar0.ASIC_TYPE, ASIC_TYPE);
+        Le.put8(regs, Bar0.ASIC_REV, ASIC_REV);
+        Le.put8(regs, Bar0.FW_STATUS, FW_STATUS);
+        Le.put32(regs, Bar0.FW_HEARTBEAT, 0);
+        Le.putString(regs, Bar0.FW_VERSION, Bar0.STRING_SIZE, profile.firmwareVersion());
+        Le.putString(regs, Bar0.SERIAL_NUM, Bar0.STRING_SIZE, serial);
+        java.util.Arrays.fill(doorbellLowValid, false);
+        intr.reset();
+        lif.powerOn();
+        faults.reset();
+        devcmds = 0;
+    }
+
+    @Override
+    public void detach() {
+        if (heartbeatTimer != null) {
+            heartbeatTimer.cancel(false);
+            heartbeatTimer = null;
+        }
+        if (statsTimer != null) {
+            statsTimer.cancel(false);
+            statsTimer = null;
+        }
+        dma.detach();
+        intr.target(null);
+        context = null;
+        reset();
+    }
+
+    /** Advances fw_heartbeat (every second while attached). */
+    public void heartbeatTick() {
+        Le.put32(regs, Bar0.FW_HEARTBEAT, Le.u32(regs, Bar0.FW_HEARTBEAT) + 1);
+    }
+
+    /** Rewrites the LIF and port statistics blocks (on the profile's interval while attached). */
+    public void statisticsTick() {
+        lif.writeStatistics();
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Endpoints for the server and in-process targets
+
+    public Profile profile() {
+        return profile;
+    }
+
+    public EthLif lif() {
+        return lif;
+    }
+
+    public FaultPlan faults() {
+        return faults;
+    }
+
+    public Refusals refusals() {
+        return refusals;
+    }
+
+    public InterruptController interruptController() {
+        return intr;
+    }
+
+    public DeviceCommands commands() {
+        return commands;
+    }
+
+    /** Where transmitted frames go (a TAP); null completes and discards them. */
+    public void frameSink(FrameSink sink) {
+        lif.sink(sink);
+    }
+
+    /** An in-process endpoint that may claim transmitted frames before the sink. */
+    public void addTxClaimer(FrameClaimer claimer) {
+        lif.addTxClaimer(claimer);
+    }
+
+    /** An in-process endpoint that may claim frames from the wire before the guest. */
+    public void addRxClaimer(FrameClaimer claimer) {
+        lif.addRxClaimer(claimer);
+    }
+
+    /** A frame from the wire (TAP) for the guest; false when dropped. */
+    public boolean receive(MemorySegment frame) {
+        return lif.receive(frame);
+    }
+
+    /** A frame from an in-process endpoint; it waits for a guest buffer. False when refused. */
+    public boolean queueForGuest(MemorySegment frame) {
+        return lif.queueForGuest(frame);
+    }
+
+    /** Carrier up or down (lif_info, port_info, LINK_CHANGE event). */
+    public void setLink(boolean up) {
+        lif.setLink(up);
+    }
+
+    /** Doorbells for the RDMA queue types, once the RDMA side exists. */
+    public void rdmaDoorbells(DoorbellHandler handler) {
+        this.rdmaDoorbells = handler;
+    }
+
+    /** Every counter: LIF, port, device frames, faults, interrupts, refusals. */
+    public Map<String, Long> counters() {
+        Map<String, Long> m = new TreeMap<>(lif.stats().snapshot());
+        for (FaultKind k : FaultKind.values()) {
+            m.put("fault." + k.key() + ".occurrences", faults.occurrences(k));
+            m.put("fault." + k.key() + ".injected", faults.injectedCount(k));
+        }
+        long fired = 0, latched = 0;
+        for (int i = 0; i < intr.count(); i++) {
+            fired += intr.fired(i);
+            latched += intr.latched(i);
+        }
+        m.put("intr.fired", fired);
+        m.put("intr.latched", latched);
+        m.put("devcmd.executed", devcmds);
+        refusals.snapshot().forEach((k, v) -> m.put("refused." + k, v));
+        return m;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // BAR 0
+
+    private void runDevcmd() {
+        devcmdComp.fill((byte) 0);
+        int status;
+        try {
+            status = commands.execute(devcmdCmd, devcmdComp, devcmdData);
+        } catch (RuntimeException e) {
+            // Nothing a guest sends may throw out of the event loop.
+            refusals.refuse("ionic-devcmd-internal", "device command failed: " + e);
+            status = ernic.ionic.regs.Status.ERROR;
+        }
+        devcmdStatus.wrap(devcmdComp, 0).status(status);
+        devcmds++;
+        Le.put32(regs, Bar0.DEVCMD_DONE, Bar0.DEV_CMD_DONE);
+    }
+
+    private int intrStatusBytes() {
+        return (profile.interrupts() + 63) / 64 * 8;
+    }
+
+    private int readByte(long at) {
+        if (at < Bar0.WINDOW) {
+            int a = (int) at;
+            if (a >= Bar0.INTR_STATUS && a < Bar0.INTR_STATUS + intrStatusBytes()) {
+                return pendingByte(a - Bar0.INTR_STATUS, false);
+            }
+            if (a >= Bar0.INTR_CTRL && a < Bar0.INTR_CTRL + Bar0.INTR_CTRL_SIZE * profile.interrupts()) {
+                int rel = a - Bar0.INTR_CTRL;
+                int field = rel % Bar0.INTR_CTRL_SIZE & ~3;
+                return intr.read(rel / Bar0.INTR_CTRL_SIZE, field) >>> 8 * (rel & 3) & 0xff;
+            }
+            return Le.u8(regs, a);
+        }
+        if (at >= Bar0.MSIX_PBA && at < Bar0.MSIX_PBA + intrStatusBytes()) {
+            return pendingByte((int) (at - Bar0.MSIX_PBA), true);
+        }
+        return 0; // MSI-X table (QEMU keeps it) and reserved space
+    }
+
+    /** Byte {@code b} of a pending bitmap: the device's latches, or the MSI-X PBA. */
+    private int pendingByte(int b, boolean pba) {
+        int v = 0;
+        for (int bit = 0; bit < 8; bit++) {
+            int vector = b * 8 + bit;
+            if (vector >= profile.interrupts()) {
+                break;
+            }
+            boolean p;
+            if (pba) {
+                DeviceContext c = context;
+                p = c != null && c.interrupts().pending(IrqType.MSIX, vector);
+            } else {
+                p = intr.pending(vector);
+            }
+            if (p) {
+                v |= 1 << bit;
+            }
+        }
+        return v;
+    }
+
+    private static boolean storedByte(long at) {
+        return at >= Bar0.DEVCMD_DONE && at < Bar0.DEVCMD_COMP
+                || at >= Bar0.DEVCMD_DATA && at < Bar0.DEVCMD_END;
+    }
+
+    private void writeBar0(long offset, MemorySegment src) {
+        long end = offset + src.byteSize();
+        boolean ignored = false;
+        // Stored bytes land first; actions run after, in address order.
+        for (long at = offset; at < end; at++) {
+            if (storedByte(at)) {
+                Le.put8(regs, at, Le.u8(src, at - offset));
+            } else if (!(at >= Bar0.DEVCMD_DOORBELL && at < Bar0.DEVCMD_DONE) && !intrField(at)) {
+                ignored = true;
+            }
+        }
+        if (offset < Bar0.DEVCMD_DONE && end > Bar0.DEVCMD_DOORBELL) {
+            int v = merge(Le.u32(regs, Bar0.DEVCMD_DOORBELL), Bar0.DEVCMD_DOORBELL, offset, src);
+            Le.put32(regs, Bar0.DEVCMD_DOORBELL, v);
+            if (v == 1) {
+                runDevcmd();
+            }
+        }
+        long intrEnd = Bar0.INTR_CTRL + (long) Bar0.INTR_CTRL_SIZE * profile.interrupts();
+        if (offset < intrEnd && end > Bar0.INTR_CTRL) {
+            long from = Math.max(offset, Bar0.INTR_CTRL) & ~3L;
+            for (long reg = from; reg < Math.min(end, intrEnd); reg += 4) {
+                int rel = (int) (reg - Bar0.INTR_CTRL);
+                int i = rel / Bar0.INTR_CTRL_SIZE, field = rel % Bar0.INTR_CTRL_SIZE;
+                if (field > Bar0.INTR_COAL) {
+                    continue;
+                }
+                int current = field == Bar0.INTR_CREDITS ? 0 : intr.read(i, field);
+                intr.write(i, field, merge(current, reg, offset, src));
+            }
+        }
+        if (ignored) {
+            refusals.refuse("ionic-bar0-readonly", "BAR 0 write of " + src.byteSize() + " bytes at 0x"
+                    + Long.toHexString(offset) + " touches read-only or reserved space");
+        }
+    }
+
+    private boolean intrField(long at) {
+        long rel = at - Bar0.INTR_CTRL;
+        return rel >= 0 && rel < (long) Bar0.INTR_CTRL_SIZE * profile.interrupts()
+                && rel % Bar0.INTR_CTRL_SIZE < Bar0.INTR_COAL + 4;
+    }
+
+    /** The u32 register at {@code reg} after a write of {@code src} at {@code offset}. */
+    private static int merge(int current, long reg, long offset, MemorySegment src) {
+        int v = current;
+        long end = offset + src.byteSize();
+        for (long at = Math.max(reg, offset); at < Math.min(reg + 4, end); at++) {
+            int shift = (int) (at - reg) * 8;
+            v = v & ~(0xff << shift) | Le.u8(src, at - offset) << shift;
+        }
+        return v;
+    }
+
+    private final class Bar0Handler implements RegionHandler {
+        @Override
+        public void read(long offset, MemorySegment dst) {
+            long n = dst.byteSize();
+            if (offset + n <= Bar0.INTR_STATUS) {
+                MemorySegment.copy(regs, offset, dst, 0, n); // dev_info and dev_cmd: plain storage
+                return;
+            }
+            for (long i = 0; i < n; i++) {
+                Le.put8(dst, i, readByte(offset + i));
+            }
+        }
+
+        @Override
+        public void write(long offset, MemorySegment src) {
+            try {
+                writeBar0(offset, src);
+            } catch (RuntimeException e) {
+                refusals.refuse("ionic-bar0-internal", "BAR 0 write failed: " + e);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // BAR 2: doorbells
+
+    private void doorbell(long offset, long value) {
+        int page = (int) (offset / DOORBELL_PAGE);
+        int qtype = (int) (offset % DOORBELL_PAGE) >>> 3;
+        try {
+            if (lif.doorbell(qtype, value)) {
+                return;
+            }
+            DoorbellHandler h = rdmaDoorbells;
+            if (h != null && h.doorbell(page, qtype, value)) {
+                return;
+            }
+            refusals.refuse("ionic-db-qtype", "doorbell for queue type " + qtype + " that nothing serves");
+        } catch (RuntimeException e) {
+            refusals.refuse("ionic-db-internal", "doorbell failed: " + e);
+        }
+    }
+
+    private final class Bar2Handler implements RegionHandler {
+        @Override
+        public void read(long offset, MemorySegment dst) {
+            dst.fill((byte) 0);
+        }
+
+        @Override
+        public void write(long offset, MemorySegment src) {
+            long size = src.byteSize();
+            int slot = (int) (offset % DOORBELL_PAGE) >>> 3;
+            if (size == 8 && (offset & 7) == 0) {
+                doorbellLowValid[slot] = false;
+                doorbell(offset, Le.u64(src, 0));
+            } else if (size == 4 && (offset & 7) == 0) {
+                doorbellLow[slot] = Integer.toUnsignedLong(Le.u32(src, 0));
+                doorbellLowValid[slot] = true;
+            } else if (size == 4 && (offset & 7) == 4 && doorbellLowValid[slot]) {
+                doorbellLowValid[slot] = false;
+                doorbell(offset - 4, doorbellLow[slot] | (long) Le.u32(src, 0) << 32);
+            } else {
+                refusals.refuse("ionic-db-width", "doorbell write of " + size + " bytes at 0x" + Long.toHexString(offset));
+            }
+        }
+    }
+}

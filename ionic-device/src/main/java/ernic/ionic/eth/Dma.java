@@ -1,0 +1,112 @@
+package ernic.ionic.eth;
+
+import ernic.vfiouser.server.GuestMemory;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The device's DMA engine: copies between device buffers and guest memory, only while a client is
+ * attached and bus mastering is on. Guest addresses are untrusted; every method answers false rather
+ * than throwing.
+ */
+public final class Dma {
+    /** The device decodes 52-bit bus addresses (IONIC_ADDR_LEN). */
+    public static final long ADDRESS_LIMIT = 1L << 52;
+
+    private GuestMemory memory;
+    private BooleanSupplier busMaster = () -> true;
+
+    public void attach(GuestMemory memory, BooleanSupplier busMaster) {
+        this.memory = memory;
+        this.busMaster = busMaster;
+    }
+
+    public void detach() {
+        memory = null;
+    }
+
+    public boolean enabled() {
+        return memory != null && busMaster.getAsBoolean();
+    }
+
+    /** True when {@code [iova, iova + length)} is a valid device address range (no overflow, below 2^52). */
+    public static boolean validRange(long iova, long length) {
+        return iova >= 0 && length >= 0 && iova < ADDRESS_LIMIT && length <= ADDRESS_LIMIT - iova;
+    }
+
+    /** True when every byte of the range is in guest memory (the range may span mappings). */
+    public boolean mapped(long iova, long length) {
+        if (!enabled() || !validRange(iova, length)) {
+            return false;
+        }
+        long at = iova, left = length;
+        while (left > 0) {
+            MemorySegment run = memory.run(at, left);
+            if (run == null || run.byteSize() == 0) {
+                return false;
+            }
+            at += run.byteSize();
+            left -= run.byteSize();
+        }
+        return true;
+    }
+
+    /** Guest {@code [iova, iova + length)} into {@code dst} at {@code offset}. */
+    public boolean read(long iova, MemorySegment dst, long offset, long length) {
+        if (length == 0) {
+            return true;
+        }
+        if (!enabled() || !validRange(iova, length)) {
+            return false;
+        }
+        MemorySegment direct = memory.segment(iova, length);
+        if (direct != null) {
+            MemorySegment.copy(direct, 0, dst, offset, length);
+            return true;
+        }
+        return memory.read(iova, dst.asSlice(offset, length));
+    }
+
+    /** {@code src} at {@code offset} into guest {@code [iova, iova + length)}, marking it dirty. */
+    public boolean write(long iova, MemorySegment src, long offset, long length) {
+        if (length == 0) {
+            return true;
+        }
+        if (!enabled() || !validRange(iova, length)) {
+            return false;
+        }
+        MemorySegment direct = memory.segment(iova, length);
+        if (direct != null) {
+            MemorySegment.copy(src, offset, direct, 0, length);
+            memory.markDirty(iova, length);
+            return true;
+        }
+        return memory.write(iova, src.asSlice(offset, length));
+    }
+
+    /**
+     * Writes a ring entry of {@code length} bytes from {@code src} so that the bytes
+     * {@code [publishOffset, publishOffset + publishLength)} (the color byte, or an event id) land
+     * last: a host polling the entry never sees it valid with stale contents.
+     */
+    public boolean publish(long iova, MemorySegment src, long length, long publishOffset, long publishLength) {
+        if (!enabled() || !validRange(iova, length)) {
+            return false;
+        }
+        MemorySegment direct = memory.segment(iova, length);
+        long bodyEnd = publishOffset + publishLength;
+        if (direct != null) {
+            MemorySegment.copy(src, 0, direct, 0, publishOffset);
+            MemorySegment.copy(src, bodyEnd, direct, bodyEnd, length - bodyEnd);
+            VarHandle.releaseFence();
+            MemorySegment.copy(src, publishOffset, direct, publishOffset, publishLength);
+            memory.markDirty(iova, length);
+            return true;
+        }
+        return (publishOffset == 0 || memory.write(iova, src.asSlice(0, publishOffset)))
+                && (bodyEnd == length || memory.write(iova + bodyEnd, src.asSlice(bodyEnd, length - bodyEnd)))
+                && memory.write(iova + publishOffset, src.asSlice(publishOffset, publishLength));
+    }
+}

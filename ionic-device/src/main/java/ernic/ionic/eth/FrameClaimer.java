@@ -1,0 +1,10 @@
+package ernic.ionic.eth;
+
+import java.lang.foreign.MemorySegment;
+
+/** An in-process endpoint that may take a frame before it goes on (S3, P4). Called on the device thread. */
+@FunctionalInterface
+public interface FrameClaimer {
+    /** True when the endpoint consumed {@code frame}; {@code frame} is valid only during the call. */
+    boolean claim(MemorySegment frame);
+}
