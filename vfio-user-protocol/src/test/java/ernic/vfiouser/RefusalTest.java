@@ -172,8 +172,10 @@ class RefusalTest {
                 assertErrno(() -> c.dmaMap(new DmaMap(32, 3, 0, 0x800000, 2 << 20), ram.fd()), LibC.EINVAL);
                 // wrapping the address space
                 assertErrno(() -> c.dmaMap(new DmaMap(32, 3, 0, 0xffff_ffff_ffff_f000L, 0x2000), ram.fd()), LibC.EINVAL);
-                // no fd (this server needs shared memory)
-                assertErrno(() -> c.dmaMap(new DmaMap(32, 3, 0, 0x800000, 0x1000)), LibC.EINVAL);
+                // no fd, overlapping: refused like any other overlap
+                assertErrno(() -> c.dmaMap(new DmaMap(32, 3, 0, 0x100000, 0x1000)), LibC.EEXIST);
+                // read/write flags missing
+                assertErrno(() -> c.dmaMap(new DmaMap(32, 0, 0, 0x800000, 0x1000), ram.fd()), LibC.EINVAL);
                 // two fds
                 assertErrno(() -> c.dmaMap(new DmaMap(32, 3, 0, 0x800000, 0x1000), ram.fd(), ram.fd()), LibC.EINVAL);
                 // a short payload

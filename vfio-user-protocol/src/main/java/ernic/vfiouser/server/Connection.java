@@ -285,11 +285,10 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     private void dmaMap(VfioUserMessage m, ByteBuf p) throws ProtocolException {
         DmaMap req = DmaMap.decode(p);
         int[] fds = m.takeFds();
+        // QEMU maps the RAM it cannot share (ROMs, or all of it without memory-backend-memfd,share=on)
+        // without an fd: such a mapping is reachable only by DMA_READ / DMA_WRITE messages, and a device
+        // that needs direct access sees it as unmapped.
         int fd = fds.length == 1 ? fds[0] : -1;
-        if (fd < 0 && !options.allowMessageDma()) {
-            throw new ProtocolException(LibC.EINVAL, "DMA_MAP without an fd: this server needs guest RAM shared"
-                    + " (QEMU: memory-backend-memfd,share=on)");
-        }
         dma.map(req.addr(), req.size(), req.offset(), req.flags(), fd);
         (fd >= 0 ? stats.dmaMapsWithFd : stats.dmaMapsWithoutFd).incrementAndGet();
         reply(m, null);
@@ -349,9 +348,10 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
                 index, r.sparseAreas().isEmpty() ? 0 : RegionInfo.SIZE, r.size(), r.mmapOffset(), r.sparseAreas());
         int needed = RegionInfo.SIZE + full.capsSize();
         if (req.argsz() < needed) {
-            // VFIO convention: say how much room the capabilities need; the client asks again.
-            reply(m, new RegionInfo(needed, full.flags(), index, 0, r.size(), r.mmapOffset(), List.of())
-                    .encode(ctx.alloc()), r.mmapFd());
+            // VFIO convention: say how much room the capabilities need and the client asks again. No CAPS
+            // flag without a capability: QEMU refuses a cap_offset outside the reply.
+            reply(m, new RegionInfo(needed, full.flags() & ~RegionInfo.FLAG_CAPS, index, 0, r.size(), r.mmapOffset(),
+                    List.of()).encode(ctx.alloc()), r.mmapFd());
             return;
         }
         reply(m, new RegionInfo(needed, full.flags(), full.index(), full.capOffset(), full.size(), full.offset(),

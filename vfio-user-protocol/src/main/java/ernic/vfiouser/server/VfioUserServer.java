@@ -34,24 +34,18 @@ public final class VfioUserServer implements AutoCloseable {
      * @param maxDataXferSize   the largest data transfer in one message (spec default 1 MiB)
      * @param maxMsgFds         the most fds the client may send in one message
      * @param maxDmaMaps        the most DMA mappings
-     * @param allowMessageDma   accept DMA_MAP without an fd and reach that memory by DMA_READ / DMA_WRITE
      */
-    public record Options(String socketPath, int socketMode, int maxDataXferSize, int maxMsgFds, int maxDmaMaps,
-                          boolean allowMessageDma) {
+    public record Options(String socketPath, int socketMode, int maxDataXferSize, int maxMsgFds, int maxDmaMaps) {
         public static Options defaults(String socketPath) {
-            return new Options(socketPath, 0600, 1 << 20, 16, 65535, false);
+            return new Options(socketPath, 0600, 1 << 20, 16, 65535);
         }
 
         public Options withMaxDataXferSize(int bytes) {
-            return new Options(socketPath, socketMode, bytes, maxMsgFds, maxDmaMaps, allowMessageDma);
+            return new Options(socketPath, socketMode, bytes, maxMsgFds, maxDmaMaps);
         }
 
         public Options withSocketMode(int mode) {
-            return new Options(socketPath, mode, maxDataXferSize, maxMsgFds, maxDmaMaps, allowMessageDma);
-        }
-
-        public Options withMessageDma(boolean allow) {
-            return new Options(socketPath, socketMode, maxDataXferSize, maxMsgFds, maxDmaMaps, allow);
+            return new Options(socketPath, mode, maxDataXferSize, maxMsgFds, maxDmaMaps);
         }
 
         /** Largest whole message: the data plus the biggest fixed part (16-byte header + 16-byte head). */

@@ -65,7 +65,7 @@ class DispatcherFuzzTest {
     private void feed(List<Chunk> chunks) {
         int fdsBefore = LibC.openFdCount();
         Refusals refusals = new Refusals(LoggerFactory.getLogger("fuzz"));
-        VfioUserServer.Options options = VfioUserServer.Options.defaults("/unused").withMessageDma(true)
+        VfioUserServer.Options options = VfioUserServer.Options.defaults("/unused")
                 .withMaxDataXferSize(64 << 10);
         Connection connection = new Connection(device, options, new ServerStats(), refusals);
         EmbeddedChannel ch = new EmbeddedChannel(new MessageFramer(options.maxMessageSize()), MessageEncoder.INSTANCE,
