@@ -1,0 +1,83 @@
+package ernic.it.harness;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An {@code ernic serve} process, started as the launcher would (same JVM binary, same class path),
+ * with its output streamed line by line under a prefix.
+ */
+public final class ServerProcess implements AutoCloseable {
+    private final Process process;
+    private final Path socket;
+
+    private ServerProcess(Process process, Path socket) {
+        this.process = process;
+        this.socket = socket;
+    }
+
+    public static ServerProcess start(Path socket, List<String> serverArgs, String prefix, PrintStream out)
+            throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                "ernic.server.Main", "serve", "--socket", socket.toString()));
+        cmd.addAll(serverArgs);
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        Thread.ofPlatform().daemon().name("ernic-server-log").start(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    out.println(prefix + line);
+                }
+            } catch (IOException e) {
+                // process gone
+            }
+        });
+        ServerProcess s = new ServerProcess(p, socket);
+        s.awaitSocket();
+        return s;
+    }
+
+    private void awaitSocket() throws IOException {
+        for (int i = 0; i < 600; i++) {
+            if (Files.exists(socket)) {
+                return;
+            }
+            if (!process.isAlive()) {
+                throw new IOException("ernic serve exited with status " + process.exitValue() + " before listening on "
+                        + socket);
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted");
+            }
+        }
+        throw new IOException("ernic serve did not listen on " + socket + " within 30 s");
+    }
+
+    public Path socket() {
+        return socket;
+    }
+
+    @Override
+    public void close() {
+        process.destroy();
+        try {
+            if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
+    }
+}
