@@ -83,6 +83,7 @@ public final class IonicDevice implements VfioUserDevice {
     private ScheduledFuture<?> heartbeatTimer, statsTimer;
     private DoorbellHandler rdmaDoorbells;
     private long devcmds;
+    private volatile Map<String, Long> lastSession = Map.of();
 
     /** Handles doorbells of queue types the Ethernet side does not own (the RDMA types 5..9). */
     @FunctionalInterface
@@ -175,6 +176,8 @@ public final class IonicDevice implements VfioUserDevice {
 
     @Override
     public void detach() {
+        // Reset zeroes the counters; keep what the session that just ended did.
+        lastSession = counters();
         if (heartbeatTimer != null) {
             heartbeatTimer.cancel(false);
             heartbeatTimer = null;
@@ -187,6 +190,11 @@ public final class IonicDevice implements VfioUserDevice {
         intr.target(null);
         context = null;
         reset();
+    }
+
+    /** The counters as they stood when the last client went away (empty before the first). */
+    public Map<String, Long> lastSessionCounters() {
+        return lastSession;
     }
 
     /** Advances fw_heartbeat (every second while attached). */

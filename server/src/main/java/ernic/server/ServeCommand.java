@@ -2,22 +2,23 @@ package ernic.server;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
-import ernic.vfiouser.sample.SampleDevice;
-import ernic.vfiouser.server.VfioUserDevice;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.server.ErnicServer.DeviceKind;
 import ernic.vfiouser.server.VfioUserServer;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** {@code ernic serve}: serves one device on one vfio-user socket until interrupted. */
 @Command(name = "serve", mixinStandardHelpOptions = true,
         description = "Serve the emulated device to one QEMU vfio-user client at a time.")
 public final class ServeCommand implements Callable<Integer> {
-    enum DeviceKind { sample }
-
     @Option(names = "--socket", defaultValue = "/run/ernic/ernic.sock",
             description = "UNIX socket path QEMU connects to (default: ${DEFAULT-VALUE}).")
     String socket;
@@ -26,9 +27,20 @@ public final class ServeCommand implements Callable<Integer> {
             description = "Make the socket file group read-write (0660) instead of owner-only (0600).")
     boolean groupAccess;
 
-    @Option(names = "--device", defaultValue = "sample",
+    @Option(names = "--device", defaultValue = "ionic",
             description = "Device to serve: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
     DeviceKind device;
+
+    @Option(names = "--nic-profile", defaultValue = ProfileLoader.DEFAULT,
+            description = "ionic: built-in profiles (compat, minimal, max, 25g, 400g) and ini files, comma-separated,"
+                    + " layered left to right over compat (default: ${DEFAULT-VALUE}).")
+    String nicProfile;
+
+    @Option(names = "--inject", description = "ionic: a fault pattern, KIND:PATTERN (repeatable); see docs/ionic.md.")
+    List<String> inject = new ArrayList<>();
+
+    @Option(names = "--tap", description = "ionic: host TAP interface for the Ethernet side (created if missing).")
+    String tap;
 
     @Option(names = "--log-level", defaultValue = "INFO",
             description = "Log level: ERROR, WARN, INFO, DEBUG or TRACE (default: ${DEFAULT-VALUE}).")
@@ -41,24 +53,34 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.toLevel(logLevel, Level.INFO));
-        java.nio.file.Path dir = java.nio.file.Path.of(socket).toAbsolutePath().getParent();
-        if (dir != null) {
-            java.nio.file.Files.createDirectories(dir);
+        ErnicServer.Settings settings = new ErnicServer.Settings(device,
+                VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
+                        .withMaxDataXferSize(maxDataXfer),
+                nicProfile, inject, tap);
+        ErnicServer server;
+        try {
+            server = ErnicServer.start(settings);
+        } catch (IllegalArgumentException e) {
+            System.err.println("ernic serve: " + e.getMessage());
+            return 2;
         }
-        VfioUserDevice dev = switch (device) {
-            case sample -> new SampleDevice();
-        };
-        VfioUserServer.Options options = VfioUserServer.Options.defaults(socket)
-                .withSocketMode(groupAccess ? 0660 : 0600)
-                .withMaxDataXferSize(maxDataXfer);
         CountDownLatch stop = new CountDownLatch(1);
-        try (VfioUserServer server = VfioUserServer.start(dev, options)) {
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-                stop.countDown();
-                server.close();
-            }, "ernic-shutdown"));
-            System.err.println("ernic: serving " + device + " on " + socket);
+        CountDownLatch closed = new CountDownLatch(1);
+        // SIGTERM / SIGINT: let the main thread close the socket and the device before the JVM exits.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stop.countDown();
+            try {
+                closed.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "ernic-shutdown"));
+        System.err.println("ernic: serving " + device + " on " + socket + (tap != null ? " with TAP " + tap : ""));
+        try {
             stop.await();
+        } finally {
+            server.close();
+            closed.countDown();
         }
         return 0;
     }

@@ -289,6 +289,8 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         // without an fd: such a mapping is reachable only by DMA_READ / DMA_WRITE messages, and a device
         // that needs direct access sees it as unmapped.
         int fd = fds.length == 1 ? fds[0] : -1;
+        LOG.debug("DMA_MAP {}+{} offset {} flags {} {}", Long.toHexString(req.addr()), Long.toHexString(req.size()),
+                Long.toHexString(req.offset()), req.flags(), fd >= 0 ? "fd" : "no fd");
         dma.map(req.addr(), req.size(), req.offset(), req.flags(), fd);
         (fd >= 0 ? stats.dmaMapsWithFd : stats.dmaMapsWithoutFd).incrementAndGet();
         reply(m, null);
@@ -296,6 +298,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
 
     private void dmaUnmap(VfioUserMessage m, ByteBuf p) throws ProtocolException {
         DmaUnmap req = DmaUnmap.decode(p);
+        LOG.debug("DMA_UNMAP {}+{} flags {}", Long.toHexString(req.addr()), Long.toHexString(req.size()), req.flags());
         if ((req.flags() & DmaUnmap.FLAG_ALL) != 0) {
             if (req.flags() != DmaUnmap.FLAG_ALL || req.addr() != 0 || req.size() != 0) {
                 throw new ProtocolException(LibC.EINVAL, "DMA_UNMAP all with an address, size or other flags");

@@ -93,6 +93,8 @@ public final class LibC {
     private static final MethodHandle FCNTL = fn("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FCNTL3 = LINKER.downcallHandle(LIBC.find("fcntl").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), CCS, Linker.Option.firstVariadicArg(2));
+    private static final MethodHandle IOCTL_PTR = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), CCS, Linker.Option.firstVariadicArg(2));
     private static final MethodHandle POLL = fn("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
     private static final MethodHandle OPEN = fn("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
@@ -283,6 +285,17 @@ public final class LibC {
     public static int open(String path, int flags) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             return check("open " + path, (int) OPEN.invokeExact(CAPTURED.get(), arena.allocateFrom(path), flags));
+        } catch (ErrnoException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+    }
+
+    /** ioctl(fd, request, arg) with a pointer argument. */
+    public static void ioctl(int fd, long request, MemorySegment arg, String what) throws ErrnoException {
+        try {
+            check(what, (int) IOCTL_PTR.invokeExact(CAPTURED.get(), fd, request, arg));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {

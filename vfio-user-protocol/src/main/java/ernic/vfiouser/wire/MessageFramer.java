@@ -11,14 +11,21 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayDeque;
 
 /**
- * Cuts the inbound byte stream into {@link VfioUserMessage}s. File descriptors belong to the message
- * whose first byte they arrived with; fds that arrived with any other byte are closed. A header
+ * Cuts the inbound byte stream into {@link VfioUserMessage}s and gives each the file descriptors it
+ * was sent with.
+ *
+ * <p>Which message do fds belong to? A sender passes fds with one sendmsg, that is one message. The
+ * kernel's recvmsg on a stream socket may return bytes of earlier fd-less sends before that one, but
+ * stops right after the send that carried the fds (or inside it, when the buffer is full). So the
+ * fds of a read belong to the last message that starts within the bytes of that read: a message
+ * starting inside the read and reaching its end. Fds no message can claim are closed. A header
  * whose size is below 16 or above the limit cannot be resynchronised, so it closes the connection.
  */
 public final class MessageFramer extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(MessageFramer.class);
 
-    private record PendingFds(long streamOffset, int[] fds) {}
+    /** Fds that arrived with the stream bytes [start, end). */
+    private record PendingFds(long start, long end, int[] fds) {}
 
     private final int maxMessageSize;
     private CompositeByteBuf cumulation;
@@ -46,10 +53,10 @@ public final class MessageFramer extends ChannelInboundHandlerAdapter {
         }
         try {
             int[] fds = chunk.takeFds();
-            if (fds.length > 0) {
-                pendingFds.add(new PendingFds(received, fds));
-            }
             ByteBuf data = chunk.data();
+            if (fds.length > 0) {
+                pendingFds.add(new PendingFds(received, received + data.readableBytes(), fds));
+            }
             received += data.readableBytes();
             cumulation.addComponent(true, data.retain());
         } finally {
@@ -88,20 +95,23 @@ public final class MessageFramer extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** The fds that arrived with the byte at {@code start}; closes those that arrived inside the message. */
+    /** The fds of the read in which the message [start, end) is the last to start; closes unclaimable ones. */
     private int[] claimFds(long start, long end) {
-        int[] mine = VfioUserMessage.NO_FDS;
-        while (!pendingFds.isEmpty() && pendingFds.peek().streamOffset < end) {
-            PendingFds p = pendingFds.poll();
-            if (p.streamOffset == start && mine.length == 0) {
-                mine = p.fds;
-            } else {
-                LOG.warn("closing {} fd(s) that arrived inside a message rather than with its first byte",
-                        p.fds.length);
+        while (!pendingFds.isEmpty()) {
+            PendingFds p = pendingFds.peek();
+            if (p.end <= start) {
+                // No message started in that read and reached its end: nobody sent these fds.
+                pendingFds.poll();
+                LOG.warn("closing {} fd(s) that arrived with no message of their own", p.fds.length);
                 closeAll(p.fds);
+            } else if (p.start <= start && end >= p.end) {
+                pendingFds.poll();
+                return p.fds;
+            } else {
+                return VfioUserMessage.NO_FDS; // they belong to a later message in the same read
             }
         }
-        return mine;
+        return VfioUserMessage.NO_FDS;
     }
 
     private static void closeAll(int[] fds) {

@@ -1,0 +1,132 @@
+package ernic.server;
+
+import ernic.ionic.IonicDevice;
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.vfiouser.sample.SampleDevice;
+import ernic.vfiouser.server.VfioUserDevice;
+import ernic.vfiouser.server.VfioUserServer;
+import io.netty.channel.EventLoopGroup;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One running server: the device thread, the device, its TAP and the vfio-user listener, wired
+ * together once. {@code ernic serve} and the tests build servers the same way, through here.
+ */
+public final class ErnicServer implements AutoCloseable {
+    public enum DeviceKind { ionic, sample }
+
+    /**
+     * What to serve and where.
+     *
+     * @param nicProfile built-in profile names and ini files, comma-separated (ionic)
+     * @param inject     fault patterns (ionic)
+     * @param tap        host TAP interface for the Ethernet side, or null (ionic)
+     */
+    public record Settings(DeviceKind device, VfioUserServer.Options vfioUser, String nicProfile, List<String> inject,
+                           String tap) {
+        public static Settings ionic(String socket) {
+            return new Settings(DeviceKind.ionic, VfioUserServer.Options.defaults(socket), ProfileLoader.DEFAULT,
+                    List.of(), null);
+        }
+
+        public Settings withTap(String name) {
+            return new Settings(device, vfioUser, nicProfile, inject, name);
+        }
+
+        public Settings withInject(List<String> specs) {
+            return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap);
+        }
+
+        public Settings withNicProfile(String spec) {
+            return new Settings(device, vfioUser, spec, inject, tap);
+        }
+    }
+
+    private final EventLoopGroup loop;
+    private final VfioUserDevice device;
+    private final TapPort tap;
+    private final VfioUserServer server;
+    private final List<AutoCloseable> owned;
+
+    private ErnicServer(EventLoopGroup loop, VfioUserDevice device, TapPort tap, VfioUserServer server,
+                        List<AutoCloseable> owned) {
+        this.loop = loop;
+        this.device = device;
+        this.tap = tap;
+        this.server = server;
+        this.owned = owned;
+    }
+
+    /** Builds and starts everything; a bad profile or fault spec is an IllegalArgumentException. */
+    public static ErnicServer start(Settings s) throws IOException {
+        Path dir = Path.of(s.vfioUser().socketPath()).toAbsolutePath().getParent();
+        if (dir != null) {
+            Files.createDirectories(dir);
+        }
+        EventLoopGroup loop = VfioUserServer.newDeviceLoop("ernic-device");
+        List<AutoCloseable> owned = new ArrayList<>();
+        try {
+            TapPort tap = null;
+            VfioUserDevice device;
+            switch (s.device()) {
+                case sample -> {
+                    SampleDevice sample = new SampleDevice();
+                    owned.add(sample);
+                    device = sample;
+                }
+                case ionic -> {
+                    IonicDevice ionic = new IonicDevice(ProfileLoader.load(s.nicProfile()), FaultPlan.parse(s.inject()));
+                    if (s.tap() != null) {
+                        tap = TapPort.open(s.tap(), loop.next(), ionic::receive);
+                        owned.add(tap);
+                        ionic.frameSink(tap::transmit);
+                    }
+                    device = ionic;
+                }
+                default -> throw new IllegalStateException();
+            }
+            VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
+            return new ErnicServer(loop, device, tap, server, owned);
+        } catch (IOException | RuntimeException e) {
+            closeOnLoop(loop, owned);
+            loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    public VfioUserServer vfioUser() {
+        return server;
+    }
+
+    public VfioUserDevice device() {
+        return device;
+    }
+
+    /** The TAP, or null. */
+    public TapPort tap() {
+        return tap;
+    }
+
+    private static void closeOnLoop(EventLoopGroup loop, List<AutoCloseable> owned) {
+        loop.submit(() -> {
+            for (AutoCloseable r : owned) {
+                r.close();
+            }
+            return null;
+        }).awaitUninterruptibly();
+    }
+
+    @Override
+    public void close() {
+        server.close();
+        closeOnLoop(loop, owned);
+        loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+    }
+}

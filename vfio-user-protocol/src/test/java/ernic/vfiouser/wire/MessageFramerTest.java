@@ -1,0 +1,116 @@
+package ernic.vfiouser.wire;
+
+import ernic.vfiouser.sys.LibC;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Framing and fd attribution as the kernel delivers a UNIX stream (see {@link MessageFramer}). */
+class MessageFramerTest {
+    final EmbeddedChannel ch = new EmbeddedChannel(new MessageFramer(1 << 20));
+    final List<Integer> opened = new ArrayList<>();
+
+    @AfterEach
+    void close() {
+        ch.finishAndReleaseAll();
+        for (int fd : opened) {
+            LibC.close(fd);
+        }
+    }
+
+    static byte[] message(int id, int payloadBytes) {
+        ByteBuf b = Unpooled.buffer().writeShortLE(id).writeShortLE(Command.REGION_READ.code)
+                .writeIntLE(Header.SIZE + payloadBytes).writeIntLE(0).writeIntLE(0).writeZero(payloadBytes);
+        byte[] out = new byte[b.readableBytes()];
+        b.readBytes(out);
+        return out;
+    }
+
+    int[] eventfds(int n) throws Exception {
+        int[] fds = new int[n];
+        for (int i = 0; i < n; i++) {
+            fds[i] = LibC.eventfd(true);
+            opened.add(fds[i]);
+        }
+        return fds;
+    }
+
+    void read(byte[] bytes, int... fds) {
+        ch.writeInbound(FdChunk.received(Unpooled.wrappedBuffer(bytes), fds));
+    }
+
+    VfioUserMessage next() {
+        return ch.readInbound();
+    }
+
+    static byte[] concat(byte[]... parts) {
+        ByteBuf b = Unpooled.buffer();
+        for (byte[] p : parts) {
+            b.writeBytes(p);
+        }
+        byte[] out = new byte[b.readableBytes()];
+        b.readBytes(out);
+        return out;
+    }
+
+    @Test
+    void fdsOfAReadGoToTheLastMessageStartingInIt() throws Exception {
+        int[] fds = eventfds(1);
+        // An fd-less send and the fd-carrying send after it, returned by one recvmsg.
+        read(concat(message(1, 24), message(2, 32)), fds);
+        VfioUserMessage a = next();
+        VfioUserMessage b = next();
+        assertThat(a.msgId()).isEqualTo(1);
+        assertThat(a.fds()).isEmpty();
+        assertThat(b.msgId()).isEqualTo(2);
+        assertThat(b.takeFds()).containsExactly(fds);
+        a.release();
+        b.release();
+    }
+
+    @Test
+    void aMessageSplitAcrossReadsKeepsTheFdsOfItsFirstRead() throws Exception {
+        int[] fds = eventfds(2);
+        byte[] m = message(3, 100);
+        read(concat(message(1, 8), java.util.Arrays.copyOf(m, 40)), fds);
+        read(java.util.Arrays.copyOfRange(m, 40, m.length));
+        VfioUserMessage first = next();
+        VfioUserMessage second = next();
+        assertThat(first.fds()).isEmpty();
+        assertThat(second.takeFds()).containsExactly(fds);
+        first.release();
+        second.release();
+    }
+
+    @Test
+    void fdsThatArriveInTheMiddleOfAMessageAreClosed() throws Exception {
+        int[] fds = eventfds(1);
+        byte[] m = message(4, 64);
+        read(java.util.Arrays.copyOf(m, 20));
+        read(java.util.Arrays.copyOfRange(m, 20, m.length), fds);
+        read(message(5, 0));
+        VfioUserMessage a = next();
+        VfioUserMessage b = next();
+        assertThat(a.fds()).isEmpty();
+        assertThat(b.fds()).isEmpty();
+        assertThat(LibC.isOpen(fds[0])).as("closed by the framer").isFalse();
+        opened.clear();
+        a.release();
+        b.release();
+    }
+
+    @Test
+    void sizeOutsideTheLimitsCloses() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> read(Unpooled.buffer().writeShortLE(1).writeShortLE(1)
+                        .writeIntLE(8).writeIntLE(0).writeIntLE(0).array()))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("size 8");
+        assertThat(ch.isOpen()).isFalse();
+    }
+}
