@@ -54,6 +54,11 @@ final class FakeGuest implements DeviceContext, GuestMemory, Interrupts, AutoClo
     }
 
     @Override
+    public MemorySegment writableSegment(long iova, long length) {
+        return segment(iova, length);
+    }
+
+    @Override
     public MemorySegment run(long iova, long length) {
         if (!inside(iova, 1)) {
             return null;

@@ -186,6 +186,29 @@ class RefusalTest {
     }
 
     @Test
+    void deviceDmaIntoAReadOnlyMapFaultsInsteadOfCrashing() throws Throwable {
+        try (GuestRam ram = new GuestRam(0x100000, 1 << 20)) {
+            withClient(c -> {
+                c.dmaMap(new DmaMap(32, DmaMap.FLAG_READ, 0, ram.iova(), ram.size()), ram.fd());
+                c.regionWriteLong(0, 0x10, 8, ram.iova());
+                c.regionWriteLong(0, 0x18, 4, 64);
+                c.regionWriteLong(0, 0x1c, 4, 1);
+                assertThat(c.regionReadLong(0, 0x20, 4)).as("DMA status: fault").isEqualTo(1);
+            });
+        }
+    }
+
+    @Test
+    void mapsPastTheAddressSpaceAreRefused() throws Throwable {
+        withClient(c -> {
+            // Without an fd nothing bounds the size but the address space: 2^52.
+            assertErrno(() -> c.dmaMap(new DmaMap(32, 3, 0, 0, 1L << 53)), LibC.EINVAL);
+            assertErrno(() -> c.dmaMap(new DmaMap(32, 3, 0, (1L << 52) - 0x1000, 0x2000)), LibC.EINVAL);
+            c.dmaMap(new DmaMap(32, 3, 0, 0, 1L << 48)); // large but possible: no memory is allocated for it
+        });
+    }
+
+    @Test
     void regionAccessesOutOfRange() throws Throwable {
         withClient(c -> {
             assertErrno(() -> c.regionRead(9, 0, 4), LibC.EINVAL);

@@ -61,6 +61,10 @@ public final class GuestVm {
     /** Boots the guest, runs {@code script} (a bash script) in it as root, and waits for the power-off. */
     public GuestResult run(String script) throws IOException {
         Files.createDirectories(jobDir);
+        // A reused job directory must not hand back the previous run's result.
+        for (String old : List.of("exit_status", "output.log", "console.log")) {
+            Files.deleteIfExists(jobDir.resolve(old));
+        }
         Files.writeString(jobDir.resolve("script.sh"), script, StandardCharsets.UTF_8);
         List<String> command = new ArrayList<>(List.of("ernic-vm", "--job", "/job", "--vm-index",
                 Integer.toString(vmIndex)));

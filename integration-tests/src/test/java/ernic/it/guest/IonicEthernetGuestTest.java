@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -64,45 +65,77 @@ class IonicEthernetGuestTest {
         GuestPrerequisites.require();
     }
 
-    @Test
-    void bringUpLinkPingTcpTransferAndCounters() throws Exception {
+    /** What a run on a TAP-attached server gave: the guest's result, the TAP and the device's session counters. */
+    record Run(GuestResult guest, long tapFramesOut, long tapFramesIn, Map<String, Long> counters) {}
+
+    /** Boots one guest against an ionic server whose TAP's host end is {@link #HOST_IP} in a namespace of ours. */
+    static Run runWithTap(String name, ErnicServer.Settings settings, String script) throws Exception {
         long pid = ProcessHandle.current().pid();
         String tap = "ernt" + (pid % 100000);
-        Path work = Files.createDirectories(Path.of("target", "guest", "ionic-ethernet"));
+        Path work = Files.createDirectories(Path.of("target", "guest", name));
         Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
-        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString()).withTap(tap));
+        try (ErnicServer server = ErnicServer.start(settings.withTap(tap));
              NetNamespace ns = NetNamespace.create("ernic-test-" + pid)) {
             ns.adopt(tap);
             ns.exec("ip", "addr", "add", HOST_IP + "/24", "dev", tap);
             ns.exec("ip", "link", "set", tap, "up");
             Process iperf = ns.start("iperf3", "-s", "-1", "-B", HOST_IP);
             try {
-                GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
+                GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(script);
                 System.out.println(r);
-                String out = r.output();
-                assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(40), out)
-                        .isZero();
-                assertThat(out).contains("carrier 1").doesNotContain("DMESG-ERRORS")
-                        .contains("Speed: 100000Mb/s").contains("Link detected: yes")
-                        .contains("driver: ionic").contains("firmware-version: 1.0.0-ernic")
-                        .contains("3 packets transmitted, 3 received");
-                assertThat(out).containsPattern("LnkSta:\\s+Speed 16GT/s.*Width x16");
-
-                long guestTxBytes = counter(out, "guest-tx_bytes");
-                long guestRxPackets = counter(out, "guest-rx_packets");
-                long guestTxPackets = counter(out, "guest-tx_packets");
-                assertThat(guestTxBytes).as("64 MiB went out").isGreaterThan(64L << 20);
-                // Every frame the guest counted as sent reached the TAP (a few more may follow after the count).
-                assertThat(server.tap().framesOut.get()).isBetween(guestTxPackets, guestTxPackets + 50);
-                assertThat(guestRxPackets).isBetween(server.tap().framesIn.get() - 50, server.tap().framesIn.get());
+                assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(40),
+                        r.output()).isZero();
                 Map<String, Long> counters = ((IonicDevice) server.device()).lastSessionCounters();
                 System.out.println("device counters of the session: " + counters);
-                assertThat(counters.get("lif.tx_ucast_packets")).isPositive();
+                return new Run(r, server.tap().framesOut.get(), server.tap().framesIn.get(), counters);
             } finally {
                 iperf.destroy();
                 iperf.waitFor(5, TimeUnit.SECONDS);
             }
         }
+    }
+
+    static ErnicServer.Settings settings(Path socketDir) {
+        return ErnicServer.Settings.ionic(socketDir.resolve("ernic.sock").toString());
+    }
+
+    @Test
+    void bringUpLinkPingTcpTransferAndCounters() throws Exception {
+        Path socketDir = Path.of("target", "guest", "ionic-ethernet", "server");
+        Run run = runWithTap("ionic-ethernet", settings(socketDir), SCRIPT);
+        String out = run.guest().output();
+        assertThat(out).contains("carrier 1").doesNotContain("DMESG-ERRORS")
+                .contains("Speed: 100000Mb/s").contains("Link detected: yes")
+                .contains("driver: ionic").contains("firmware-version: 1.0.0-ernic")
+                .contains("3 packets transmitted, 3 received");
+        assertThat(out).containsPattern("LnkSta:\\s+Speed 16GT/s.*Width x16");
+
+        long guestTxBytes = counter(out, "guest-tx_bytes");
+        long guestRxPackets = counter(out, "guest-rx_packets");
+        long guestTxPackets = counter(out, "guest-tx_packets");
+        assertThat(guestTxBytes).as("64 MiB went out").isGreaterThan(64L << 20);
+        // Every frame the guest counted as sent reached the TAP (a few more may follow after the count).
+        assertThat(run.tapFramesOut()).isBetween(guestTxPackets, guestTxPackets + 50);
+        assertThat(guestRxPackets).isBetween(run.tapFramesIn() - 50, run.tapFramesIn());
+        assertThat(run.counters().get("lif.tx_ucast_packets")).isPositive();
+    }
+
+    @Test
+    void aTcpStreamSurvivesRxLoss() throws Exception {
+        Path socketDir = Path.of("target", "guest", "ionic-rx-loss", "server");
+        String script = BRING_UP + """
+                ok=0
+                for i in $(seq 1 20); do
+                    if iperf3 -c %s -n 16M -f m; then ok=1; break; fi
+                    sleep 1
+                done
+                [ $ok = 1 ]
+                """.formatted(HOST_IP);
+        Run run = runWithTap("ionic-rx-loss", settings(socketDir).withInject(List.of("rx-lost:every=20")), script);
+        assertThat(run.guest().output()).contains("receiver");
+        assertThat(run.counters().get("fault.rx-lost.injected")).as("frames lost on purpose").isPositive();
+        assertThat(run.counters().get("fault.rx-lost.injected"))
+                .isEqualTo(run.counters().get("fault.rx-lost.occurrences") / 20);
     }
 
     static long counter(String out, String name) {

@@ -58,8 +58,8 @@ class SampleDeviceGuestTest {
             ServerStats stats = server.stats();
             assertThat(stats.versionsNegotiated.get()).as("VERSION negotiated").isEqualTo(1);
             assertThat(stats.lastClientVersionJson).contains("max_msg_fds");
+            // Guest RAM comes with its memfd; ROMs and the device's own mmapped BAR come without one.
             assertThat(stats.dmaMapsWithFd.get()).as("guest RAM mapped with an fd").isPositive();
-            assertThat(stats.dmaMapsWithoutFd.get()).isZero();
             assertThat(stats.irqEventfds.get()).as("interrupt eventfds passed").isPositive();
             assertThat(stats.configReads.get()).as("config space read").isPositive();
             assertThat(stats.regionReads.get()).as("BAR reads from the guest").isPositive();

@@ -77,7 +77,7 @@ public final class Dma {
         if (!enabled() || !validRange(iova, length)) {
             return false;
         }
-        MemorySegment direct = memory.segment(iova, length);
+        MemorySegment direct = memory.writableSegment(iova, length);
         if (direct != null) {
             MemorySegment.copy(src, offset, direct, 0, length);
             memory.markDirty(iova, length);
@@ -95,7 +95,7 @@ public final class Dma {
         if (!enabled() || !validRange(iova, length)) {
             return false;
         }
-        MemorySegment direct = memory.segment(iova, length);
+        MemorySegment direct = memory.writableSegment(iova, length);
         long bodyEnd = publishOffset + publishLength;
         if (direct != null) {
             MemorySegment.copy(src, 0, direct, 0, publishOffset);

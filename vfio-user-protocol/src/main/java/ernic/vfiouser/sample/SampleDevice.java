@@ -148,6 +148,7 @@ public final class SampleDevice implements VfioUserDevice, AutoCloseable {
     @Override
     public void detach() {
         context = null;
+        reset();
     }
 
     /** Unmaps and closes BAR 2; accesses after this read 0 and drop writes. Idempotent. */
@@ -284,7 +285,7 @@ public final class SampleDevice implements VfioUserDevice, AutoCloseable {
         }
         GuestMemory memory = c.memory();
         // Inside one mapping: work in place. Across mappings: copy out and back.
-        MemorySegment direct = memory.segment(addr, len);
+        MemorySegment direct = memory.writableSegment(addr, len);
         if (direct != null) {
             addOne(direct);
             memory.markDirty(addr, len);

@@ -179,7 +179,6 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     public void channelInactive(ChannelHandlerContext ctx) {
         try {
             if (attached) {
-                device.reset();
                 device.detach();
             }
             device.configSpace().reset();

@@ -17,6 +17,8 @@ import java.util.List;
  */
 public final class DmaSpace implements GuestMemory {
     public static final long PAGE_SIZE = 4096;
+    /** The end of guest physical address space we accept: 52 bits, the widest x86-64 physical address. */
+    public static final long MAX_ADDRESS = 1L << 52;
 
     /** One DMA_MAP: [iova, iova + size), its host memory (null without an fd) and dirty bitmap. */
     public static final class Mapping {
@@ -31,7 +33,9 @@ public final class DmaSpace implements GuestMemory {
             this.size = size;
             this.writable = writable;
             this.memory = memory;
-            this.dirty = new long[(int) ((size / PAGE_SIZE + 63) / 64)];
+            // Only memory we can touch gets a bitmap: its size is bounded by a real file. A mapping
+            // without an fd is whatever size the client says, so it gets none.
+            this.dirty = memory == null ? null : new long[(int) ((size / PAGE_SIZE + 63) / 64)];
         }
 
         public long iova() {
@@ -70,9 +74,10 @@ public final class DmaSpace implements GuestMemory {
                 throw new ProtocolException(LibC.EINVAL, "DMA_MAP of " + Long.toHexString(iova) + "+"
                         + Long.toHexString(size) + " (fd offset " + fdOffset + ") is not page-aligned or empty");
             }
-            if (iova < 0 || size > Long.MAX_VALUE - iova) {
-                // Past 2^63 (no guest has such addresses): refused, so all iova arithmetic stays signed-safe.
-                throw new ProtocolException(LibC.EINVAL, "DMA_MAP range wraps: " + Long.toHexString(iova));
+            if (iova < 0 || size > MAX_ADDRESS - iova) {
+                // Past 2^52 (no guest has such addresses): refused, so all iova arithmetic stays signed-safe.
+                throw new ProtocolException(LibC.EINVAL, "DMA_MAP " + Long.toHexString(iova) + "+"
+                        + Long.toHexString(size) + " ends past 2^52");
             }
             if ((flags & ~3) != 0 || (flags & 3) == 0) {
                 throw new ProtocolException(LibC.EINVAL, "DMA_MAP flags " + flags);
@@ -211,6 +216,16 @@ public final class DmaSpace implements GuestMemory {
         if (m == null || m.memory == null || length > m.end() - iova) {
             return null;
         }
+        MemorySegment s = m.memory.asSlice(iova - m.iova, length);
+        return m.writable ? s : s.asReadOnly();
+    }
+
+    @Override
+    public MemorySegment writableSegment(long iova, long length) {
+        Mapping m = find(iova);
+        if (m == null || !m.writable || m.memory == null || length < 0 || length > m.end() - iova) {
+            return null;
+        }
         return m.memory.asSlice(iova - m.iova, length);
     }
 
@@ -223,7 +238,8 @@ public final class DmaSpace implements GuestMemory {
         if (m == null || m.memory == null) {
             return null;
         }
-        return m.memory.asSlice(iova - m.iova, Math.min(length, m.end() - iova));
+        MemorySegment s = m.memory.asSlice(iova - m.iova, Math.min(length, m.end() - iova));
+        return m.writable ? s : s.asReadOnly();
     }
 
     @Override
@@ -283,7 +299,7 @@ public final class DmaSpace implements GuestMemory {
     }
 
     private static void markDirty(Mapping m, long iova, long length) {
-        if (length <= 0) {
+        if (length <= 0 || m.dirty == null) {
             return;
         }
         long first = (iova - m.iova) / PAGE_SIZE;
@@ -299,13 +315,18 @@ public final class DmaSpace implements GuestMemory {
         if (m == null) {
             return false;
         }
+        if (m.dirty == null) {
+            return false;
+        }
         long p = (iova - m.iova) / PAGE_SIZE;
         return (m.dirty[(int) (p >>> 6)] & (1L << (p & 63))) != 0;
     }
 
     public void clearDirty() {
         for (Mapping m : maps) {
-            Arrays.fill(m.dirty, 0);
+            if (m.dirty != null) {
+                Arrays.fill(m.dirty, 0);
+            }
         }
     }
 }

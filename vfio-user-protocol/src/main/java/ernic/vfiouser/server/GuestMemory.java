@@ -9,14 +9,18 @@ import java.lang.foreign.MemorySegment;
 public interface GuestMemory {
     /**
      * The host memory behind {@code [iova, iova + length)} when it lies inside one mapping with an
-     * fd, else null. The segment stays valid until the mapping is removed; do not keep it across a
-     * return to the event loop.
+     * fd, else null. A mapping the client shared read-only gives a read-only segment (writing it
+     * throws). The segment stays valid until the mapping is removed; do not keep it across a return
+     * to the event loop.
      */
     MemorySegment segment(long iova, long length);
 
+    /** As {@link #segment}, but null unless the mapping is writable: what a device writes through. */
+    MemorySegment writableSegment(long iova, long length);
+
     /**
      * The longest run of host memory starting at {@code iova}, at most {@code length} bytes, within
-     * one mapping; null when {@code iova} is not mapped.
+     * one mapping; null when {@code iova} is not mapped. Read-only for a read-only mapping.
      */
     MemorySegment run(long iova, long length);
 

@@ -155,6 +155,9 @@ public final class IrqTable implements Interrupts {
             lost++;
             return false;
         }
+        if (type == IrqType.INTX) {
+            masked[t][vector] = true; // INTx is automasked (IRQ info says so); the client unmasks it
+        }
         signalled++;
         return true;
     }

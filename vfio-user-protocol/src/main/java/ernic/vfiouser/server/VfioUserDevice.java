@@ -22,9 +22,14 @@ public interface VfioUserDevice {
     /** A client connected and negotiated: the device may now use guest memory and interrupts. */
     void attach(DeviceContext context);
 
-    /** DEVICE_RESET, and every disconnect before {@link #detach()}: back to the power-on state. */
+    /** DEVICE_RESET: back to the power-on state; the client stays attached. */
     void reset();
 
-    /** The client went away; its memory and interrupts are gone. */
-    default void detach() {}
+    /**
+     * The client went away: its memory and interrupts are gone, and the device must return to the
+     * power-on state (the default does it with {@link #reset()}).
+     */
+    default void detach() {
+        reset();
+    }
 }

@@ -48,7 +48,7 @@ public final class VfioUserServer implements AutoCloseable {
             return new Options(socketPath, mode, maxDataXferSize, maxMsgFds, maxDmaMaps);
         }
 
-        /** Largest whole message: the data plus the biggest fixed part (16-byte header + 16-byte head). */
+        /** Largest whole message: the data plus room for the header and the largest fixed part before it. */
         int maxMessageSize() {
             return maxDataXferSize + Header.SIZE + 64;
         }
@@ -61,6 +61,7 @@ public final class VfioUserServer implements AutoCloseable {
     private final ServerStats stats = new ServerStats();
     private final Refusals refusals = new Refusals(LoggerFactory.getLogger("ernic.vfiouser.refusals"));
     private final AtomicReference<Connection> current = new AtomicReference<>();
+    private final AtomicReference<Channel> client = new AtomicReference<>();
     private Channel listener;
 
     private VfioUserServer(VfioUserDevice device, Options options, EventLoopGroup group, boolean ownsGroup) {
@@ -128,11 +129,13 @@ public final class VfioUserServer implements AutoCloseable {
         listener.config().setAutoRead(false);
         Connection c = new Connection(device, options, stats, refusals);
         current.set(c);
+        client.set(ch);
         ch.pipeline().addLast("framer", new MessageFramer(options.maxMessageSize()));
         ch.pipeline().addLast("encoder", MessageEncoder.INSTANCE);
         ch.pipeline().addLast("connection", c);
         ch.closeFuture().addListener(f -> {
             current.compareAndSet(c, null);
+            client.compareAndSet(ch, null);
             if (listener.isOpen()) {
                 listener.config().setAutoRead(true);
                 listener.read();
@@ -167,10 +170,11 @@ public final class VfioUserServer implements AutoCloseable {
         if (listener != null) {
             listener.close().syncUninterruptibly();
         }
-        Connection c = current.get();
-        if (c != null) {
-            // closing the child runs the connection's cleanup on the device thread
-            eventLoop().submit(() -> null).syncUninterruptibly();
+        Channel ch = client.get();
+        if (ch != null) {
+            // Closing the client's channel runs the connection's cleanup (device detach, unmaps) on the
+            // device thread; wait for it, so the caller may then close what the device uses.
+            ch.close().syncUninterruptibly();
         }
         if (ownsGroup) {
             group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();

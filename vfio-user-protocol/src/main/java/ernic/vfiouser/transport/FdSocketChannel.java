@@ -36,8 +36,9 @@ import java.nio.ByteBuffer;
  * Netty 4.2 epoll event loop. Netty's own domain-socket channel reads at most one fd and drops the
  * bytes that came with it, so this channel does its own recvmsg/sendmsg through FFM.
  *
- * <p>Inbound it fires {@link FdChunk}s: the bytes of one recvmsg and the fds that arrived with their
- * first byte (the kernel never merges data across an SCM_RIGHTS boundary). Outbound it takes
+ * <p>Inbound it fires {@link FdChunk}s: the bytes of one recvmsg and the fds that came with them
+ * (the kernel ends a read right after the send that carried fds; {@link
+ * ernic.vfiouser.wire.MessageFramer} says which message they belong to). Outbound it takes
  * {@link FdChunk}s and sends their fds with the first byte. More than {@value #MAX_FDS} fds, or a
  * truncated control message (MSG_CTRUNC), closes the connection.
  */

@@ -50,6 +50,8 @@ class SampleDeviceTest {
 
         @Override public MemorySegment segment(long iova, long length) { return direct ? slice(iova, length) : null; }
 
+        @Override public MemorySegment writableSegment(long iova, long length) { return segment(iova, length); }
+
         @Override public MemorySegment run(long iova, long length) {
             long off = iova - IOVA;
             if (Long.compareUnsigned(iova, IOVA) < 0 || Long.compareUnsigned(off, RAM) >= 0 || length < 0) {
