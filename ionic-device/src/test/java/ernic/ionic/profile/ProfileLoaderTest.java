@@ -29,7 +29,9 @@ class ProfileLoaderTest {
     void everyBuiltInLoadsAndShipsAsAFile() {
         for (String name : ProfileLoader.BUILT_INS) {
             assertThat(ProfileLoader.load(name).name()).contains(name);
-            assertThat(Path.of("src/main/resources/profiles", name + ".ini")).exists();
+            assertThat(Path.of("../profiles", name + ".ini")).as("shipped in the top-level profiles/").exists();
+            assertThat(ProfileLoader.load("../profiles/" + name + ".ini")).usingRecursiveComparison().ignoringFields("name")
+                    .isEqualTo(ProfileLoader.load(name));
         }
     }
 
