@@ -8,7 +8,10 @@ import ernic.vfiouser.server.VfioUserDevice;
 import ernic.vfiouser.server.VfioUserServer;
 import io.netty.channel.EventLoopGroup;
 
+import ernic.ionic.layout.Mac;
+
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,24 +31,40 @@ public final class ErnicServer implements AutoCloseable {
      * @param nicProfile built-in profile names and ini files, comma-separated (ionic)
      * @param inject     fault patterns (ionic)
      * @param tap        host TAP interface for the Ethernet side, or null (ionic)
+     * @param mac        the station MAC (ionic), or null for one derived from the socket path
      */
     public record Settings(DeviceKind device, VfioUserServer.Options vfioUser, String nicProfile, List<String> inject,
-                           String tap) {
+                           String tap, String mac) {
         public static Settings ionic(String socket) {
             return new Settings(DeviceKind.ionic, VfioUserServer.Options.defaults(socket), ProfileLoader.DEFAULT,
-                    List.of(), null);
+                    List.of(), null, null);
         }
 
         public Settings withTap(String name) {
-            return new Settings(device, vfioUser, nicProfile, inject, name);
+            return new Settings(device, vfioUser, nicProfile, inject, name, mac);
         }
 
         public Settings withInject(List<String> specs) {
-            return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap);
+            return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac);
         }
 
         public Settings withNicProfile(String spec) {
-            return new Settings(device, vfioUser, spec, inject, tap);
+            return new Settings(device, vfioUser, spec, inject, tap, mac);
+        }
+
+        /**
+         * The station MAC: the one given, or a locally administered unicast address derived from the
+         * socket path, so servers on one host (one socket each) never share a MAC on a segment.
+         */
+        long stationMac() {
+            if (mac != null) {
+                return Mac.parse(mac);
+            }
+            long h = 0xcbf29ce484222325L; // FNV-1a over the absolute socket path
+            for (byte b : Path.of(vfioUser.socketPath()).toAbsolutePath().toString().getBytes(StandardCharsets.UTF_8)) {
+                h = (h ^ (b & 0xff)) * 0x100000001b3L;
+            }
+            return 0x02_00_00_00_00_00L | (h & 0x00_00_ff_ff_ff_ffL) | 0x00_ee_00_00_00_00L;
         }
     }
 
@@ -82,7 +101,9 @@ public final class ErnicServer implements AutoCloseable {
                     device = sample;
                 }
                 case ionic -> {
-                    IonicDevice ionic = new IonicDevice(ProfileLoader.load(s.nicProfile()), FaultPlan.parse(s.inject()));
+                    long mac = s.stationMac();
+                    IonicDevice ionic = new IonicDevice(ProfileLoader.load(s.nicProfile()), FaultPlan.parse(s.inject()),
+                            mac, String.format("ERNIC%012x", mac));
                     if (s.tap() != null) {
                         tap = TapPort.open(s.tap(), loop.next(), ionic::receive);
                         owned.add(tap);

@@ -42,6 +42,10 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--tap", description = "ionic: host TAP interface for the Ethernet side (created if missing).")
     String tap;
 
+    @Option(names = "--mac", description = "ionic: the station MAC, xx:xx:xx:xx:xx:xx (default: a locally"
+            + " administered address derived from the socket path).")
+    String mac;
+
     @Option(names = "--log-level", defaultValue = "INFO",
             description = "Log level: ERROR, WARN, INFO, DEBUG or TRACE (default: ${DEFAULT-VALUE}).")
     String logLevel;
@@ -56,7 +60,7 @@ public final class ServeCommand implements Callable<Integer> {
         ErnicServer.Settings settings = new ErnicServer.Settings(device,
                 VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
                         .withMaxDataXferSize(maxDataXfer),
-                nicProfile, inject, tap);
+                nicProfile, inject, tap, mac);
         ErnicServer server;
         try {
             server = ErnicServer.start(settings);

@@ -20,6 +20,10 @@ import java.util.concurrent.Future;
  * {@code ./ernic guest run}: boots N guests, each against a fresh {@code ernic serve}, runs SCRIPT in
  * each as root (ERNIC_VM_INDEX tells them apart), streams the output prefixed by VM, and exits with
  * the first non-zero status of the scripts.
+ *
+ * <p>The guests share an Ethernet segment as a user would wire it: each server gets a TAP, and the
+ * TAPs join one bridge in a network namespace of the run's own, which also holds the segment's host
+ * end. The script learns its addresses from ERNIC_GUEST_IP and ERNIC_HOST_IP.
  */
 @Command(name = "ernic guest run", mixinStandardHelpOptions = true,
         description = "Boot guests with the emulated device and run a script in each.")
@@ -32,6 +36,12 @@ public final class GuestRun implements Callable<Integer> {
 
     @Option(names = "--no-device", description = "Boot without any device (no server).")
     boolean noDevice;
+
+    @Option(names = "--no-network", description = "Give the servers no TAP: the guests' NICs have no segment.")
+    boolean noNetwork;
+
+    /** The segment the guests share: 192.168.77.0/24, the host end at .254, guest i at .(i + 1). */
+    static final String SEGMENT = "192.168.77.", HOST_IP = SEGMENT + "254";
 
     @Parameters(index = "0", paramLabel = "SCRIPT", description = "Bash script to run in each guest as root.")
     Path script;
@@ -50,6 +60,8 @@ public final class GuestRun implements Callable<Integer> {
         PrintStream out = System.out;
         List<ServerProcess> servers = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(vms);
+        long pid = ProcessHandle.current().pid();
+        NetNamespace segment = noDevice || noNetwork ? null : segment("ernic-run-" + pid, out);
         try {
             List<Future<GuestResult>> runs = new ArrayList<>();
             for (int i = 0; i < vms; i++) {
@@ -57,11 +69,22 @@ public final class GuestRun implements Callable<Integer> {
                 if (!noDevice) {
                     Path dir = Files.createDirectories(work.resolve("server" + i));
                     socket = dir.resolve("ernic.sock");
-                    List<String> args = serverArgs.isBlank() ? List.of() : Arrays.asList(serverArgs.trim().split("\\s+"));
+                    List<String> args = new ArrayList<>(serverArgs.isBlank() ? List.of()
+                            : Arrays.asList(serverArgs.trim().split("\\s+")));
+                    String tap = "er" + pid + "v" + i;
+                    if (segment != null) {
+                        args.addAll(List.of("--tap", tap));
+                    }
                     servers.add(ServerProcess.start(socket, args, "srv" + i + "| ", out));
+                    if (segment != null) {
+                        segment.adopt(tap);
+                        segment.exec("ip", "link", "set", tap, "master", "br0", "up");
+                    }
                 }
                 GuestVm vm = new GuestVm(i, work.resolve("vm" + i), socket, out);
-                runs.add(pool.submit(() -> vm.run(body)));
+                String preamble = segment == null ? "" : "export ERNIC_HOST_IP=" + HOST_IP + " ERNIC_GUEST_IP="
+                        + SEGMENT + (i + 1) + "\n";
+                runs.add(pool.submit(() -> vm.run(preamble + body)));
             }
             int status = 0;
             for (Future<GuestResult> f : runs) {
@@ -75,7 +98,24 @@ public final class GuestRun implements Callable<Integer> {
         } finally {
             pool.shutdownNow();
             servers.forEach(ServerProcess::close);
+            if (segment != null) {
+                segment.close();
+            }
             out.println("ernic: consoles and outputs are in " + work);
+        }
+    }
+
+    /** A namespace with bridge br0 holding the segment's host end; null (and a warning) when it cannot be made. */
+    private static NetNamespace segment(String name, PrintStream out) {
+        try {
+            NetNamespace ns = NetNamespace.create(name);
+            ns.exec("ip", "link", "add", "br0", "type", "bridge");
+            ns.exec("ip", "addr", "add", HOST_IP + "/24", "dev", "br0");
+            ns.exec("ip", "link", "set", "br0", "up");
+            return ns;
+        } catch (java.io.IOException e) {
+            out.println("ernic: no Ethernet segment for the guests (needs root and iproute2): " + e.getMessage());
+            return null;
         }
     }
 

@@ -23,6 +23,22 @@ public final class Mac {
     }
 
     /** Group (multicast or broadcast) bit: bit 0 of the first byte. */
+    /** Parses {@code xx:xx:xx:xx:xx:xx}; IllegalArgumentException otherwise. */
+    public static long parse(String text) {
+        String[] bytes = text.trim().split(":");
+        if (bytes.length != 6) {
+            throw new IllegalArgumentException("MAC '" + text + "': expected six hex bytes separated by ':'");
+        }
+        long mac = 0;
+        for (String b : bytes) {
+            if (b.length() != 2) {
+                throw new IllegalArgumentException("MAC '" + text + "': '" + b + "' is not one hex byte");
+            }
+            mac = mac << 8 | Integer.parseInt(b, 16);
+        }
+        return mac;
+    }
+
     public static boolean isMulticast(long mac) {
         return (mac >>> 40 & 1) != 0;
     }
