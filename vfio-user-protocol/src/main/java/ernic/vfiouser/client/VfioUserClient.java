@@ -263,10 +263,17 @@ public final class VfioUserClient implements AutoCloseable {
         }
     }
 
-    /** Gives the server eventfds for vectors {@code start ..} of {@code type}. */
+    /**
+     * Gives the server eventfds for vectors {@code start ..} of {@code type}, in chunks of the
+     * server's max_msg_fds, as QEMU does.
+     */
     public void setIrqEventfds(IrqType type, int start, int... eventfds) throws IOException {
-        setIrqs(new SetIrqs(SetIrqs.SIZE, SetIrqs.DATA_EVENTFD | SetIrqs.ACTION_TRIGGER, type.index(), start,
-                eventfds.length, null), eventfds);
+        int chunk = Math.max(1, serverCapabilities.maxMsgFds());
+        for (int done = 0; done < eventfds.length; done += chunk) {
+            int[] part = java.util.Arrays.copyOfRange(eventfds, done, Math.min(eventfds.length, done + chunk));
+            setIrqs(new SetIrqs(SetIrqs.SIZE, SetIrqs.DATA_EVENTFD | SetIrqs.ACTION_TRIGGER, type.index(),
+                    start + done, part.length, null), part);
+        }
     }
 
     public void setIrqs(SetIrqs req, int... fds) throws IOException {

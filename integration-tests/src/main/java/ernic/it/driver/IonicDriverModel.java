@@ -1,0 +1,287 @@
+package ernic.it.driver;
+
+import ernic.vfiouser.client.EventFd;
+import ernic.vfiouser.client.GuestRam;
+import ernic.vfiouser.client.VfioUserClient;
+import ernic.vfiouser.server.IrqType;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+/**
+ * The driver model: a Java stand-in for what {@code ionic.ko} does, over the real vfio-user socket
+ * with memfd guest RAM and MSI-X eventfds. It brings the device up with the same device commands,
+ * in the same order, and posts admin commands on a ring in guest memory as the driver does.
+ *
+ * <p>It is a second implementation of the interface, written from the bring-up reference and the
+ * Linux headers' offsets rather than from the device's code, so the two meet only on the wire; it
+ * can still share a misreading with the server, which only the real guest settles.
+ */
+public final class IonicDriverModel implements AutoCloseable {
+    // BAR0 (ionic_if.h: union ionic_dev_info_regs, ionic_dev_cmd_regs, intr ctrl)
+    static final int BAR0 = 0, BAR2 = 2;
+    static final long SIGNATURE = 0x000, FW_STATUS = 0x007, FW_HEARTBEAT = 0x008, FW_VERSION = 0x00c;
+    static final long DEVCMD_DOORBELL = 0x800, DEVCMD_DONE = 0x804, DEVCMD_CMD = 0x808, DEVCMD_COMP = 0x848,
+            DEVCMD_DATA = 0x888;
+    static final long INTR_CTRL = 0x2000, INTR_CTRL_SIZE = 32, INTR_MASK = 4, INTR_CREDITS = 8, INTR_MASK_ASSERT = 12;
+    static final long CREDIT_UNMASK = 1L << 16;
+
+    // Device command opcodes (ionic_if.h enum ionic_cmd_opcode)
+    public static final int NOP = 0, IDENTIFY = 1, INIT = 2, RESET = 3, PORT_IDENTIFY = 10, PORT_INIT = 11,
+            PORT_RESET = 12, LIF_IDENTIFY = 20, LIF_INIT = 21, LIF_RESET = 22, LIF_GETATTR = 23, LIF_SETATTR = 24,
+            RX_MODE_SET = 30, RX_FILTER_ADD = 31, Q_IDENTIFY = 39, Q_INIT = 40, Q_CONTROL = 41;
+    // Queue types as the Ethernet side numbers them
+    public static final int QTYPE_ADMINQ = 0, QTYPE_NOTIFYQ = 1, QTYPE_RXQ = 2, QTYPE_TXQ = 3;
+    static final int Q_F_IRQ = 1, Q_F_ENA = 2;
+
+    /** Guest RAM: 64 MiB at 256 MiB, handed out page by page. */
+    static final long RAM_IOVA = 0x1000_0000L, RAM_SIZE = 64L << 20;
+
+    private final VfioUserClient client;
+    private final GuestRam ram;
+    private final EventFd[] msix;
+    private long nextFree = RAM_IOVA;
+
+    // The admin queue, once created
+    private long aqRing, aqCq;
+    private int aqDepth, aqHead, aqCqTail, aqHwIndex, aqHwType;
+    private boolean aqColor = true;
+    private int lifHwIndex;
+
+    private IonicDriverModel(VfioUserClient client, GuestRam ram, EventFd[] msix) {
+        this.client = client;
+        this.ram = ram;
+        this.msix = msix;
+    }
+
+    /** Connects as QEMU does: VERSION, guest RAM by memfd, an eventfd per MSI-X vector. */
+    public static IonicDriverModel connect(String socket) throws IOException {
+        VfioUserClient client = VfioUserClient.connect(socket);
+        GuestRam ram = null;
+        EventFd[] msix = null;
+        try {
+            client.negotiate();
+            ram = new GuestRam(RAM_IOVA, RAM_SIZE);
+            client.map(ram);
+            int vectors = client.irqInfo(IrqType.MSIX).count();
+            msix = new EventFd[vectors];
+            int[] fds = new int[vectors];
+            for (int i = 0; i < vectors; i++) {
+                msix[i] = new EventFd();
+                fds[i] = msix[i].fd();
+            }
+            client.setIrqEventfds(IrqType.MSIX, 0, fds);
+            // Bus master and memory space on, as pci_enable_device + pci_set_master do.
+            client.regionWriteLong(7, 4, 2, 0x6);
+            return new IonicDriverModel(client, ram, msix);
+        } catch (IOException | RuntimeException e) {
+            client.close();
+            if (ram != null) {
+                ram.close();
+            }
+            if (msix != null) {
+                for (EventFd f : msix) {
+                    if (f != null) {
+                        f.close();
+                    }
+                }
+            }
+            throw e;
+        }
+    }
+
+    public VfioUserClient client() {
+        return client;
+    }
+
+    /** Guest memory at {@code iova}. */
+    public MemorySegment mem(long iova, long length) {
+        return ram.at(iova, length);
+    }
+
+    /** A zeroed, page-aligned block of guest RAM. */
+    public long alloc(long bytes) {
+        long at = nextFree;
+        nextFree += (bytes + 4095) & ~4095L;
+        if (nextFree > RAM_IOVA + RAM_SIZE) {
+            throw new IllegalStateException("driver model out of guest RAM");
+        }
+        mem(at, bytes).fill((byte) 0);
+        return at;
+    }
+
+    public long bar0(long offset, int width) throws IOException {
+        return client.regionReadLong(BAR0, offset, width);
+    }
+
+    /** A 64-byte little-endian command block to fill. */
+    public static ByteBuffer command(int opcode) {
+        ByteBuffer b = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
+        b.put(0, (byte) opcode);
+        return b;
+    }
+
+    /** A 16-byte completion: status in byte 0, the rest as the command defines. */
+    public record Completion(byte[] bytes) {
+        public int status() {
+            return bytes[0] & 0xff;
+        }
+
+        public ByteBuffer le() {
+            return ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN);
+        }
+    }
+
+    /** Runs a device command as ionic_dev_cmd_go does: command, done = 0, doorbell = 1, poll done. */
+    public Completion devcmd(ByteBuffer cmd) throws IOException {
+        client.regionWrite(BAR0, DEVCMD_CMD, cmd.array());
+        client.regionWriteLong(BAR0, DEVCMD_DONE, 4, 0);
+        client.regionWriteLong(BAR0, DEVCMD_DOORBELL, 4, 1);
+        for (int i = 0; i < 1000 && (bar0(DEVCMD_DONE, 4) & 1) == 0; i++) {
+            Thread.onSpinWait();
+        }
+        if ((bar0(DEVCMD_DONE, 4) & 1) == 0) {
+            throw new IOException("device command " + (cmd.get(0) & 0xff) + " never completed");
+        }
+        Completion c = new Completion(client.regionRead(BAR0, DEVCMD_COMP, 16));
+        client.regionWriteLong(BAR0, DEVCMD_DOORBELL, 4, 0);
+        return c;
+    }
+
+    /** The device command data window (identity blocks, and side data for commands). */
+    public ByteBuffer devcmdData(int length) throws IOException {
+        return ByteBuffer.wrap(client.regionRead(BAR0, DEVCMD_DATA, length)).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    public void writeDevcmdData(byte[] data) throws IOException {
+        client.regionWrite(BAR0, DEVCMD_DATA, data);
+    }
+
+    /** A vector's interrupt control as the driver programs it (mask, mask-on-assert). */
+    public void intrMask(int vector, boolean mask, boolean maskOnAssert) throws IOException {
+        long base = INTR_CTRL + INTR_CTRL_SIZE * vector;
+        client.regionWriteLong(BAR0, base + INTR_MASK_ASSERT, 4, maskOnAssert ? 1 : 0);
+        client.regionWriteLong(BAR0, base + INTR_MASK, 4, mask ? 1 : 0);
+    }
+
+    /** Credits with UNMASK, as the driver's NAPI does when done. */
+    public void intrUnmask(int vector) throws IOException {
+        client.regionWriteLong(BAR0, INTR_CTRL + INTR_CTRL_SIZE * vector + INTR_CREDITS, 4, CREDIT_UNMASK);
+    }
+
+    /** Waits for MSI-X vector {@code vector}; returns the count (0 on time-out). */
+    public long awaitInterrupt(int vector, int millis) throws IOException {
+        return msix[vector].await(millis);
+    }
+
+    /** What bring-up learned. */
+    public record Bringup(int lifHwIndex, long portInfo, long lifInfo) {}
+
+    /**
+     * The probe sequence of ionic.ko up to a working admin queue: RESET, IDENTIFY, LIF_IDENTIFY, INIT,
+     * PORT_IDENTIFY, PORT_INIT, LIF_INIT, Q_INIT of the admin queue (16 slots, interrupt 0).
+     */
+    public Bringup bringUp() throws IOException {
+        expectOk(devcmd(command(RESET)), "RESET");
+        ByteBuffer id = command(IDENTIFY);
+        id.put(1, (byte) 2); // ver
+        expectOk(devcmd(id), "IDENTIFY");
+        ByteBuffer li = command(LIF_IDENTIFY);
+        li.put(1, (byte) 0).put(2, (byte) 1); // type classic, ver 1
+        expectOk(devcmd(li), "LIF_IDENTIFY");
+        expectOk(devcmd(command(INIT)), "INIT");
+        expectOk(devcmd(command(PORT_IDENTIFY)), "PORT_IDENTIFY");
+        long portInfo = alloc(4096);
+        ByteBuffer pi = command(PORT_INIT);
+        pi.putLong(8, portInfo);
+        expectOk(devcmd(pi), "PORT_INIT");
+        long lifInfo = alloc(4096);
+        ByteBuffer lif = command(LIF_INIT);
+        lif.putShort(2, (short) 0).putLong(8, lifInfo);
+        Completion lc = devcmd(lif);
+        expectOk(lc, "LIF_INIT");
+        lifHwIndex = lc.le().getShort(2) & 0xffff;
+        // The admin queue: 16 descriptors of 64 bytes, a completion ring of 16 x 16 bytes.
+        intrMask(0, true, true);
+        aqDepth = 16;
+        aqRing = alloc(aqDepth * 64L);
+        aqCq = alloc(aqDepth * 16L);
+        Completion q = devcmd(qInit(QTYPE_ADMINQ, 0, 0, Q_F_IRQ | Q_F_ENA, 4, aqRing, aqCq, 0));
+        expectOk(q, "Q_INIT adminq");
+        aqHwIndex = q.le().getInt(4);
+        aqHwType = q.bytes()[8] & 0xff;
+        aqHead = 0;
+        aqCqTail = 0;
+        aqColor = true;
+        intrMask(0, false, true);
+        return new Bringup(lifHwIndex, portInfo, lifInfo);
+    }
+
+    /** A Q_INIT command (ionic_q_init_cmd). */
+    public static ByteBuffer qInit(int type, int index, int intr, int flags, int ringSizeLog2, long ring, long cqRing,
+                                   long sgRing) {
+        ByteBuffer c = command(Q_INIT);
+        c.put(4, (byte) type);
+        c.putInt(8, index);
+        c.putShort(14, (short) intr);
+        c.putShort(16, (short) flags);
+        c.put(19, (byte) ringSizeLog2);
+        c.putLong(20, ring);
+        c.putLong(28, cqRing);
+        c.putLong(36, sgRing);
+        return c;
+    }
+
+    static void expectOk(Completion c, String what) throws IOException {
+        if (c.status() != 0) {
+            throw new IOException(what + " failed with status " + c.status());
+        }
+    }
+
+    /**
+     * Posts one command on the admin queue, rings its doorbell, waits for the interrupt and returns
+     * the completion, checking its color and comp_index as ionic.ko does.
+     */
+    public Completion adminq(ByteBuffer cmd) throws IOException {
+        int slot = aqHead;
+        MemorySegment.copy(cmd.array(), 0, mem(aqRing + slot * 64L, 64), ValueLayout.JAVA_BYTE, 0, 64);
+        aqHead = (aqHead + 1) % aqDepth;
+        long page = (long) lifHwIndex * 16; // ndbpgs_per_lif doorbell pages per LIF, kernel pid 0
+        client.regionWriteLong(BAR2, page * 4096 + aqHwType * 8L, 8, (long) aqHwIndex << 24 | aqHead);
+        MemorySegment comp = mem(aqCq + aqCqTail * 16L, 16);
+        for (int waited = 0; !colorMatches(comp) && waited < 5000; waited += 100) {
+            awaitInterrupt(0, 100);
+        }
+        if (!colorMatches(comp)) {
+            throw new IOException("admin command " + (cmd.get(0) & 0xff) + ": no completion");
+        }
+        byte[] bytes = comp.toArray(ValueLayout.JAVA_BYTE);
+        int compIndex = ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getShort(2) & 0xffff;
+        if (compIndex != slot) {
+            throw new IOException("admin completion names slot " + compIndex + ", expected " + slot);
+        }
+        aqCqTail = (aqCqTail + 1) % aqDepth;
+        if (aqCqTail == 0) {
+            aqColor = !aqColor;
+        }
+        intrUnmask(0);
+        return new Completion(bytes);
+    }
+
+    private boolean colorMatches(MemorySegment comp) {
+        boolean color = (comp.get(ValueLayout.JAVA_BYTE, 15) & 0x80) != 0;
+        return color == aqColor;
+    }
+
+    @Override
+    public void close() {
+        client.close();
+        ram.close();
+        for (EventFd f : msix) {
+            f.close();
+        }
+    }
+}
