@@ -118,6 +118,15 @@ class IonicEthernetGuestTest {
         assertThat(run.tapFramesOut()).isBetween(guestTxPackets, guestTxPackets + 50);
         assertThat(guestRxPackets).isBetween(run.tapFramesIn() - 50, run.tapFramesIn());
         assertThat(run.counters().get("lif.tx_ucast_packets")).isPositive();
+        // ethtool -S reads the same statistics block as ip -s link (read a moment later).
+        assertThat(ethtoolStat(out, "tx_packets")).isBetween(guestTxPackets, guestTxPackets + 20);
+        assertThat(ethtoolStat(out, "rx_packets")).isBetween(guestRxPackets, guestRxPackets + 20);
+    }
+
+    static long ethtoolStat(String out, String name) {
+        Matcher m = Pattern.compile("^\\s+" + name + ": (\\d+)$", Pattern.MULTILINE).matcher(out);
+        assertThat(m.find()).as("ethtool -S %s in the output", name).isTrue();
+        return Long.parseLong(m.group(1));
     }
 
     @Test
