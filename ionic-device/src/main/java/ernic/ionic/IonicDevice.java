@@ -11,6 +11,7 @@ import ernic.ionic.layout.Comp;
 import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Mac;
 import ernic.ionic.profile.Profile;
+import ernic.ionic.rdma.RdmaLif;
 import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.InterruptController;
 import ernic.vfiouser.pci.PciConfigSpace;
@@ -67,6 +68,7 @@ public final class IonicDevice implements VfioUserDevice {
     private final Dma dma = new Dma();
     private final EthLif lif;
     private final DeviceCommands commands;
+    private final RdmaLif rdma;
     private final List<Region> regions;
 
     private final Arena arena = Arena.ofAuto();
@@ -113,6 +115,9 @@ public final class IonicDevice implements VfioUserDevice {
         this.intr = new InterruptController(profile.interrupts());
         this.lif = new EthLif(profile, intr, faults, dma, refusals, mac);
         this.commands = new DeviceCommands(profile, lif, profile.interrupts(), refusals);
+        this.rdma = new RdmaLif(profile, intr, dma, refusals);
+        commands.rdmaHandler(rdma);
+        this.rdmaDoorbells = rdma;
         this.regions = List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler()));
         reset();
     }
@@ -170,6 +175,7 @@ public final class IonicDevice implements VfioUserDevice {
         java.util.Arrays.fill(doorbellLowValid, false);
         intr.reset();
         lif.powerOn();
+        rdma.reset();
         faults.reset();
         devcmds = 0;
     }
@@ -234,6 +240,11 @@ public final class IonicDevice implements VfioUserDevice {
         return commands;
     }
 
+    /** The RDMA side: bootstrap commands, admin queues, data path. */
+    public RdmaLif rdma() {
+        return rdma;
+    }
+
     /** Where transmitted frames go (a TAP); null completes and discards them. */
     public void frameSink(FrameSink sink) {
         lif.sink(sink);
@@ -284,6 +295,7 @@ public final class IonicDevice implements VfioUserDevice {
         m.put("intr.fired", fired);
         m.put("intr.latched", latched);
         m.put("devcmd.executed", devcmds);
+        m.putAll(rdma.counters());
         refusals.snapshot().forEach((k, v) -> m.put("refused." + k, v));
         return m;
     }

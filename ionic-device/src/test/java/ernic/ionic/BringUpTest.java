@@ -295,15 +295,17 @@ class BringUpTest {
         c = drv.cmd(Opcode.Q_INIT);
         new Cmd.QInit().wrap(c, 0).type(2).index(1).ringSize(4).ringBase(0x7fff_0000_0000L).cqRingBase(cq);
         assertThat(drv.devcmd(c)).isEqualTo(Status.BAD_ADDR);
-        // Unknown opcode, and the RDMA bootstrap commands until the RDMA side exists.
+        // Unknown opcode. The RDMA bootstrap commands are served (RdmaControlPathTest): RESET_LIF
+        // succeeds, the queue commands with all-zero fields are refused (depth 0, no EQ, no CQ).
         assertThat(drv.devcmd(drv.cmd(0x77))).isEqualTo(Status.EOPCODE);
-        for (int op = 50; op <= 53; op++) {
-            assertThat(drv.devcmd(drv.cmd(op))).isEqualTo(Status.EOPCODE);
+        assertThat(drv.devcmd(drv.cmd(Opcode.RDMA_RESET_LIF))).isEqualTo(Status.SUCCESS);
+        for (int op = Opcode.RDMA_CREATE_EQ; op <= Opcode.RDMA_CREATE_ADMINQ; op++) {
+            assertThat(drv.devcmd(drv.cmd(op))).isEqualTo(Status.EINVAL);
         }
         c = drv.adminq(s -> Driver.op(s, 0x99));
         assertThat(Driver.status(c)).isEqualTo(Status.EOPCODE);
         c = drv.adminq(s -> Driver.op(s, Opcode.RDMA_RESET_LIF));
-        assertThat(Driver.status(c)).isEqualTo(Status.EOPCODE);
+        assertThat(Driver.status(c)).isEqualTo(Status.SUCCESS);
         // Q_CONTROL with a bad type or index.
         c = drv.cmd(Opcode.Q_CONTROL);
         new Cmd.QControl().wrap(c, 0).type(5).index(0).oper(1);

@@ -513,7 +513,8 @@ class DataPathTest {
         open(1, true);
         drv.doorbell(0, 3, Ring.Doorbell.encode(0, 0, 0xffff)); // index past the ring
         drv.doorbell(0, 3, Ring.Doorbell.encode(500, 0, 1));     // queue past the count
-        drv.doorbell(0, 9, Ring.Doorbell.encode(0, 0, 1));       // RDMA type without an RDMA side
+        drv.doorbell(0, 9, Ring.Doorbell.encode(0, 0, 1));       // the RDMA EQ type has no doorbell
+        drv.doorbell(0, 12, Ring.Doorbell.encode(0, 0, 1));      // a type nothing serves
         drv.doorbell(7, 1, Ring.Doorbell.encode(0, 0, 1));       // notify queue has no doorbell
         // A TX descriptor pointing outside guest memory completes with an error count, no frame.
         int slot = txHead[0];
@@ -526,6 +527,7 @@ class DataPathTest {
         assertThat(dev.refusals().count("ionic-db-index")).isEqualTo(1);
         assertThat(dev.refusals().count("ionic-db-qid")).isEqualTo(1);
         assertThat(dev.refusals().count("ionic-db-qtype")).isEqualTo(1);
+        assertThat(dev.refusals().count("rdma-db-eq")).isEqualTo(1);
         assertThat(dev.refusals().count("ionic-tx-dma")).isEqualTo(1);
         // Every page decodes the same: page 5 reaches TX queue 0 too.
         postTx(0, udpFrame(1, 10));

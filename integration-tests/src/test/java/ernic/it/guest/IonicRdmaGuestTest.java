@@ -1,0 +1,110 @@
+package ernic.it.guest;
+
+import ernic.ionic.IonicDevice;
+import ernic.it.harness.GuestResult;
+import ernic.it.harness.GuestVm;
+import ernic.server.ErnicServer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The stock ionic_rdma driver and rdma-core's libionic in the real guest against our device, both
+ * ends in one VM: the RDMA bootstrap and admin queue (the ibdev registers, the MAD agent's GSI QP
+ * comes up, no admin time-outs), the port ACTIVE with the netdev's GIDs, then rdma-core's own
+ * ping-pong tools over RC (with payload validation and with CQ events) and UD.
+ */
+class IonicRdmaGuestTest {
+    static final String GUEST_IP = "10.9.0.1";
+
+    static final String SCRIPT = """
+            modprobe ionic
+            modprobe ionic_rdma
+            dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
+            nd=$(ls /sys/bus/pci/devices/$dev/net/)
+            ip link set "$nd" up
+            ip addr add %s/24 dev "$nd"
+            for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
+            for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state && break; sleep 0.5; done
+            ibv_devices
+            ibv_devinfo -v
+            echo "gid0 $(cat /sys/class/infiniband/ionic_0/ports/1/gids/0)"
+            echo "gid1 $(cat /sys/class/infiniband/ionic_0/ports/1/gids/1)"
+            echo "port-state $(cat /sys/class/infiniband/ionic_0/ports/1/state)"
+            run2() { # name, server command line, client command line
+                timeout 60 stdbuf -oL -eL $2 > /tmp/server-$1.txt 2>&1 &
+                sleep 2
+                if timeout 60 stdbuf -oL -eL $3 > /tmp/client-$1.txt 2>&1; then c=0; else c=$?; fi
+                if wait $!; then s=0; else s=$?; fi
+                cat /tmp/server-$1.txt /tmp/client-$1.txt
+                echo "RESULT $1 client=$c server=$s"
+            }
+            pair() { # name, then the arguments both ends share; the client adds localhost
+                name=$1; shift
+                run2 $name "$*" "$* localhost"
+            }
+            pair rc ibv_rc_pingpong -d ionic_0 -g 0 -n 100
+            pair rc-check ibv_rc_pingpong -d ionic_0 -g 1 -n 50 -s 1000 -c
+            pair rc-events ibv_rc_pingpong -d ionic_0 -g 1 -n 50 -e
+            pair ud ibv_ud_pingpong -d ionic_0 -g 1 -n 50
+            pair write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 100
+            pair read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 100
+            pair atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 100
+            run2 ucmatose "ucmatose -b %1$s" "ucmatose -s %1$s"
+            run2 rping "rping -s -a %1$s -C 3 -v" "rping -c -a %1$s -C 3 -v"
+            dmesg | grep -iE 'ionic|infiniband'
+            if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
+            """.formatted(GUEST_IP);
+
+    @BeforeAll
+    static void prerequisites() {
+        GuestPrerequisites.require();
+    }
+
+    @Test
+    void ibdevPortGidsAndPingPongInOneVm() throws Exception {
+        Path work = Files.createDirectories(Path.of("target", "guest", "ionic-rdma"));
+        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString()))) {
+            GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
+            System.out.println(r);
+            assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(40), r.output())
+                    .isZero();
+            String out = r.output();
+            // Milestone 2: the ibdev, its port and GIDs, no admin queue trouble.
+            assertThat(out).contains("ionic_0").containsPattern("hca_id:\\s+ionic_0").contains("PORT_ACTIVE")
+                    .containsPattern("link_layer:\\s+Ethernet").containsPattern("fw_ver:\\s+1\\.0\\.0-ernic")
+                    // GID 0: the link-local EUI-64 of the netdev's MAC; GID 1: the IPv4 address, v4-mapped.
+                    .containsPattern("gid0 fe80:0000:0000:0000:[0-9a-f]{4}:[0-9a-f]{2}ff:fe[0-9a-f]{2}:[0-9a-f]{4}")
+                    .contains("gid1 0000:0000:0000:0000:0000:ffff:0a09:0001")
+                    .contains("port-state 4: ACTIVE")
+                    .doesNotContain("DMESG-ERRORS").doesNotContain("admin command timed out");
+            // Milestone 3: RC SEND/RECV (with payload validation and with CQ events) and UD, both ends here.
+            assertThat(out).contains("RESULT rc client=0 server=0")
+                    .contains("RESULT rc-check client=0 server=0")
+                    .contains("RESULT rc-events client=0 server=0")
+                    .contains("RESULT ud client=0 server=0")
+                    .contains("100 iters in");
+            // RDMA WRITE, READ and atomics (perftest), and rdma_cm over the GSI QP (CM MADs, AHs).
+            assertThat(out).contains("RESULT write-bw client=0 server=0")
+                    .contains("RESULT read-bw client=0 server=0")
+                    .contains("RESULT atomic-bw client=0 server=0")
+                    .contains("RESULT ucmatose client=0 server=0").contains("data transfers complete")
+                    .contains("RESULT rping client=0 server=0").contains("ping data: rdma-ping-2");
+            Map<String, Long> counters = ((IonicDevice) server.device()).lastSessionCounters();
+            System.out.println("device counters of the session: " + counters);
+            assertThat(counters.get("rdma.admin.commands")).as("admin commands run").isPositive();
+            assertThat(counters.get("rdma.admin.errors")).as("admin commands failed").isZero();
+            assertThat(counters.get("rdma.sq.wqes")).as("send WQEs executed").isGreaterThan(300);
+            assertThat(counters.get("rdma.sq.errors")).as("send WQEs failed").isZero();
+            assertThat(counters.get("rdma.events")).as("CQ events").isPositive();
+            assertThat(counters.keySet().stream().filter(k -> k.startsWith("refused.rdma")).toList())
+                    .as("RDMA refusals").isEmpty();
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package ernic.ionic.rdma;
+
+/** A QP as the device knows it: type, state, rings, CQs, and what MODIFY_QP recorded. */
+final class QueuePair {
+    final int id;
+    final int type;
+    final int privFlags;
+    final int sqCqId, rqCqId;
+    final WorkQueue sq, rq;
+    int state = V1.QPS_RESET;
+    int accessFlags;
+    int qkey;
+    int destQpn;
+    int sqPsn, rqPsn;
+    int pmtu;
+    int retry, rnrTimer, retryTimeout, rsqDepth, rrqDepth, pkeyId, rateLimit;
+    int ahId;
+    /** Destination GID from the header template at RTR (null: none recorded). */
+    byte[] destGid;
+    /** The header template given with IB_QP_AV, for QUERY_QP. */
+    byte[] header;
+    /** Remote-op WQEs finished since the QP left RESET (msg_msn). */
+    int msn;
+
+    QueuePair(int id, int type, int privFlags, int sqCqId, int rqCqId, WorkQueue sq, WorkQueue rq) {
+        this.id = id;
+        this.type = type;
+        this.privFlags = privFlags;
+        this.sqCqId = sqCqId;
+        this.rqCqId = rqCqId;
+        this.sq = sq;
+        this.rq = rq;
+    }
+
+    boolean privileged() {
+        return (privFlags & V1.QPF_PRIVILEGED) != 0;
+    }
+
+    boolean datagram() {
+        return type == V1.QPT_UD;
+    }
+
+    boolean connected() {
+        return type == V1.QPT_RC || type == V1.QPT_UC;
+    }
+
+    /** Back to RESET: indices and MSN start over. */
+    void reset() {
+        if (sq != null) {
+            sq.reset();
+        }
+        if (rq != null) {
+            rq.reset();
+        }
+        msn = 0;
+    }
+}

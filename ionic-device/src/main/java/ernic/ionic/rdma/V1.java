@@ -1,0 +1,264 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.layout.Le;
+import ernic.ionic.layout.Struct;
+
+/**
+ * The RDMA "fw abi v1" structures of ionic_fw.h and the RDMA queue device command of ionic_if.h,
+ * as flyweights and named offsets. Admin command offsets are within {@code cmd} (the slot offset
+ * minus the 4-byte {@code op, rsvd, len} header).
+ */
+public final class V1 {
+    private V1() {}
+
+    /** enum ionic_v1_admin_op. */
+    public static final int ADMIN_NOOP = 0, ADMIN_CREATE_CQ = 1, ADMIN_CREATE_QP = 2, ADMIN_CREATE_MR = 3,
+            ADMIN_STATS_HDRS = 4, ADMIN_STATS_VALS = 5, ADMIN_DESTROY_MR = 6, ADMIN_RSVD_7 = 7,
+            ADMIN_DESTROY_CQ = 8, ADMIN_MODIFY_QP = 9, ADMIN_QUERY_QP = 10, ADMIN_DESTROY_QP = 11,
+            ADMIN_DEBUG = 12, ADMIN_CREATE_AH = 13, ADMIN_QUERY_AH = 14, ADMIN_MODIFY_DCQCN = 15,
+            ADMIN_DESTROY_AH = 16, ADMIN_QP_STATS_HDRS = 17, ADMIN_QP_STATS_VALS = 18, ADMIN_OPCODES_MAX = 19;
+
+    /** enum ionic_v1_admin_status. */
+    public static final int ASTS_OK = 0, ASTS_BAD_CMD = 1, ASTS_BAD_INDEX = 2, ASTS_BAD_STATE = 3,
+            ASTS_BAD_TYPE = 4, ASTS_BAD_ATTR = 5, ASTS_MSG_TOO_BIG = 6;
+
+    /** enum ionic_status (CQE status when the error bit is set). */
+    public static final int STS_OK = 0, STS_LOCAL_LEN_ERR = 1, STS_LOCAL_QP_OPER_ERR = 2, STS_LOCAL_PROT_ERR = 3,
+            STS_WQE_FLUSHED_ERR = 4, STS_MEM_MGMT_OPER_ERR = 5, STS_BAD_RESP_ERR = 6, STS_LOCAL_ACC_ERR = 7,
+            STS_REMOTE_INV_REQ_ERR = 8, STS_REMOTE_ACC_ERR = 9, STS_REMOTE_OPER_ERR = 10, STS_RETRY_EXCEEDED = 11,
+            STS_RNR_RETRY_EXCEEDED = 12;
+
+    /** enum ionic_qp_type. */
+    public static final int QPT_RC = 0, QPT_UC = 1, QPT_RD = 2, QPT_UD = 3;
+    /** enum ionic_qp_state. */
+    public static final int QPS_RESET = 0, QPS_INIT = 1, QPS_RTR = 2, QPS_RTS = 3, QPS_SQD = 4, QPS_SQE = 5,
+            QPS_ERR = 6;
+    /** enum ionic_qp_flags. */
+    public static final int QPF_REMOTE_WRITE = 1, QPF_REMOTE_READ = 2, QPF_REMOTE_ATOMIC = 4,
+            QPF_SQ_SPEC = 1 << 8, QPF_RQ_SPEC = 1 << 9, QPF_PRIVILEGED = 1 << 15;
+    /** enum ionic_mr_flags. */
+    public static final int MRF_LOCAL_WRITE = 1, MRF_REMOTE_WRITE = 2, MRF_REMOTE_READ = 4, MRF_REMOTE_ATOMIC = 8,
+            MRF_MW_BIND = 0x10, MRF_ZERO_BASED = 0x20, MRF_ACCESS_MASK = (1 << 12) - 1,
+            MRF_UKEY_EN = 1 << 13, MRF_IS_MW = 1 << 14, MRF_INV_EN = 1 << 15;
+
+    /** IB_QP_* attr_mask bits (ib_verbs.h) that MODIFY_QP honours. */
+    public static final int IB_QP_STATE = 1, IB_QP_CUR_STATE = 1 << 1, IB_QP_ACCESS_FLAGS = 1 << 3,
+            IB_QP_PKEY_INDEX = 1 << 4, IB_QP_QKEY = 1 << 6, IB_QP_AV = 1 << 7, IB_QP_PATH_MTU = 1 << 8,
+            IB_QP_TIMEOUT = 1 << 9, IB_QP_RETRY_CNT = 1 << 10, IB_QP_RNR_RETRY = 1 << 11, IB_QP_RQ_PSN = 1 << 12,
+            IB_QP_MAX_QP_RD_ATOMIC = 1 << 13, IB_QP_MIN_RNR_TIMER = 1 << 15, IB_QP_SQ_PSN = 1 << 16,
+            IB_QP_MAX_DEST_RD_ATOMIC = 1 << 17, IB_QP_DEST_QPN = 1 << 20;
+
+    /** ADMIN_WQE_STRIDE and ADMIN_WQE_HDR_LEN. */
+    public static final int ADMIN_WQE_STRIDE = 64, ADMIN_WQE_HDR_LEN = 4;
+    /** Longest admin command accepted (CREATE_QP is the longest the driver sends: 64). */
+    public static final int ADMIN_CMD_MAX = 4 * ADMIN_WQE_STRIDE - ADMIN_WQE_HDR_LEN;
+
+    /** struct ionic_rdma_queue_cmd (devcmds 51..53) and ionic_rdma_reset_cmd (50). */
+    public static final class QueueCmd extends Struct<QueueCmd> {
+        static final int LIF_INDEX = 2;   // __le16 lif_index
+        static final int QID_VER = 4;     // __le32 qid_ver (qid | version << 24)
+        static final int CID = 8;         // __le32 cid: intr (EQ), eq id (CQ), cq id (AQ)
+        static final int DBID = 12;       // __le16 dbid
+        static final int DEPTH_LOG2 = 14; // u8 depth_log2
+        static final int STRIDE_LOG2 = 15; // u8 stride_log2
+        static final int DMA_ADDR = 16;   // __le64 dma_addr
+
+        public int lifIndex() { return u16(LIF_INDEX); }
+        public int qid() { return u32(QID_VER) & 0xff_ffff; }
+        public int cid() { return u32(CID); }
+        public int depthLog2() { return u8(DEPTH_LOG2); }
+        public int strideLog2() { return u8(STRIDE_LOG2); }
+        public long dmaAddr() { return u64(DMA_ADDR); }
+
+        public QueueCmd opcode(int v) { put8(0, v); return this; }
+        public QueueCmd lifIndex(int v) { put16(LIF_INDEX, v); return this; }
+        public QueueCmd qid(int v) { put32(QID_VER, v); return this; }
+        public QueueCmd cid(int v) { put32(CID, v); return this; }
+        public QueueCmd depthStride(int depth, int stride) { put8(DEPTH_LOG2, depth); put8(STRIDE_LOG2, stride); return this; }
+        public QueueCmd dmaAddr(long v) { put64(DMA_ADDR, v); return this; }
+    }
+
+    /** struct ionic_v1_admin_wqe header (slot offsets). */
+    public static final int AWQE_OP = 0, AWQE_LEN = 2, AWQE_CMD = 4;
+
+    /** struct ionic_admin_create_cq (len 34). */
+    public static final int CCQ_EQ_ID = 0, CCQ_DEPTH_LOG2 = 4, CCQ_STRIDE_LOG2 = 5, CCQ_PAGE_SIZE_LOG2 = 7,
+            CCQ_CQ_FLAGS = 8, CCQ_ID_VER = 12, CCQ_TBL_INDEX = 16, CCQ_MAP_COUNT = 20, CCQ_DMA_ADDR = 24,
+            CCQ_DBID_FLAGS = 32;
+    /** struct ionic_admin_create_qp (len 64); priv_flags is __be32. */
+    public static final int CQP_PD_ID = 0, CQP_PRIV_FLAGS = 4, CQP_SQ_CQ_ID = 8, CQP_SQ_DEPTH_LOG2 = 12,
+            CQP_SQ_STRIDE_LOG2 = 13, CQP_SQ_PAGE_SIZE_LOG2 = 15, CQP_SQ_TBL_INDEX = 16, CQP_SQ_MAP_COUNT = 20,
+            CQP_SQ_DMA_ADDR = 24, CQP_RQ_CQ_ID = 32, CQP_RQ_DEPTH_LOG2 = 36, CQP_RQ_STRIDE_LOG2 = 37,
+            CQP_RQ_PAGE_SIZE_LOG2 = 39, CQP_RQ_TBL_INDEX = 40, CQP_RQ_MAP_COUNT = 44, CQP_RQ_DMA_ADDR = 48,
+            CQP_ID_VER = 56, CQP_DBID_FLAGS = 60, CQP_TYPE_STATE = 62;
+    /** struct ionic_admin_create_mr (len 45). */
+    public static final int CMR_VA = 0, CMR_LENGTH = 8, CMR_PD_ID = 16, CMR_ID_VER = 20, CMR_TBL_INDEX = 24,
+            CMR_MAP_COUNT = 28, CMR_DMA_ADDR = 32, CMR_DBID_FLAGS = 40, CMR_PT_TYPE = 42, CMR_DIR_SIZE_LOG2 = 43,
+            CMR_PAGE_SIZE_LOG2 = 44;
+    /** struct ionic_admin_mod_qp (len 60); attr_mask __be32, access_flags __be16. */
+    public static final int MQP_ATTR_MASK = 0, MQP_DCQCN_PROFILE = 4, MQP_ACCESS_FLAGS = 6, MQP_RQ_PSN = 8,
+            MQP_SQ_PSN = 12, MQP_QKEY_DEST_QPN = 16, MQP_RATE_LIMIT_KBPS = 20, MQP_PMTU = 24, MQP_RETRY = 25,
+            MQP_RNR_TIMER = 26, MQP_RETRY_TIMEOUT = 27, MQP_RSQ_DEPTH = 28, MQP_RRQ_DEPTH = 29, MQP_PKEY_ID = 30,
+            MQP_AH_ID_LEN = 32, MQP_EN_PCP = 36, MQP_IP_DSCP = 37, MQP_TYPE_STATE = 39, MQP_RRQ_INDEX = 40,
+            MQP_RSQ_INDEX = 44, MQP_DMA_ADDR = 48, MQP_ID_VER = 56;
+    /** struct ionic_admin_query_qp (len 34). */
+    public static final int QQP_HDR_DMA_ADDR = 0, QQP_SQ_DMA_ADDR = 8, QQP_RQ_DMA_ADDR = 16, QQP_AH_ID = 24,
+            QQP_ID_VER = 28;
+    /** struct ionic_v1_admin_query_qp_sq (20 bytes). */
+    public static final int QSQ_RNR_TIMER = 0, QSQ_RETRY_TIMEOUT = 1, QSQ_ACCESS_PERMS = 2, QSQ_PKEY_ID = 6,
+            QSQ_QKEY_DEST_QPN = 8, QSQ_RATE_LIMIT = 12, QSQ_RQ_PSN = 16, QSQ_SIZE = 20;
+    /** struct ionic_v1_admin_query_qp_rq (12 bytes). */
+    public static final int QRQ_STATE_PMTU = 0, QRQ_RETRY_RNRTRY = 1, QRQ_RRQ_DEPTH = 2, QRQ_RSQ_DEPTH = 3,
+            QRQ_SQ_PSN = 4, QRQ_ACCESS_PERMS = 8, QRQ_SIZE = 12;
+    /** struct ionic_admin_create_ah (len 24). */
+    public static final int CAH_DMA_ADDR = 0, CAH_LENGTH = 8, CAH_PD_ID = 12, CAH_ID_VER = 16, CAH_DBID_FLAGS = 20,
+            CAH_CSUM_PROFILE = 22;
+    /** struct ionic_admin_destroy_{cq,qp,mr,ah}: the id at 0. */
+    public static final int DESTROY_ID = 0;
+
+    /** Reads a little-endian u32 of an admin command. */
+    static int le32(java.lang.foreign.MemorySegment cmd, int off) {
+        return Le.u32(cmd, off);
+    }
+
+    /** struct ionic_v1_cqe (32 bytes). */
+    public static final class Cqe extends Struct<Cqe> {
+        public static final int SIZE = 32;
+        public static final int TYPE_ADMIN = 0, TYPE_RECV = 1, TYPE_SEND_MSN = 2, TYPE_SEND_NPG = 3;
+        public static final int COLOR = 1, ERROR = 2, TYPE_SHIFT = 5, QID_SHIFT = 8;
+        public static final int RECV_OP_SEND = 0, RECV_OP_SEND_INV = 1, RECV_OP_SEND_IMM = 2, RECV_OP_RDMA_IMM = 3;
+        public static final int RECV_IS_IPV4 = 1 << 31, RECV_IS_VLAN = 1 << 30;
+        static final int ADMIN_CMD_IDX = 0;   // admin.cmd_idx __be16
+        static final int ADMIN_CMD_OP = 2;    // admin.cmd_op u8
+        static final int RECV_WQE_ID = 0;     // recv.wqe_id __u64 (LE)
+        static final int RECV_SRC_QPN_OP = 8; // recv.src_qpn_op __be32
+        static final int RECV_SRC_MAC = 12;   // recv.src_mac[6]
+        static final int RECV_VLAN_TAG = 18;  // recv.vlan_tag __be16
+        static final int RECV_IMM_DATA_RKEY = 20; // recv.imm_data_rkey __be32
+        static final int SEND_MSG_MSN = 4;    // send.msg_msn __be32
+        static final int SEND_NPG_WQE_ID = 16; // send.npg_wqe_id __u64 (LE)
+        public static final int STATUS_LENGTH = 24; // __be32 status_length
+        public static final int QID_TYPE_FLAGS = 28; // __be32 qid_type_flags (holds the color: written last)
+
+        public Cqe clear() { seg.asSlice(base, SIZE).fill((byte) 0); return this; }
+        public int cmdIdx() { return Be.u16(seg, base + ADMIN_CMD_IDX); }
+        public long wqeId() { return u64(RECV_WQE_ID); }
+        public int srcQpnOp() { return Be.u32(seg, base + RECV_SRC_QPN_OP); }
+        public int immDataRkey() { return Be.u32(seg, base + RECV_IMM_DATA_RKEY); }
+        public int msn() { return Be.u32(seg, base + SEND_MSG_MSN); }
+        public long npgWqeId() { return u64(SEND_NPG_WQE_ID); }
+        public int statusLength() { return Be.u32(seg, base + STATUS_LENGTH); }
+        public int qidTypeFlags() { return Be.u32(seg, base + QID_TYPE_FLAGS); }
+        public boolean color() { return (qidTypeFlags() & COLOR) != 0; }
+        public boolean error() { return (qidTypeFlags() & ERROR) != 0; }
+        public int type() { return qidTypeFlags() >>> TYPE_SHIFT & 7; }
+        public int qid() { return qidTypeFlags() >>> QID_SHIFT; }
+
+        public Cqe cmdIdx(int v) { Be.put16(seg, base + ADMIN_CMD_IDX, v); return this; }
+        public Cqe cmdOp(int v) { put8(ADMIN_CMD_OP, v); return this; }
+        public Cqe wqeId(long v) { put64(RECV_WQE_ID, v); return this; }
+        public Cqe srcQpnOp(int v) { Be.put32(seg, base + RECV_SRC_QPN_OP, v); return this; }
+        public Cqe immDataRkey(int v) { Be.put32(seg, base + RECV_IMM_DATA_RKEY, v); return this; }
+        public Cqe srcMac(long mac) { ernic.ionic.layout.Mac.write(seg, base + RECV_SRC_MAC, mac); return this; }
+        public Cqe vlanTag(int v) { Be.put16(seg, base + RECV_VLAN_TAG, v); return this; }
+        public Cqe msn(int v) { Be.put32(seg, base + SEND_MSG_MSN, v); return this; }
+        public Cqe npgWqeId(long v) { put64(SEND_NPG_WQE_ID, v); return this; }
+        public Cqe statusLength(int v) { Be.put32(seg, base + STATUS_LENGTH, v); return this; }
+        /** qid, type and error; the color is added when the entry is written. */
+        public Cqe qidType(int qid, int type, boolean error) {
+            Be.put32(seg, base + QID_TYPE_FLAGS, qid << QID_SHIFT | type << TYPE_SHIFT | (error ? ERROR : 0));
+            return this;
+        }
+        public Cqe color(boolean c) {
+            int v = qidTypeFlags();
+            Be.put32(seg, base + QID_TYPE_FLAGS, c ? v | COLOR : v & ~COLOR);
+            return this;
+        }
+    }
+
+    /** struct ionic_v1_eqe: one __be32 evt. */
+    public static final class Eqe {
+        public static final int SIZE = 4;
+        public static final int COLOR = 1, TYPE_SHIFT = 1, CODE_SHIFT = 4, QID_SHIFT = 8;
+        public static final int TYPE_CQ = 0, TYPE_QP = 1;
+        public static final int CQ_NOTIFY = 0, CQ_ERR = 8;
+
+        private Eqe() {}
+
+        public static int encode(int type, int code, int qid, boolean color) {
+            return qid << QID_SHIFT | (code & 0xf) << CODE_SHIFT | (type & 7) << TYPE_SHIFT | (color ? COLOR : 0);
+        }
+    }
+
+    /** struct ionic_v1_wqe: base header and the bodies (BE unless noted). */
+    public static final class Wqe extends Struct<Wqe> {
+        public static final int MIN_SIZE = 64;
+        public static final int OP_SEND = 0, OP_SEND_INV = 1, OP_SEND_IMM = 2, OP_RDMA_READ = 3, OP_RDMA_WRITE = 4,
+                OP_RDMA_WRITE_IMM = 5, OP_ATOMIC_CS = 6, OP_ATOMIC_FA = 7, OP_REG_MR = 8, OP_LOCAL_INV = 9,
+                OP_BIND_MW = 10;
+        public static final int FLAG_FENCE = 1, FLAG_SOL = 2, FLAG_INL = 4, FLAG_SIG = 8;
+        public static final int FLAG_SPEC32 = 1 << 12, FLAG_SPEC16 = 2 << 12, SPEC_MASK = 0xf << 12;
+        public static final int SGE_SIZE = 16;
+        static final int WQE_ID = 0;          // base.wqe_id __u64 (LE)
+        static final int OP = 8;              // base.op u8
+        static final int NUM_SGE_KEY = 9;     // base.num_sge_key u8
+        static final int FLAGS = 10;          // base.flags __be16
+        static final int IMM_DATA_KEY = 12;   // base.imm_data_key __be32
+        static final int UD_AH_ID = 16;       // common.send.ah_id
+        static final int UD_DEST_QPN = 20;    // common.send.dest_qpn
+        static final int UD_DEST_QKEY = 24;   // common.send.dest_qkey
+        static final int RDMA_VA_HIGH = 16;   // common.rdma.remote_va_high
+        static final int RDMA_VA_LOW = 20;    // common.rdma.remote_va_low
+        static final int RDMA_RKEY = 24;      // common.rdma.remote_rkey
+        static final int LENGTH = 28;         // common.length
+        public static final int PLD = 32;     // common.pld / recv.pld
+        public static final int SPEC_SGL = 64; // the SGEs after spec32[8] / spec16[16]
+        static final int ATOMIC_SWAP_ADD_HIGH = 28, ATOMIC_SWAP_ADD_LOW = 32, ATOMIC_COMPARE_HIGH = 36,
+                ATOMIC_COMPARE_LOW = 40, ATOMIC_SGE = 48;
+
+        public long wqeId() { return u64(WQE_ID); }
+        public int op() { return u8(OP); }
+        public int numSgeKey() { return u8(NUM_SGE_KEY); }
+        public int flags() { return Be.u16(seg, base + FLAGS); }
+        public int immDataKey() { return Be.u32(seg, base + IMM_DATA_KEY); }
+        public int ahId() { return Be.u32(seg, base + UD_AH_ID); }
+        public int destQpn() { return Be.u32(seg, base + UD_DEST_QPN); }
+        public int destQkey() { return Be.u32(seg, base + UD_DEST_QKEY); }
+        public long remoteVa() {
+            return (long) Be.u32(seg, base + RDMA_VA_HIGH) << 32 | Integer.toUnsignedLong(Be.u32(seg, base + RDMA_VA_LOW));
+        }
+        public int rkey() { return Be.u32(seg, base + RDMA_RKEY); }
+        public long length() { return Integer.toUnsignedLong(Be.u32(seg, base + LENGTH)); }
+        public long swapAdd() {
+            return (long) Be.u32(seg, base + ATOMIC_SWAP_ADD_HIGH) << 32
+                    | Integer.toUnsignedLong(Be.u32(seg, base + ATOMIC_SWAP_ADD_LOW));
+        }
+        public long compare() {
+            return (long) Be.u32(seg, base + ATOMIC_COMPARE_HIGH) << 32
+                    | Integer.toUnsignedLong(Be.u32(seg, base + ATOMIC_COMPARE_LOW));
+        }
+        /** SGE {@code i} whose list starts at {@code sgl}: va __be64, len __be32, lkey __be32. */
+        public long sgeVa(int sgl, int i) { return Be.u64(seg, base + sgl + (long) i * SGE_SIZE); }
+        public long sgeLen(int sgl, int i) { return Integer.toUnsignedLong(Be.u32(seg, base + sgl + (long) i * SGE_SIZE + 8)); }
+        public int sgeLkey(int sgl, int i) { return Be.u32(seg, base + sgl + (long) i * SGE_SIZE + 12); }
+
+        public Wqe wqeId(long v) { put64(WQE_ID, v); return this; }
+        public Wqe op(int v) { put8(OP, v); return this; }
+        public Wqe numSgeKey(int v) { put8(NUM_SGE_KEY, v); return this; }
+        public Wqe flags(int v) { Be.put16(seg, base + FLAGS, v); return this; }
+        public Wqe immDataKey(int v) { Be.put32(seg, base + IMM_DATA_KEY, v); return this; }
+        public Wqe ud(int ahId, int destQpn, int qkey) {
+            Be.put32(seg, base + UD_AH_ID, ahId); Be.put32(seg, base + UD_DEST_QPN, destQpn);
+            Be.put32(seg, base + UD_DEST_QKEY, qkey); return this;
+        }
+        public Wqe rdma(long va, int rkey) {
+            Be.put32(seg, base + RDMA_VA_HIGH, (int) (va >>> 32)); Be.put32(seg, base + RDMA_VA_LOW, (int) va);
+            Be.put32(seg, base + RDMA_RKEY, rkey); return this;
+        }
+        public Wqe length(long v) { Be.put32(seg, base + LENGTH, (int) v); return this; }
+        public Wqe sge(int sgl, int i, long va, long len, int lkey) {
+            long at = base + sgl + (long) i * SGE_SIZE;
+            Be.put64(seg, at, va); Be.put32(seg, at + 8, (int) len); Be.put32(seg, at + 12, lkey); return this;
+        }
+    }
+}

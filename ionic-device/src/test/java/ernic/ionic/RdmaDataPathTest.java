@@ -1,0 +1,286 @@
+package ernic.ionic;
+
+import ernic.ionic.eth.DeviceCommands.Rdma;
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.layout.Le;
+import ernic.ionic.layout.Ring;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.rdma.Be;
+import ernic.ionic.rdma.V1;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The single-VM data path: SEND/RECV, RDMA WRITE/READ, atomics, UD, key checks and completions (§12). */
+class RdmaDataPathTest {
+    static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
+    FakeGuest guest;
+    IonicDevice dev;
+    RdmaDriver rdma;
+    long cqRing;
+    int cqCons;
+    boolean cqColor = true;
+    final long[] sq = new long[8], rq = new long[8];
+    final int[] sqProd = new int[8], rqProd = new int[8];
+    long buf, bufVa = 0x7f00_0000_0000L;
+    static final int MR = 1 << 8 | 0x11;
+
+    @BeforeEach
+    void setUp() {
+        guest = new FakeGuest(16 << 20);
+        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        dev.attach(guest);
+        rdma = new RdmaDriver(new Driver(dev, guest));
+        assertThat(rdma.bootstrap()).isZero();
+        cqRing = guest.alloc(32L << CQ_LOG2);
+        assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
+        buf = guest.alloc(4 * 4096);
+        // One MR over the 4 pages, local write + remote read/write/atomic.
+        long table = guest.alloc(4096);
+        for (int i = 0; i < 4; i++) {
+            Le.put64(guest.at(table, 32), 8L * i, buf + 4096L * i);
+        }
+        assertThat(rdma.createMr(MR, bufVa, 4 * 4096, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE | V1.MRF_REMOTE_READ
+                | V1.MRF_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
+        while (rdma.nextEqe(2) != -1) {
+            // the admin CQ starts armed: drop its event
+        }
+    }
+
+    @AfterEach
+    void tearDown() {
+        dev.detach();
+        guest.close();
+    }
+
+    void qp(int id, int type, int flags, int dest) {
+        sq[id] = guest.alloc(64 * DEPTH);
+        rq[id] = guest.alloc(64 * DEPTH);
+        assertThat(rdma.createQp(id, type, flags, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+        assertThat(rdma.modifyQp(id, V1.IB_QP_STATE | V1.IB_QP_QKEY, V1.QPS_INIT, 0, type == V1.QPT_UD ? 0x1234 : 0).status()).isZero();
+        assertThat(rdma.modifyQp(id, V1.IB_QP_STATE | (type == V1.QPT_UD ? 0 : V1.IB_QP_DEST_QPN), V1.QPS_RTR, 0, dest).status()).isZero();
+        assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTS, 0, 0).status()).isZero();
+    }
+
+    void postSend(int qp, Consumer<V1.Wqe> fill) {
+        MemorySegment slot = guest.at(sq[qp] + 64L * sqProd[qp], 64);
+        slot.fill((byte) 0);
+        fill.accept(new V1.Wqe().wrap(slot, 0).wqeId(sqProd[qp]));
+        sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
+        rdma.drv.doorbell(1, Rdma.SQ_QTYPE, Ring.Doorbell.encode(qp, 0, sqProd[qp]));
+    }
+
+    void postRecv(int qp, long va, long len, int lkey) {
+        MemorySegment slot = guest.at(rq[qp] + 64L * rqProd[qp], 64);
+        slot.fill((byte) 0);
+        new V1.Wqe().wrap(slot, 0).wqeId(100 + rqProd[qp]).numSgeKey(1).immDataKey((int) len).sge(V1.Wqe.PLD, 0, va, len, lkey);
+        rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
+        rdma.drv.doorbell(1, Rdma.RQ_QTYPE, Ring.Doorbell.encode(qp, 0, rqProd[qp]));
+    }
+
+    /** The next CQE (a copy), or null. */
+    V1.Cqe poll() {
+        MemorySegment c = guest.at(cqRing + 32L * cqCons, 32);
+        V1.Cqe cqe = new V1.Cqe().wrap(c, 0);
+        if (cqe.color() != cqColor) {
+            return null;
+        }
+        cqCons = (cqCons + 1) & ((1 << CQ_LOG2) - 1);
+        if (cqCons == 0) {
+            cqColor = !cqColor;
+        }
+        MemorySegment copy = MemorySegment.ofArray(new byte[32]);
+        copy.copyFrom(c);
+        return new V1.Cqe().wrap(copy, 0);
+    }
+
+    MemorySegment mem(long va, long len) {
+        return guest.at(buf + (va - bufVa), len);
+    }
+
+    @Test
+    void rcSendWaitsForAReceiveThenCompletesBothSides() {
+        qp(2, V1.QPT_RC, 0, 3);
+        qp(3, V1.QPT_RC, 0, 2);
+        for (int i = 0; i < 100; i++) {
+            Le.put8(mem(bufVa + i, 1), 0, i);
+        }
+        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).flags(V1.Wqe.FLAG_SIG).length(100).sge(V1.Wqe.PLD, 0, bufVa, 100, MR));
+        assertThat(poll()).as("no receive posted yet: the send waits").isNull();
+        postRecv(3, bufVa + 8192, 4096, MR);
+        V1.Cqe recv = poll(), send = poll();
+        assertThat(recv.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        assertThat(recv.qid()).isEqualTo(3);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.wqeId()).isEqualTo(100);
+        assertThat(recv.statusLength()).isEqualTo(100);
+        assertThat(recv.srcQpnOp() & 0xffffff).isEqualTo(2);
+        assertThat(send.type()).isEqualTo(V1.Cqe.TYPE_SEND_MSN);
+        assertThat(send.qid()).isEqualTo(2);
+        assertThat(send.msn()).isEqualTo(1);
+        for (int i = 0; i < 100; i++) {
+            assertThat(Le.u8(mem(bufVa + 8192 + i, 1), 0)).isEqualTo(i);
+        }
+        // Inline SEND_IMM: the immediate reaches the receiver; the MSN goes on.
+        postRecv(3, bufVa + 8192, 4096, MR);
+        postSend(2, w -> {
+            w.op(V1.Wqe.OP_SEND_IMM).flags(V1.Wqe.FLAG_INL).immDataKey(0xabcdef).length(5);
+            MemorySegment.copy(MemorySegment.ofArray("hello".getBytes()), 0, w.segment(), V1.Wqe.PLD, 5);
+        });
+        recv = poll();
+        send = poll();
+        assertThat(recv.immDataRkey()).isEqualTo(0xabcdef);
+        assertThat(recv.srcQpnOp() >>> 24 & 0x1f).isEqualTo(V1.Cqe.RECV_OP_SEND_IMM);
+        assertThat(mem(bufVa + 8192, 5).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo("hello".getBytes());
+        assertThat(send.msn()).isEqualTo(2);
+    }
+
+    @Test
+    void rdmaWriteReadAtomicAndKeyChecks() {
+        qp(2, V1.QPT_RC, 0, 3);
+        qp(3, V1.QPT_RC, 0, 2);
+        Be.put64(mem(bufVa, 8), 0, 0x1122334455667788L);
+        // WRITE 8 bytes across the page boundary at 4092.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 4092, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        V1.Cqe c = poll();
+        assertThat(c.error()).isFalse();
+        assertThat(c.msn()).isEqualTo(1);
+        assertThat(Be.u32(guest.at(buf + 4092, 4), 0)).isEqualTo(0x11223344);
+        assertThat(Be.u32(guest.at(buf + 4096, 4), 0)).isEqualTo(0x55667788);
+        // A WRITE past the end of the MR: remote access error, MSN still counts it.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 4 * 4096 - 4, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        c = poll();
+        assertThat(c.error()).isTrue();
+        assertThat(c.statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
+        assertThat(c.msn()).isEqualTo(2);
+        // A wrong key byte: refused the same way.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR ^ 1).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        assertThat(poll().statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
+        // A local SGE through key 0 on an unprivileged QP: local protection error.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR).length(8).sge(V1.Wqe.PLD, 0, buf, 8, 0));
+        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_PROT_ERR);
+        // READ 8 bytes back into offset 12288.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(bufVa + 4092, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa + 12288, 8, MR));
+        c = poll();
+        assertThat(c.error()).isFalse();
+        assertThat(Be.u64(mem(bufVa + 12288, 8), 0)).isEqualTo(0x1122334455667788L);
+        // Fetch-and-add on 8 aligned bytes: the old value comes back, the new one stays.
+        Le.put64(mem(bufVa + 64, 8), 0, 40);
+        postSend(2, w -> {
+            w.op(V1.Wqe.OP_ATOMIC_FA).rdma(bufVa + 64, MR);
+            Be.put32(w.segment(), 28, 0);
+            Be.put32(w.segment(), 32, 2);
+            Be.put64(w.segment(), 48, bufVa + 128);
+            Be.put32(w.segment(), 56, 8);
+            Be.put32(w.segment(), 60, MR);
+        });
+        c = poll();
+        assertThat(c.error()).isFalse();
+        assertThat(Le.u64(mem(bufVa + 64, 8), 0)).isEqualTo(42);
+        assertThat(Le.u64(mem(bufVa + 128, 8), 0)).isEqualTo(40);
+        assertThat(dev.counters().get("rdma.sq.errors")).isEqualTo(3);
+    }
+
+    @Test
+    void udDeliversWithGrhAndChecksTheQkey() {
+        qp(4, V1.QPT_UD, V1.QPF_PRIVILEGED, 0);
+        qp(5, V1.QPT_UD, V1.QPF_PRIVILEGED, 0);
+        long payload = guest.alloc(4096), recvBuf = guest.alloc(4096);
+        guest.at(payload, 4).copyFrom(MemorySegment.ofArray("MAD!".getBytes()));
+        // Wrong Q_Key: dropped, the sender still gets its NPG completion.
+        postRecv(5, recvBuf, 1024, 0);
+        postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).ud(0, 5, 0x9999).length(4).sge(V1.Wqe.PLD, 0, payload, 4, 0));
+        V1.Cqe c = poll();
+        assertThat(c.type()).isEqualTo(V1.Cqe.TYPE_SEND_NPG);
+        assertThat(c.npgWqeId()).isZero();
+        assertThat(dev.counters().get("rdma.ud.dropped")).isEqualTo(1);
+        // A controlled key stands for the sender's own Q_Key (0x1234), which matches.
+        postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).ud(0, 5, 0x80000000).length(4).sge(V1.Wqe.PLD, 0, payload, 4, 0));
+        V1.Cqe recv = poll(), send = poll();
+        assertThat(recv.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        assertThat(recv.statusLength()).isEqualTo(40 + 4);
+        assertThat(recv.srcQpnOp() & 0xffffff).isEqualTo(4);
+        assertThat(guest.at(recvBuf + 40, 4).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo("MAD!".getBytes());
+        assertThat(send.type()).isEqualTo(V1.Cqe.TYPE_SEND_NPG);
+        assertThat(send.npgWqeId()).isEqualTo(1);
+    }
+
+    @Test
+    void armedCqSendsOneEventPerArm() {
+        qp(2, V1.QPT_RC, 0, 3);
+        qp(3, V1.QPT_RC, 0, 2);
+        while (rdma.nextEqe(2) != -1) {
+            // admin CQ events of the QP set-up
+        }
+        // A new CQ starts armed; arm once more anyway (idempotent).
+        rdma.cqDoorbell(CQ, 1, 0);
+        postRecv(3, bufVa, 64, MR);
+        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, bufVa + 100, 8, MR));
+        assertThat(rdma.nextEqe(2)).isEqualTo(CQ << 8 | 1);
+        assertThat(rdma.nextEqe(2)).as("one event per arm").isEqualTo(-1);
+        assertThat(poll()).isNotNull();
+        assertThat(poll()).isNotNull();
+        // Armed again after the host read everything: the next CQE fires.
+        rdma.cqDoorbell(CQ, 0, cqCons);
+        rdma.cqDoorbell(CQ, 1, 1);
+        assertThat(rdma.nextEqe(2)).isEqualTo(-1);
+        postRecv(3, bufVa, 64, MR);
+        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, bufVa + 100, 8, MR));
+        assertThat(rdma.nextEqe(2)).isEqualTo(CQ << 8 | 1);
+    }
+
+    @Test
+    void errorStateFlushesPostedReceivesWithOneCompletion() {
+        qp(2, V1.QPT_RC, 0, 3);
+        qp(3, V1.QPT_RC, 0, 2);
+        postRecv(3, bufVa, 64, MR);
+        postRecv(3, bufVa + 64, 64, MR);
+        assertThat(rdma.modifyQp(3, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+        V1.Cqe c = poll();
+        assertThat(c.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        assertThat(c.error()).isTrue();
+        assertThat(c.statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(c.qid()).isEqualTo(3);
+        assertThat(poll()).as("one flush completion per queue").isNull();
+        // Nothing outstanding on QP 2: no completion for it.
+        assertThat(rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+        assertThat(poll()).isNull();
+        // ERROR -> RESET -> INIT is allowed again.
+        assertThat(rdma.modifyQp(3, V1.IB_QP_STATE, V1.QPS_RESET, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(3, V1.IB_QP_STATE, V1.QPS_INIT, 0, 0).status()).isZero();
+    }
+
+    @Test
+    void malformedWqesGetErrorCompletionsAndTheQpGoesOn() {
+        qp(2, V1.QPT_RC, 0, 3);
+        qp(3, V1.QPT_RC, 0, 2);
+        // Inline data longer than the 64-byte stride holds.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).flags(V1.Wqe.FLAG_INL).rdma(bufVa, MR).length(200));
+        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_LEN_ERR);
+        // More SGEs than the stride holds.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(9).rdma(bufVa, MR).length(8));
+        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_QP_OPER_ERR);
+        // An SGE of 2 GiB through a bad key, and one that wraps the address space.
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR).sge(V1.Wqe.PLD, 0, bufVa, 1L << 31, 0x7777));
+        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_PROT_ERR);
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR).sge(V1.Wqe.PLD, 0, -16L, 64, MR));
+        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_PROT_ERR);
+        // An unknown opcode.
+        postSend(2, w -> w.op(0x3f));
+        V1.Cqe c = poll();
+        assertThat(c.error()).isTrue();
+        assertThat(c.statusLength()).isEqualTo(V1.STS_LOCAL_QP_OPER_ERR);
+        // The QP still works, and the MSN counted every remote WQE.
+        Le.put64(mem(bufVa, 8), 0, 0x55);
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 256, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        c = poll();
+        assertThat(c.error()).isFalse();
+        assertThat(c.msn()).isEqualTo(5);
+        assertThat(Le.u64(mem(bufVa + 256, 8), 0)).isEqualTo(0x55);
+    }
+}
