@@ -1,0 +1,304 @@
+package ernic.mesh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelProgressiveFuture;
+import io.netty.channel.ChannelProgressiveFutureListener;
+import io.netty.channel.ChannelProgressivePromise;
+import io.netty.channel.PendingWriteQueue;
+import io.netty.handler.codec.DecoderException;
+
+import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One mesh connection: the last handler of its pipeline, after the frame decoder. Everything here runs on the
+ * node's event loop.
+ *
+ * <p>Send side: data and ordered control frames wait in a {@link PendingWriteQueue} (whose bytes count toward the
+ * channel's write watermarks) and go down to the socket while fewer than {@link #IN_FLIGHT_LIMIT} bytes are
+ * being written. A heartbeat and an answer to one each have a one-deep slot that is emptied before the queue, so
+ * they go ahead of queued data; a second heartbeat while one waits is merged into it. Writes report progress, so
+ * the send time-out sees partial writes of large frames.
+ */
+final class MeshLink extends ChannelInboundHandlerAdapter {
+    /** Bytes passed down to the socket at once; the rest waits in the queue, behind the priority slots. */
+    static final int IN_FLIGHT_LIMIT = 128 * 1024;
+
+    enum Kind {
+        /** A worker's connection to the manager. */
+        UPLINK,
+        /** The manager's end of a worker's connection. */
+        DOWNLINK,
+        /** Worker to worker, opened by this (lower id) node. */
+        DIRECT_OUT,
+        /** Worker to worker, accepted by this (higher id) node. */
+        DIRECT_IN
+    }
+
+    final MeshNode node;
+    final Kind kind;
+    /** For DIRECT_OUT: the peer it is meant to reach. */
+    final int expectedPeer;
+    final long createdNanos;
+
+    ChannelHandlerContext ctx;
+    Channel channel;
+    int peerId = -1;
+    /** Handshake (registration or HELLO) done. */
+    boolean open;
+    long lastReadNanos;
+    long lastHeartbeatNanos;
+    /** When the TCP connection came up (the handshake time-out counts from here). */
+    long activeNanos;
+    private long lastProgressNanos;
+    private PendingWriteQueue queue;
+    private long inFlight;
+    private boolean pumpScheduled;
+    private boolean heartbeatSlot;
+    private boolean answerSlot;
+    private boolean appPaused;
+    private boolean relayPaused;
+    /** Links whose reading the manager paused because a relay to this link found it unwritable. */
+    final List<MeshLink> relayWaiters = new ArrayList<>();
+
+    MeshLink(MeshNode node, Kind kind, int expectedPeer) {
+        this.node = node;
+        this.kind = kind;
+        this.expectedPeer = expectedPeer;
+        this.createdNanos = System.nanoTime();
+        this.lastReadNanos = createdNanos;
+        this.lastHeartbeatNanos = createdNanos;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.channel = ctx.channel();
+        this.queue = new PendingWriteQueue(ctx);
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        lastReadNanos = System.nanoTime();
+        activeNanos = lastReadNanos;
+        lastHeartbeatNanos = lastReadNanos;
+        node.linkActive(this);
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuf frame = (ByteBuf) msg;
+        lastReadNanos = System.nanoTime();
+        try {
+            node.onFrame(this, frame);
+        } catch (RuntimeException e) {
+            node.protocolError(this, e.toString());
+        } finally {
+            frame.release();
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        queue.removeAndFailAll(new ClosedChannelException());
+        heartbeatSlot = false;
+        answerSlot = false;
+        node.linkClosed(this);
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (channel.isWritable()) {
+            node.linkWritable(this);
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof DecoderException) {
+            node.protocolError(this, cause.getMessage());
+        } else if (cause instanceof IOException) {
+            MeshNode.log.debug("mesh {}: {} {}: {}", node.describe(), kind, channel.remoteAddress(), cause.toString());
+            ctx.close();
+        } else {
+            MeshNode.log.warn("mesh {}: {} {} failed", node.describe(), kind, channel.remoteAddress(), cause);
+            ctx.close();
+        }
+    }
+
+    boolean isActive() {
+        return channel != null && channel.isActive();
+    }
+
+    boolean isWritable() {
+        return channel.isWritable();
+    }
+
+    /** Something is queued or being written. */
+    boolean busy() {
+        return inFlight > 0 || heartbeatSlot || answerSlot || (queue != null && !queue.isEmpty());
+    }
+
+    long lastProgressNanos() {
+        return lastProgressNanos;
+    }
+
+    /** Bytes this connection holds for sending: the queue plus the channel's outbound buffer. */
+    long queuedBytes() {
+        if (channel == null) {
+            return 0;
+        }
+        ChannelOutboundBuffer out = channel.unsafe().outboundBuffer();
+        return out == null ? 0 : out.totalPendingWriteBytes();
+    }
+
+    /** Queues a frame behind earlier ones; the link takes it over. */
+    void write(ByteBuf frame) {
+        if (!isActive()) {
+            frame.release();
+            return;
+        }
+        if (!busy()) {
+            lastProgressNanos = System.nanoTime();
+        }
+        queue.add(frame, promise(frame.readableBytes()));
+        // Writes made in one task go down together, after it: one flush (one system call) for a burst.
+        if (!pumpScheduled) {
+            pumpScheduled = true;
+            ctx.executor().execute(this::scheduledPump);
+        }
+    }
+
+    private void scheduledPump() {
+        pumpScheduled = false;
+        pump();
+    }
+
+    /** Puts a heartbeat in its slot, ahead of queued data; at most one waits. */
+    void heartbeat() {
+        if (!isActive() || heartbeatSlot) {
+            return;
+        }
+        if (!busy()) {
+            lastProgressNanos = System.nanoTime();
+        }
+        lastHeartbeatNanos = System.nanoTime();
+        heartbeatSlot = true;
+        pump();
+    }
+
+    /** Puts the answer to a heartbeat in its slot, ahead of queued data; at most one waits. */
+    void answer() {
+        if (!isActive() || answerSlot) {
+            return;
+        }
+        if (!busy()) {
+            lastProgressNanos = System.nanoTime();
+        }
+        answerSlot = true;
+        pump();
+    }
+
+    /** Sends one frame and closes, for refusals. Nothing else is queued on a link that refuses. */
+    void refuseAndClose(ByteBuf frame) {
+        if (!isActive()) {
+            frame.release();
+            return;
+        }
+        ctx.writeAndFlush(frame).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    void close() {
+        if (channel != null) {
+            channel.close();
+        }
+    }
+
+    /** Stops or resumes reading for the application (receive-side back-pressure). */
+    void setAppPaused(boolean paused) {
+        appPaused = paused;
+        applyAutoRead();
+    }
+
+    void setRelayPaused(boolean paused) {
+        relayPaused = paused;
+        applyAutoRead();
+    }
+
+    /** Reading stopped on purpose: silence on this link is then not the peer's fault. */
+    boolean readingPaused() {
+        return appPaused || relayPaused;
+    }
+
+    private void applyAutoRead() {
+        if (channel == null) {
+            return;
+        }
+        boolean on = !readingPaused();
+        if (channel.config().isAutoRead() != on) {
+            channel.config().setAutoRead(on);
+            if (on) {
+                channel.read();
+            }
+        }
+    }
+
+    private void pump() {
+        boolean wrote = false;
+        while (isActive() && inFlight < IN_FLIGHT_LIMIT) {
+            if (heartbeatSlot) {
+                heartbeatSlot = false;
+                writeDown(Wire.empty(channel.alloc(), Wire.HEARTBEAT));
+            } else if (answerSlot) {
+                answerSlot = false;
+                writeDown(Wire.empty(channel.alloc(), Wire.HEARTBEAT_ACK));
+            } else if (!queue.isEmpty()) {
+                inFlight += ((ByteBuf) queue.current()).readableBytes();
+                queue.removeAndWrite();
+            } else {
+                break;
+            }
+            wrote = true;
+        }
+        if (wrote) {
+            ctx.flush();
+        }
+    }
+
+    private void writeDown(ByteBuf frame) {
+        int size = frame.readableBytes();
+        inFlight += size;
+        ctx.write(frame, promise(size));
+    }
+
+    private ChannelProgressivePromise promise(int size) {
+        ChannelProgressivePromise p = ctx.newProgressivePromise();
+        p.addListener(new ChannelProgressiveFutureListener() {
+            @Override
+            public void operationProgressed(ChannelProgressiveFuture future, long progress, long total) {
+                lastProgressNanos = System.nanoTime();
+            }
+
+            @Override
+            public void operationComplete(ChannelProgressiveFuture future) {
+                // A failed write means the channel is closing; the link is finished with then.
+                if (future.isSuccess()) {
+                    inFlight -= size;
+                    lastProgressNanos = System.nanoTime();
+                    pump();
+                }
+            }
+        });
+        return p;
+    }
+}

@@ -1,0 +1,49 @@
+/**
+ * The server-to-server mesh: membership, node ids, topology, GID ownership, framing, heartbeats, relay and flow
+ * control, as Netty channels on the device's event loop. It carries opaque payloads and knows nothing of the device.
+ *
+ * <h2>Use</h2>
+ * <pre>{@code
+ * MeshNode node = MeshSpec.parse("tcp:worker:[fe80::1%eth0]:5000")
+ *         .create(deviceLoop, MeshConfig.defaults().withSendTimeoutFromEnvironment());
+ * node.addListener(new MeshListener() {
+ *     public void onMessage(int source, ByteBuf payload) { ... payload.release(); }   // on the loop
+ *     public void onWritable(int nodeId) { ... retry what was BUSY ... }
+ * });
+ * node.start();
+ * node.advertiseGids(Gid.parseList(System.getenv("ERNIC_TCP_GUEST_GIDS")));
+ * // on the loop:
+ * switch (node.send(peer, payload)) { case QUEUED -> ...; case BUSY -> keep it, retry on onWritable;
+ *                                     case NO_ROUTE -> complete in error at once; }
+ * node.ownerOf(gid);   // OptionalInt: the node that owns the GID
+ * }</pre>
+ *
+ * <h2>One thread</h2>
+ * A {@link ernic.mesh.MeshNode} lives on the event loop it is given: its channels, its timer (heartbeats, dead-node
+ * detection, send time-outs, reconnects) and its state. What the C design did with accept, receive, send, health and
+ * broadcast threads is done here with a server channel, channel reads, a {@link io.netty.channel.PendingWriteQueue}
+ * under the channel's write watermarks (sends answer BUSY above the high one), {@code autoRead} (receive-side
+ * back-pressure, and the manager holding back a sender whose relay target is full), and one scheduled task.
+ *
+ * <h2>Rules</h2>
+ * <ul>
+ * <li>The manager is node 0. Workers get ids in arrival order, never reused. An instance is known by the random
+ * nonce it sends when it registers: the same instance coming back keeps its id, a restarted one gets a new id.</li>
+ * <li>The table holds {@link ernic.mesh.MeshConfig#maxNodes()} nodes (64). A new node in a full table evicts the
+ * node dead longest, or is refused if none is dead (it keeps trying).</li>
+ * <li>Workers connect directly to each other, the lower id to the higher, and reconnect when dropped; without a
+ * direct connection a payload goes by way of the manager.</li>
+ * <li>On every connection a node that has heard nothing for its interval sends a heartbeat (intervals are per node
+ * and needn't match) and drops the connection after three silent intervals. The manager then marks the node
+ * dead; a worker reconnects to the manager.</li>
+ * <li>A connection with queued data that sends nothing for the send time-out (ERNIC_TCP_SEND_TIMEOUT_MS, 10 s; the
+ * manager uses half) is shut down. Heartbeats and their answers go ahead of queued data; at most one of each
+ * waits.</li>
+ * <li>Each node advertises its GIDs; the manager sends every node the changed nodes' sets, and a newly registered
+ * node the whole table.</li>
+ * <li>Registration and the worker-to-worker handshake carry a magic number and a version; a mismatch is refused,
+ * logged and counted ({@code node.refusedHandshakes}).</li>
+ * </ul>
+ * The wire format is described in {@code Wire}.
+ */
+package ernic.mesh;

@@ -1,0 +1,186 @@
+package ernic.mesh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.fail;
+
+/** Several mesh nodes in this JVM, each on its own single-thread event loop; closes them all. */
+final class Cluster implements AutoCloseable {
+    /** How long a test waits for something that must happen (a behaviour bound, not a performance claim). */
+    static final Duration WAIT = Duration.ofSeconds(10);
+
+    record Received(int source, byte[] bytes) {
+    }
+
+    /** Records what a node receives. */
+    static final class Recorder implements MeshListener {
+        final ConcurrentLinkedQueue<Received> messages = new ConcurrentLinkedQueue<>();
+        final ConcurrentLinkedQueue<Integer> deaths = new ConcurrentLinkedQueue<>();
+
+        @Override
+        public void onMessage(int sourceNode, ByteBuf payload) {
+            try {
+                messages.add(new Received(sourceNode, ByteBufUtil.getBytes(payload)));
+            } finally {
+                payload.release();
+            }
+        }
+
+        @Override
+        public void onNodeState(int nodeId, boolean alive) {
+            if (!alive) {
+                deaths.add(nodeId);
+            }
+        }
+
+        boolean has(int source, String text) {
+            return messages.stream().anyMatch(r -> r.source() == source && new String(r.bytes()).equals(text));
+        }
+    }
+
+    final String host;
+    final MeshConfig base;
+    private final IoHandlerFactory ioFactory;
+    private final List<EventLoopGroup> loops = new ArrayList<>();
+    private final List<MeshNode> nodes = new ArrayList<>();
+    MeshNode manager;
+
+    Cluster(String host, MeshConfig base) {
+        this(host, base, NioIoHandler.newFactory());
+    }
+
+    Cluster(String host, MeshConfig base, IoHandlerFactory ioFactory) {
+        this.host = host;
+        this.base = base.withBindHost(host);
+        this.ioFactory = ioFactory;
+    }
+
+    static MeshConfig fast() {
+        return MeshConfig.defaults()
+                .withHeartbeatInterval(Duration.ofMillis(150))
+                .withSendTimeout(Duration.ofMillis(2000))
+                .withReconnectDelay(Duration.ofMillis(50));
+    }
+
+    EventLoopGroup newLoop(String name) {
+        EventLoopGroup g = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name, true), ioFactory);
+        loops.add(g);
+        return g;
+    }
+
+    EventLoopGroup newLoops(String name, int threads) {
+        EventLoopGroup g = new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), ioFactory);
+        loops.add(g);
+        return g;
+    }
+
+    MeshNode startManager(MeshConfig cfg, MeshListener... listeners) {
+        manager = MeshNode.manager(newLoop("mesh-manager"), 0, cfg.withBindHost(host));
+        for (MeshListener l : listeners) {
+            manager.addListener(l);
+        }
+        nodes.add(manager);
+        manager.start().syncUninterruptibly();
+        return manager;
+    }
+
+    MeshNode startManager(MeshListener... listeners) {
+        return startManager(base, listeners);
+    }
+
+    /** Starts a worker on a loop of its own and waits until it has an id. */
+    MeshNode startWorker(MeshConfig cfg, MeshListener... listeners) {
+        MeshNode w = newWorker(newLoop("mesh-worker"), cfg, listeners);
+        await("worker registered", () -> w.nodeId() > 0);
+        return w;
+    }
+
+    MeshNode startWorker(MeshListener... listeners) {
+        return startWorker(base, listeners);
+    }
+
+    MeshNode newWorker(EventLoopGroup loop, MeshConfig cfg, MeshListener... listeners) {
+        MeshNode w = MeshNode.worker(loop, host, manager.localPort(), cfg.withBindHost(host));
+        for (MeshListener l : listeners) {
+            w.addListener(l);
+        }
+        nodes.add(w);
+        w.start().syncUninterruptibly();
+        return w;
+    }
+
+    static void await(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("timed out waiting for: " + what);
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                fail("interrupted");
+            }
+        }
+    }
+
+    /** Runs {@code c} on the node's event loop and returns its result. */
+    static <T> T on(MeshNode node, Callable<T> c) {
+        try {
+            return node.eventLoop().submit(c).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static SendResult send(MeshNode from, int to, String text) {
+        return on(from, () -> {
+            ByteBuf b = io.netty.buffer.Unpooled.copiedBuffer(text.getBytes());
+            SendResult r = from.send(to, b);
+            if (r != SendResult.QUEUED) {
+                b.release();
+            }
+            return r;
+        });
+    }
+
+    /** Every node sees every one of {@code ids} alive. */
+    void awaitTopology(List<MeshNode> members, int... ids) {
+        for (MeshNode n : members) {
+            for (int id : ids) {
+                await("node " + n.nodeId() + " sees node " + id + " alive", () -> n.isAlive(id));
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        for (MeshNode n : nodes.reversed()) {
+            try {
+                n.close().await(2, TimeUnit.SECONDS);
+            } catch (Exception ignored) {
+                // its loop may be gone already
+            }
+        }
+        for (EventLoopGroup g : loops) {
+            g.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+        }
+        for (EventLoopGroup g : loops) {
+            g.terminationFuture().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+}
