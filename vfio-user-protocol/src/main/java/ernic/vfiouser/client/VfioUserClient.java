@@ -22,7 +22,6 @@ import ernic.vfiouser.wire.ProtocolException;
 import ernic.vfiouser.wire.VfioUserMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -57,7 +56,8 @@ public final class VfioUserClient implements AutoCloseable {
     private final EventLoopGroup group;
     private final Channel channel;
     private final Map<Integer, CompletableFuture<VfioUserMessage>> pending = new ConcurrentHashMap<>();
-    private final List<GuestRam> ram = new ArrayList<>();
+    /** Read by the client's event loop (serving DMA_READ/WRITE), changed by callers: copy-on-write. */
+    private final List<GuestRam> ram = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final AtomicInteger nextId = new AtomicInteger();
     private volatile Capabilities serverCapabilities = Capabilities.DEFAULTS;
 
@@ -410,10 +410,5 @@ public final class VfioUserClient implements AutoCloseable {
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             ctx.close();
         }
-    }
-
-    /** An empty payload, for commands without one. */
-    static ByteBuf empty() {
-        return Unpooled.EMPTY_BUFFER;
     }
 }
