@@ -31,11 +31,11 @@ import io.netty.util.concurrent.Future;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -57,7 +57,7 @@ public final class VfioUserClient implements AutoCloseable {
     private final Channel channel;
     private final Map<Integer, CompletableFuture<VfioUserMessage>> pending = new ConcurrentHashMap<>();
     /** Read by the client's event loop (serving DMA_READ/WRITE), changed by callers: copy-on-write. */
-    private final List<GuestRam> ram = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<GuestRam> ram = new CopyOnWriteArrayList<>();
     private final AtomicInteger nextId = new AtomicInteger();
     private volatile Capabilities serverCapabilities = Capabilities.DEFAULTS;
 
