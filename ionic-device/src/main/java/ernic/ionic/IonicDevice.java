@@ -115,7 +115,7 @@ public final class IonicDevice implements VfioUserDevice {
         this.intr = new InterruptController(profile.interrupts());
         this.lif = new EthLif(profile, intr, faults, dma, refusals, mac);
         this.commands = new DeviceCommands(profile, lif, profile.interrupts(), refusals);
-        this.rdma = new RdmaLif(profile, intr, dma, refusals);
+        this.rdma = new RdmaLif(profile, intr, dma, refusals, faults);
         commands.rdmaHandler(rdma);
         this.rdmaDoorbells = rdma;
         this.regions = List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler()));
@@ -175,7 +175,7 @@ public final class IonicDevice implements VfioUserDevice {
         java.util.Arrays.fill(doorbellLowValid, false);
         intr.reset();
         lif.powerOn();
-        rdma.reset();
+        rdma.powerOn();
         faults.reset();
         devcmds = 0;
     }
@@ -280,7 +280,12 @@ public final class IonicDevice implements VfioUserDevice {
         this.rdmaDoorbells = handler;
     }
 
-    /** Every counter: LIF, port, device frames, faults, interrupts, refusals. */
+    /** Each live QP's counters (the per-QP hw counters), by QP id. */
+    public Map<Integer, Map<String, Long>> qpCounters() {
+        return rdma.qpCounters();
+    }
+
+    /** Every counter: LIF, port, device frames, faults, interrupts, RDMA (rdma.hw.* = hw_counters), refusals. */
     public Map<String, Long> counters() {
         Map<String, Long> m = new TreeMap<>(lif.stats().snapshot());
         for (FaultKind k : FaultKind.values()) {

@@ -133,7 +133,7 @@ class BringUpTest {
         }
         int cqCount = lif.rdmaQidCount(RdmaQueue.CQ);
         assertThat(lif.rdmaUdmaShift()).isLessThan(Integer.numberOfTrailingZeros(cqCount / 2));
-        assertThat(lif.rdmaStatsType()).isZero();
+        assertThat(lif.rdmaStatsType()).as("device and per-QP hw counters").isEqualTo(3);
 
         c = drv.cmd(Opcode.PORT_IDENTIFY);
         assertThat(drv.devcmd(c)).isZero();

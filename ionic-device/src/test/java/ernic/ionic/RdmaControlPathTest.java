@@ -176,10 +176,10 @@ class RdmaControlPathTest {
         assertThat(createAh(1 << 20, hdr, 42).status()).isEqualTo(V1.ASTS_BAD_INDEX);
         assertThat(rdma.destroy(V1.ADMIN_DESTROY_AH, 7).status()).isZero();
         assertThat(dev.counters()).containsEntry("rdma.ahs", 0L);
-        // No-ops succeed; stats and unknown opcodes fail with BAD_CMD.
+        // No-ops succeed; stats with no buffer fail with BAD_ATTR, unknown opcodes with BAD_CMD.
         assertThat(rdma.admin(V1.ADMIN_MODIFY_DCQCN, 4, c -> { }).status()).isZero();
         assertThat(rdma.admin(V1.ADMIN_QUERY_AH, 8, c -> { }).status()).isZero();
-        assertThat(rdma.admin(V1.ADMIN_STATS_HDRS, 17, c -> { }).status()).isEqualTo(V1.ASTS_BAD_CMD);
+        assertThat(rdma.admin(V1.ADMIN_STATS_HDRS, 17, c -> { }).status()).isEqualTo(V1.ASTS_BAD_ATTR);
         assertThat(rdma.admin(40, 4, c -> { }).status()).isEqualTo(V1.ASTS_BAD_CMD);
     }
 
@@ -189,6 +189,45 @@ class RdmaControlPathTest {
             Le.put32(c, V1.CAH_LENGTH, len);
             Le.put32(c, V1.CAH_ID_VER, id);
         });
+    }
+
+    @Test
+    void injectedStatsValsFaultCompletesWithAnError() {
+        FakeGuest g = new FakeGuest(8 << 20);
+        IonicDevice d = new IonicDevice(ProfileLoader.compat(), FaultPlan.parse("stats-vals:seq=2"));
+        d.attach(g);
+        try {
+            RdmaDriver r = new RdmaDriver(new Driver(d, g));
+            assertThat(r.bootstrap()).isZero();
+            long page = g.alloc(4096);
+            java.util.function.Consumer<MemorySegment> cmd = c -> {
+                Le.put64(c, V1.STATS_DMA_ADDR, page);
+                Le.put32(c, V1.STATS_LENGTH, 4096);
+            };
+            assertThat(r.admin(V1.ADMIN_STATS_VALS, V1.STATS_LEN, cmd).status()).isZero();
+            RdmaDriver.Admin failed = r.admin(V1.ADMIN_STATS_VALS, V1.STATS_LEN, cmd);
+            assertThat(failed.error()).isTrue();
+            assertThat(failed.status()).isEqualTo(V1.ASTS_BAD_STATE);
+            assertThat(r.admin(V1.ADMIN_STATS_VALS, V1.STATS_LEN, cmd).status()).isZero();
+            // QP_STATS_VALS is not a STATS_VALS occurrence.
+            assertThat(d.faults().occurrences(ernic.ionic.fault.FaultKind.STATS_VALS)).isEqualTo(3);
+            assertThat(d.faults().injectedCount(ernic.ionic.fault.FaultKind.STATS_VALS)).isEqualTo(1);
+            assertThat(d.counters()).containsEntry("rdma.hw.admin_errors", 1L);
+        } finally {
+            d.detach();
+            g.close();
+        }
+    }
+
+    @Test
+    void aDisconnectZeroesTheCountersAndKeepsTheSession() {
+        assertThat(rdma.createCq(8, 2, guest.alloc(32L * 1024), 10).status()).isZero();
+        assertThat(dev.counters().get("rdma.hw.admin_commands")).isEqualTo(1);
+        dev.detach();
+        assertThat(dev.lastSessionCounters()).containsEntry("rdma.hw.admin_commands", 1L);
+        assertThat(dev.counters()).containsEntry("rdma.hw.admin_commands", 0L).containsEntry("rdma.admin.commands", 0L);
+        assertThat(dev.rdma().hwCounters().values()).allMatch(v -> v == 0);
+        dev.attach(guest); // for tearDown
     }
 
     @Test

@@ -186,6 +186,88 @@ class RdmaDataPathTest {
         assertThat(dev.counters().get("rdma.sq.errors")).isEqualTo(3);
     }
 
+    /** Name to value, from a header list and a value buffer as ionic_hw_stats.c reads them. */
+    static java.util.Map<String, Long> parseStats(MemorySegment hdrs, MemorySegment vals) {
+        java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < 4096 / 32; i++) {
+            int typeOff = Be.u32(hdrs, 32L * i);
+            int type = typeOff >>> 28, off = typeOff & ((1 << 28) - 1);
+            if (type == 0) {
+                break;
+            }
+            assertThat(type).as("LE64").isEqualTo(4);
+            assertThat(off % 8).as("aligned").isZero();
+            String name = Le.string(hdrs, 32L * i + 4, 28);
+            assertThat(name.length()).isLessThan(28);
+            m.put(name, Le.u64(vals, off));
+        }
+        return m;
+    }
+
+    RdmaDriver.Admin stats(int op, long addr, int len, int id) {
+        return rdma.admin(op, V1.STATS_LEN, c -> {
+            Le.put64(c, V1.STATS_DMA_ADDR, addr);
+            Le.put32(c, V1.STATS_LENGTH, len);
+            Le.put32(c, V1.STATS_ID_VER, id);
+        });
+    }
+
+    @Test
+    void hwCountersThroughTheStatsCommands() {
+        qp(2, V1.QPT_RC, 0, 3);
+        qp(3, V1.QPT_RC, 0, 2);
+        postRecv(3, bufVa + 8192, 4096, MR);
+        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).flags(V1.Wqe.FLAG_SIG).length(100).sge(V1.Wqe.PLD, 0, bufVa, 100, MR));
+        assertThat(poll()).isNotNull();
+        assertThat(poll()).isNotNull();
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 4 * 4096 - 4, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        assertThat(poll().error()).isFalse();
+        assertThat(poll().error()).isTrue();
+
+        long hdrs = guest.alloc(4096), vals = guest.alloc(4096);
+        assertThat(stats(V1.ADMIN_STATS_HDRS, hdrs, 4096, 0).status()).isZero();
+        assertThat(stats(V1.ADMIN_STATS_VALS, vals, 4096, 0).status()).isZero();
+        java.util.Map<String, Long> dev = parseStats(guest.at(hdrs, 4096), guest.at(vals, 4096));
+        assertThat(dev.keySet()).containsExactlyElementsOf(ernic.ionic.rdma.RdmaCounters.deviceNames());
+        assertThat(dev).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
+                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
+                .containsEntry("rx_recv_reqs", 1L).containsEntry("rx_recv_bytes", 100L)
+                .containsEntry("send_completions", 3L).containsEntry("recv_completions", 1L)
+                .containsEntry("completion_errors", 1L).containsEntry("err_remote_acc", 1L)
+                .containsEntry("seq_err", 0L).containsEntry("cnp_sent", 0L);
+        assertThat(dev.get("admin_commands")).isPositive();
+
+        long qhdrs = guest.alloc(4096);
+        assertThat(stats(V1.ADMIN_QP_STATS_HDRS, qhdrs, 4096, 0).status()).isZero();
+        assertThat(stats(V1.ADMIN_QP_STATS_VALS, vals, 4096, 2).status()).isZero();
+        java.util.Map<String, Long> q2 = parseStats(guest.at(qhdrs, 4096), guest.at(vals, 4096));
+        // The QP layout is the device layout: same names at the same offsets (ib_core sums by index).
+        assertThat(q2.keySet()).containsExactlyElementsOf(ernic.ionic.rdma.RdmaCounters.deviceNames());
+        assertThat(q2).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
+                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
+                .containsEntry("send_completions", 3L).containsEntry("completion_errors", 1L)
+                .containsEntry("rx_recv_reqs", 0L).containsEntry("err_remote_acc", 1L)
+                .containsEntry("admin_commands", 0L).containsEntry("cq_events", 0L);
+        assertThat(stats(V1.ADMIN_QP_STATS_VALS, vals, 4096, 3).status()).isZero();
+        assertThat(parseStats(guest.at(qhdrs, 4096), guest.at(vals, 4096))).containsEntry("rx_recv_reqs", 1L)
+                .containsEntry("rx_recv_bytes", 100L).containsEntry("rx_remote_reqs", 1L)
+                .containsEntry("recv_completions", 1L).containsEntry("tx_send_reqs", 0L);
+        assertThat(this.dev.qpCounters()).containsOnlyKeys(2, 3);
+        assertThat(this.dev.qpCounters().get(2)).containsEntry("tx_send_bytes", 100L);
+
+        // Bounds: a QP that does not exist, a header buffer too small, memory outside the guest,
+        // and values cut to the length given.
+        assertThat(stats(V1.ADMIN_QP_STATS_VALS, vals, 4096, 77).status()).isEqualTo(V1.ASTS_BAD_INDEX);
+        assertThat(stats(V1.ADMIN_STATS_HDRS, hdrs, 64, 0).status()).isEqualTo(V1.ASTS_BAD_ATTR);
+        assertThat(stats(V1.ADMIN_STATS_VALS, 1L << 40, 4096, 0).status()).isEqualTo(V1.ASTS_BAD_ATTR);
+        guest.at(vals, 4096).fill((byte) 0x5a);
+        assertThat(stats(V1.ADMIN_STATS_VALS, vals, 16, 0).status()).isZero();
+        assertThat(Le.u64(guest.at(vals, 8), 0)).isEqualTo(1);
+        assertThat(Le.u8(guest.at(vals + 16, 1), 0)).isEqualTo(0x5a);
+        assertThat(this.dev.counters()).containsEntry("rdma.hw.tx_send_reqs", 1L);
+    }
+
     @Test
     void udDeliversWithGrhAndChecksTheQkey() {
         qp(4, V1.QPT_UD, V1.QPF_PRIVILEGED, 0);

@@ -4,6 +4,7 @@ import ernic.ionic.IonicDevice;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.vfiouser.sample.SampleDevice;
+import ernic.vfiouser.server.ServerStats;
 import ernic.vfiouser.server.VfioUserDevice;
 import ernic.vfiouser.server.VfioUserServer;
 import io.netty.channel.EventLoopGroup;
@@ -15,7 +16,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,24 +36,29 @@ public final class ErnicServer implements AutoCloseable {
      * @param inject     fault patterns (ionic)
      * @param tap        host TAP interface for the Ethernet side, or null (ionic)
      * @param mac        the station MAC (ionic), or null for one derived from the socket path
+     * @param statsFile  where to write the JSON stats snapshot about once a second, or null
      */
     public record Settings(DeviceKind device, VfioUserServer.Options vfioUser, String nicProfile, List<String> inject,
-                           String tap, String mac) {
+                           String tap, String mac, String statsFile) {
         public static Settings ionic(String socket) {
             return new Settings(DeviceKind.ionic, VfioUserServer.Options.defaults(socket), ProfileLoader.DEFAULT,
-                    List.of(), null, null);
+                    List.of(), null, null, null);
         }
 
         public Settings withTap(String name) {
-            return new Settings(device, vfioUser, nicProfile, inject, name, mac);
+            return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile);
         }
 
         public Settings withInject(List<String> specs) {
-            return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac);
+            return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac, statsFile);
         }
 
         public Settings withNicProfile(String spec) {
-            return new Settings(device, vfioUser, spec, inject, tap, mac);
+            return new Settings(device, vfioUser, spec, inject, tap, mac, statsFile);
+        }
+
+        public Settings withStatsFile(String path) {
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path);
         }
 
         /**
@@ -73,6 +82,7 @@ public final class ErnicServer implements AutoCloseable {
     private final TapPort tap;
     private final VfioUserServer server;
     private final List<AutoCloseable> owned;
+    private StatsFile statsFile;
 
     private ErnicServer(EventLoopGroup loop, VfioUserDevice device, TapPort tap, VfioUserServer server,
                         List<AutoCloseable> owned) {
@@ -85,6 +95,13 @@ public final class ErnicServer implements AutoCloseable {
 
     /** Builds and starts everything; a bad profile or fault spec is an IllegalArgumentException. */
     public static ErnicServer start(Settings s) throws IOException {
+        if (s.statsFile() != null) {
+            Path parent = Path.of(s.statsFile()).toAbsolutePath().getParent();
+            if (parent == null || !Files.isDirectory(parent)) {
+                throw new IllegalArgumentException("--stats-file " + s.statsFile() + ": directory " + parent
+                        + " does not exist");
+            }
+        }
         Path dir = Path.of(s.vfioUser().socketPath()).toAbsolutePath().getParent();
         if (dir != null) {
             Files.createDirectories(dir);
@@ -114,12 +131,68 @@ public final class ErnicServer implements AutoCloseable {
                 default -> throw new IllegalStateException();
             }
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
-            return new ErnicServer(loop, device, tap, server, owned);
+            ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
+            if (s.statsFile() != null) {
+                es.statsFile = new StatsFile(Path.of(s.statsFile()), server.eventLoop(), es::snapshot)
+                        .start(STATS_PERIOD_MS);
+            }
+            return es;
         } catch (IOException | RuntimeException e) {
             closeOnLoop(loop, owned);
             loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw e;
         }
+    }
+
+    /** How often --stats-file is rewritten. */
+    static final long STATS_PERIOD_MS = 1000;
+
+    /** The stats file writer, or null. */
+    public StatsFile statsFile() {
+        return statsFile;
+    }
+
+    /**
+     * The stats file's content; device thread only. timestamp; vfio-user server stats; refusals of
+     * the vfio-user layer and of the device; the device's counters (ionic: {@link IonicDevice#counters()}),
+     * its RDMA hw_counters, and each live QP's counters.
+     */
+    Map<String, Object> snapshot() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("timestamp", Instant.now().toString());
+        m.put("device_kind", device instanceof IonicDevice ? "ionic" : "sample");
+        ServerStats st = server.stats();
+        Map<String, Object> vu = new LinkedHashMap<>();
+        vu.put("connections", st.connections.get());
+        vu.put("client_connected", server.connection() != null);
+        vu.put("versions_negotiated", st.versionsNegotiated.get());
+        vu.put("dma_maps_with_fd", st.dmaMapsWithFd.get());
+        vu.put("dma_maps_without_fd", st.dmaMapsWithoutFd.get());
+        vu.put("dma_unmaps", st.dmaUnmaps.get());
+        vu.put("irq_eventfds", st.irqEventfds.get());
+        vu.put("region_reads", st.regionReads.get());
+        vu.put("region_writes", st.regionWrites.get());
+        vu.put("config_reads", st.configReads.get());
+        vu.put("config_writes", st.configWrites.get());
+        vu.put("resets", st.resets.get());
+        vu.put("error_replies", st.errorReplies.get());
+        vu.put("protocol_closes", st.protocolCloses.get());
+        m.put("vfio_user", vu);
+        Map<String, Object> refusals = new LinkedHashMap<>();
+        refusals.put("vfio_user", server.refusals().snapshot());
+        if (device instanceof IonicDevice ionic) {
+            refusals.put("device", ionic.refusals().snapshot());
+        }
+        m.put("refusals", refusals);
+        if (device instanceof IonicDevice ionic) {
+            m.put("device", ionic.counters());
+            m.put("hw_counters", ionic.rdma().hwCounters());
+            Map<String, Object> qps = new LinkedHashMap<>();
+            ionic.qpCounters().forEach((id, c) -> qps.put(Integer.toString(id), c));
+            m.put("qps", qps);
+            m.put("last_session", ionic.lastSessionCounters());
+        }
+        return m;
     }
 
     public VfioUserServer vfioUser() {
@@ -146,6 +219,9 @@ public final class ErnicServer implements AutoCloseable {
 
     @Override
     public void close() {
+        if (statsFile != null) {
+            statsFile.close(); // the last snapshot, before the device is detached and reset
+        }
         server.close();
         closeOnLoop(loop, owned);
         loop.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();

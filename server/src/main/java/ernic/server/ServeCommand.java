@@ -46,6 +46,11 @@ public final class ServeCommand implements Callable<Integer> {
             + " administered address derived from the socket path).")
     String mac;
 
+    @Option(names = "--stats-file", paramLabel = "PATH",
+            description = "Write a JSON snapshot of the counters to PATH about once a second and at exit"
+                    + " (atomically: a temporary file renamed over PATH); see docs/monitoring.md.")
+    String statsFile;
+
     @Option(names = "--log-level", defaultValue = "INFO",
             description = "Log level: ERROR, WARN, INFO, DEBUG or TRACE (default: ${DEFAULT-VALUE}).")
     String logLevel;
@@ -60,7 +65,7 @@ public final class ServeCommand implements Callable<Integer> {
         ErnicServer.Settings settings = new ErnicServer.Settings(device,
                 VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
                         .withMaxDataXferSize(maxDataXfer),
-                nicProfile, inject, tap, mac);
+                nicProfile, inject, tap, mac, statsFile);
         ErnicServer server;
         try {
             server = ErnicServer.start(settings);

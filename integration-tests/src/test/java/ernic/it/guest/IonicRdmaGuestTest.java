@@ -36,6 +36,9 @@ class IonicRdmaGuestTest {
             echo "gid0 $(cat /sys/class/infiniband/ionic_0/ports/1/gids/0)"
             echo "gid1 $(cat /sys/class/infiniband/ionic_0/ports/1/gids/1)"
             echo "port-state $(cat /sys/class/infiniband/ionic_0/ports/1/state)"
+            hwc=/sys/class/infiniband/ionic_0/ports/1/hw_counters
+            echo "hwc-list" $(ls $hwc)
+            dumphwc() { for f in $hwc/*; do echo "hwc-$1 $(basename $f) $(cat $f)"; done; }
             run2() { # name, server command line, client command line
                 timeout 60 stdbuf -oL -eL $2 > /tmp/server-$1.txt 2>&1 &
                 sleep 2
@@ -49,6 +52,7 @@ class IonicRdmaGuestTest {
                 run2 $name "$*" "$* localhost"
             }
             pair rc ibv_rc_pingpong -d ionic_0 -g 0 -n 100
+            dumphwc rc
             pair rc-check ibv_rc_pingpong -d ionic_0 -g 1 -n 50 -s 1000 -c
             pair rc-events ibv_rc_pingpong -d ionic_0 -g 1 -n 50 -e
             pair ud ibv_ud_pingpong -d ionic_0 -g 1 -n 50
@@ -57,6 +61,17 @@ class IonicRdmaGuestTest {
             pair atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 100
             run2 ucmatose "ucmatose -b %1$s" "ucmatose -s %1$s"
             run2 rping "rping -s -a %1$s -C 3 -v" "rping -c -a %1$s -C 3 -v"
+            # Per-QP counters: ib_core binds each new QP to a counter; reading it sends QP_STATS_VALS.
+            rdma statistic qp set link ionic_0/1 auto type on && echo "qp-auto on"
+            timeout 60 ibv_rc_pingpong -d ionic_0 -g 0 -n 20 > /tmp/server-rcq.txt 2>&1 &
+            sleep 2
+            echo "qp-stats-begin"; rdma statistic qp show link ionic_0/1; echo "qp-stats-end rc=$?"
+            if timeout 60 ibv_rc_pingpong -d ionic_0 -g 0 -n 20 localhost > /tmp/client-rcq.txt 2>&1; then c=0; else c=$?; fi
+            if wait $!; then s=0; else s=$?; fi
+            cat /tmp/server-rcq.txt /tmp/client-rcq.txt
+            echo "RESULT rc-counted client=$c server=$s"
+            rdma statistic qp set link ionic_0/1 auto off
+            dumphwc end
             dmesg | grep -iE 'ionic|infiniband'
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """.formatted(GUEST_IP);
@@ -70,7 +85,10 @@ class IonicRdmaGuestTest {
     void ibdevPortGidsAndPingPongInOneVm() throws Exception {
         Path work = Files.createDirectories(Path.of("target", "guest", "ionic-rdma"));
         Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
-        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString()))) {
+        Path statsFile = work.resolve("stats.json");
+        Files.deleteIfExists(statsFile);
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())
+                .withStatsFile(statsFile.toString()))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
             System.out.println(r);
             assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(40), r.output())
@@ -96,6 +114,20 @@ class IonicRdmaGuestTest {
                     .contains("RESULT atomic-bw client=0 server=0")
                     .contains("RESULT ucmatose client=0 server=0").contains("data transfers complete")
                     .contains("RESULT rping client=0 server=0").contains("ping data: rdma-ping-2");
+            // hw_counters: the device's counters by name, read through STATS_HDRS / STATS_VALS.
+            assertThat(out).containsPattern("hwc-list .*\\btx_send_reqs\\b")
+                    .containsPattern("hwc-list .*\\brx_recv_bytes\\b").containsPattern("hwc-list .*\\bseq_err\\b");
+            long sendReqs = hwc(out, "rc", "tx_send_reqs"), sendBytes = hwc(out, "rc", "tx_send_bytes");
+            assertThat(sendReqs).as("SENDs after a 100-iteration RC ping-pong").isGreaterThanOrEqualTo(200);
+            assertThat(sendBytes).as("SEND bytes (4096-byte messages)").isGreaterThanOrEqualTo(200L * 4096);
+            assertThat(hwc(out, "rc", "rx_recv_bytes")).isGreaterThanOrEqualTo(200L * 4096);
+            assertThat(hwc(out, "rc", "completion_errors")).isZero();
+            assertThat(hwc(out, "rc", "cnp_sent")).isZero();
+            // Per-QP counters through ib_core's counter API (QP_STATS_HDRS at registration, QP_STATS_VALS).
+            assertThat(out).contains("qp-auto on").contains("RESULT rc-counted client=0 server=0")
+                    .containsPattern("qp-stats-begin\\s+link ionic_0/1 cntn \\d+ qp-type RC")
+                    .containsPattern("(?m)^\\s+tx_send_reqs \\d+\\s*$").containsPattern("(?m)^\\s+qp_flushes \\d+\\s*$")
+                    .contains("qp-stats-end rc=0");
             Map<String, Long> counters = ((IonicDevice) server.device()).lastSessionCounters();
             System.out.println("device counters of the session: " + counters);
             assertThat(counters.get("rdma.admin.commands")).as("admin commands run").isPositive();
@@ -105,6 +137,19 @@ class IonicRdmaGuestTest {
             assertThat(counters.get("rdma.events")).as("CQ events").isPositive();
             assertThat(counters.keySet().stream().filter(k -> k.startsWith("refused.rdma")).toList())
                     .as("RDMA refusals").isEmpty();
+            assertThat(counters.get("rdma.hw.tx_send_reqs")).isGreaterThanOrEqualTo(sendReqs);
         }
+        // The stats file's last snapshot (written at close) keeps the session's counters.
+        String stats = Files.readString(statsFile);
+        System.out.println("stats file: " + stats.length() + " bytes");
+        assertThat(stats).contains("\"hw_counters\"").contains("\"last_session\"")
+                .containsPattern("\"rdma.hw.tx_send_reqs\" : [1-9]");
+    }
+
+    /** The value of hw counter {@code name} in the dump labelled {@code label}. */
+    static long hwc(String out, String label, String name) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("hwc-" + label + " " + name + " (\\d+)").matcher(out);
+        assertThat(m.find()).as("hw counter %s in dump %s", name, label).isTrue();
+        return Long.parseLong(m.group(1));
     }
 }

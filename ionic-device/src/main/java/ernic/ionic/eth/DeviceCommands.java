@@ -33,6 +33,8 @@ public final class DeviceCommands {
         public static final int NMRS_PER_LIF = 1 << 16, NAHS_PER_LIF = 1 << 16;
         public static final int MAX_STRIDE = 8, CL_STRIDE = 6, PTE_STRIDE = 3, RRQ_STRIDE = 6, RSQ_STRIDE = 6;
         public static final int UDMA_SHIFT = 3;
+        /** stats_type: bit 0 device hw_counters (STATS_HDRS/VALS), bit 1 per-QP (QP_STATS_HDRS/VALS). */
+        public static final int STATS_GLOBAL = 1, STATS_QP = 2, STATS_TYPE = STATS_GLOBAL | STATS_QP;
         /** 4 KiB | 2 MiB | 1 GiB. */
         public static final long PAGE_SIZE_CAP = 0x4020_1000L;
         public static final int AQ_QTYPE = 5, SQ_QTYPE = 6, RQ_QTYPE = 7, CQ_QTYPE = 8, EQ_QTYPE = 9;
@@ -262,7 +264,7 @@ public final class DeviceCommands {
                 .rdmaQueue(RdmaQueue.RQ, Rdma.RQ_QTYPE, Rdma.RQ_COUNT, 0)
                 .rdmaQueue(RdmaQueue.CQ, Rdma.CQ_QTYPE, Rdma.CQ_COUNT, 0)
                 .rdmaQueue(RdmaQueue.EQ, Rdma.EQ_QTYPE, profile.rdmaEqs(), 0)
-                .rdmaStatsType(0);
+                .rdmaStatsType(Rdma.STATS_TYPE);
         identifyComp.wrap(comp, 0).ver(LIF_IDENTITY_VERSION);
         return Status.SUCCESS;
     }

@@ -28,6 +28,9 @@ final class DataPath {
     private final RdmaLif lif;
     private final Dma dma;
     private final Refusals refusals;
+    private final RdmaCounters counters;
+    /** Bytes the WQE being executed moved (its message length once it succeeded). */
+    private long moved;
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment wqeBuf = arena.allocate(1 << DeviceCommands.Rdma.MAX_STRIDE, 8);
     private final MemorySegment rqeBuf = arena.allocate(1 << DeviceCommands.Rdma.MAX_STRIDE, 8);
@@ -49,14 +52,20 @@ final class DataPath {
     private PageTable spanMem;
     private long spanOff;
 
-    DataPath(RdmaLif lif, Dma dma, Refusals refusals) {
+    DataPath(RdmaLif lif, Dma dma, Refusals refusals, RdmaCounters counters) {
         this.lif = lif;
         this.dma = dma;
         this.refusals = refusals;
+        this.counters = counters;
     }
 
     void reset() {
         blocked.clear();
+    }
+
+    /** Power-on: the data path's own totals back to zero. */
+    void clearCounters() {
+        sqWqes = rqWqes = sendErrors = udDropped = bytes = flushes = 0;
     }
 
     void forget(QueuePair qp) {
@@ -79,6 +88,7 @@ final class DataPath {
             flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
         }
         flushes++;
+        counters.add(qp, RdmaCounters.Device.QP_FLUSHES, 1);
     }
 
     private void flushCompletion(QueuePair qp, int cqId, int type) {
@@ -86,6 +96,9 @@ final class DataPath {
         if (cq == null) {
             return;
         }
+        counters.add(qp, type == V1.Cqe.TYPE_RECV ? RdmaCounters.Device.RECV_COMPLETIONS
+                : RdmaCounters.Device.SEND_COMPLETIONS, 1);
+        counters.error(qp, V1.STS_WQE_FLUSHED_ERR);
         cqe.wrap(cqeBuf, 0).clear().statusLength(V1.STS_WQE_FLUSHED_ERR).qidType(qp.id, type, true);
         lif.complete(cq, cqeBuf, false);
     }
@@ -145,6 +158,7 @@ final class DataPath {
             wqe.wrap(wqeBuf, 0);
             int op = wqe.op();
             int status;
+            moved = 0;
             try {
                 status = execute(qp, op, stride);
             } catch (RuntimeException e) {
@@ -162,7 +176,34 @@ final class DataPath {
             if (status != V1.STS_OK) {
                 sendErrors++;
             }
+            count(qp, op, status);
             sendCompletion(qp, index, op, status);
+        }
+    }
+
+    /** Counts one executed send WQE by opcode class. */
+    private void count(QueuePair qp, int op, int status) {
+        long bytes = status == V1.STS_OK ? moved : 0;
+        RdmaCounters.Device reqs, data = null;
+        switch (op) {
+            case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
+                reqs = qp.datagram() ? RdmaCounters.Device.TX_UD_REQS : RdmaCounters.Device.TX_SEND_REQS;
+                data = qp.datagram() ? RdmaCounters.Device.TX_UD_BYTES : RdmaCounters.Device.TX_SEND_BYTES;
+            }
+            case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
+                reqs = RdmaCounters.Device.TX_WRITE_REQS;
+                data = RdmaCounters.Device.TX_WRITE_BYTES;
+            }
+            case V1.Wqe.OP_RDMA_READ -> {
+                reqs = RdmaCounters.Device.TX_READ_REQS;
+                data = RdmaCounters.Device.TX_READ_BYTES;
+            }
+            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> reqs = RdmaCounters.Device.TX_ATOMIC_REQS;
+            default -> reqs = RdmaCounters.Device.LOCAL_REQS;
+        }
+        counters.add(qp, reqs, 1);
+        if (data != null) {
+            counters.add(qp, data, bytes);
         }
     }
 
@@ -174,6 +215,10 @@ final class DataPath {
         CompletionQueue cq = lif.cqs[qp.sqCqId];
         if (cq == null) {
             return;
+        }
+        counters.add(qp, RdmaCounters.Device.SEND_COMPLETIONS, 1);
+        if (status != V1.STS_OK) {
+            counters.error(qp, status);
         }
         cqe.wrap(cqeBuf, 0).clear();
         if (qp.connected() && remoteOp(op)) {
@@ -377,9 +422,17 @@ final class DataPath {
     /** Posts a receive completion on {@code dest}'s RQ CQ for the WQE in rqeBuf. */
     private void receiveCompletion(QueuePair dest, int srcQpnOp, int imm, long length, int status,
                                    long srcMac, int vlan, boolean solicited) {
+        counters.add(dest, RdmaCounters.Device.RX_RECV_REQS, 1);
+        if (status == V1.STS_OK) {
+            counters.add(dest, RdmaCounters.Device.RX_RECV_BYTES, length);
+        }
         CompletionQueue cq = lif.cqs[dest.rqCqId];
         if (cq == null) {
             return;
+        }
+        counters.add(dest, RdmaCounters.Device.RECV_COMPLETIONS, 1);
+        if (status != V1.STS_OK) {
+            counters.error(dest, status);
         }
         cqe.wrap(cqeBuf, 0).clear().wqeId(rqe.wqeId()).srcQpnOp(srcQpnOp).immDataRkey(imm)
                 .srcMac(srcMac).vlanTag(vlan)
@@ -417,6 +470,7 @@ final class DataPath {
         }
         receiveCompletion(dest, qp.id | recvOp << 24, imm, len, recvSt, 0, 0,
                 (wqe.flags() & V1.Wqe.FLAG_SOL) != 0);
+        moved = len;
         return recvSt == V1.STS_OK ? V1.STS_OK : V1.STS_REMOTE_INV_REQ_ERR;
     }
 
@@ -441,6 +495,8 @@ final class DataPath {
         if (st != V1.STS_OK) {
             return st;
         }
+        moved = len;
+        counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         if (imm) {
             takeReceive(dest);
             receiveCompletion(dest, qp.id | V1.Cqe.RECV_OP_RDMA_IMM << 24, wqe.immDataKey(), len, V1.STS_OK, 0, 0,
@@ -473,6 +529,10 @@ final class DataPath {
         st = resolve(dest, wqe.rkey(), wqe.remoteVa(), total, V1.MRF_REMOTE_READ, true);
         if (st == V1.STS_OK && addResolved(src.clear(), total) && !copy(src, dst, total)) {
             st = V1.STS_REMOTE_ACC_ERR;
+        }
+        if (st == V1.STS_OK) {
+            moved = total;
+            counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         }
         return st;
     }
@@ -512,6 +572,8 @@ final class DataPath {
         }
         Le.put64(word, 0, old);
         bytes -= 16; // three 8-byte moves for one 8-byte operation
+        moved = 8;
+        counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         return wordIo(localMem, localOff, true) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
     }
 
@@ -580,6 +642,7 @@ final class DataPath {
             return st;
         }
         long len = payload.total - GRH_SIZE;
+        moved = len;
         QueuePair dest = qp(wqe.destQpn() & 0xff_ffff);
         int qkey = wqe.destQkey();
         if (qkey < 0) { // a controlled key stands for the sending QP's own
@@ -587,6 +650,7 @@ final class DataPath {
         }
         if (dest == null || !dest.datagram() || dest.qkey != qkey || !takeReceive(dest)) {
             udDropped++;
+            counters.inc(RdmaCounters.Device.RX_UD_DROPPED);
             return V1.STS_OK; // a datagram that finds no taker is lost, not an error of the sender
         }
         int ahId = wqe.ahId();

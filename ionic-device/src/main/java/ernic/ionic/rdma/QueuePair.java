@@ -21,6 +21,8 @@ final class QueuePair {
     byte[] header;
     /** Remote-op WQEs finished since the QP left RESET (msg_msn). */
     int msn;
+    /** Per-QP counters: the first {@link RdmaCounters#QP_COUNTERS} device counters, for this QP. */
+    final long[] counters = RdmaCounters.newQp();
 
     QueuePair(int id, int type, int privFlags, int sqCqId, int rqCqId, WorkQueue sq, WorkQueue rq) {
         this.id = id;

@@ -3,6 +3,8 @@ package ernic.ionic.rdma;
 import ernic.ionic.IonicDevice;
 import ernic.ionic.eth.DeviceCommands;
 import ernic.ionic.eth.Dma;
+import ernic.ionic.fault.FaultKind;
+import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.Profile;
@@ -28,10 +30,14 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
     static final int MAX_DEPTH_LOG2 = 16;
     /** Longest header template accepted (Ethernet + VLAN + IPv6 + UDP is 66 bytes). */
     static final int MAX_HEADER = 128;
+    /** Largest STATS buffer the device writes (the driver gives one page). */
+    static final int STATS_MAX = 4096;
 
     private final InterruptController intr;
     private final Dma dma;
     private final Refusals refusals;
+    private final FaultPlan faults;
+    private final RdmaCounters counters = new RdmaCounters();
     final int eqCount, aqCount, cqCount, qpCount, mrCount, ahCount;
 
     final EventQueue[] eqs;
@@ -50,15 +56,22 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
     private final MemorySegment slot = arena.allocate(V1.ADMIN_WQE_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
     private final MemorySegment side = arena.allocate(MAX_HEADER, 8);
+    /** Headers or values of the STATS commands, before the DMA. */
+    private final MemorySegment statsBuf = arena.allocate(STATS_MAX, 8);
     private final V1.QueueCmd queueCmd = new V1.QueueCmd();
     private final V1.Cqe cqe = new V1.Cqe();
 
     private long adminCommands, adminErrors, events;
 
     public RdmaLif(Profile profile, InterruptController intr, Dma dma, Refusals refusals) {
+        this(profile, intr, dma, refusals, FaultPlan.none());
+    }
+
+    public RdmaLif(Profile profile, InterruptController intr, Dma dma, Refusals refusals, FaultPlan faults) {
         this.intr = intr;
         this.dma = dma;
         this.refusals = refusals;
+        this.faults = faults;
         this.eqCount = profile.rdmaEqs();
         this.aqCount = DeviceCommands.Rdma.AQ_COUNT;
         this.cqCount = DeviceCommands.Rdma.CQ_COUNT;
@@ -72,11 +85,44 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
         mrs = new MemoryRegion[mrCount];
         ahs = new AddressHandle[ahCount];
         ahUsed = new boolean[ahCount];
-        data = new DataPath(this, dma, refusals);
+        data = new DataPath(this, dma, refusals, counters);
     }
 
     Dma dma() {
         return dma;
+    }
+
+    /** Device power-on: RESET_LIF's work, and every counter back to zero. */
+    public void powerOn() {
+        reset();
+        counters.reset();
+        data.clearCounters();
+        adminCommands = adminErrors = events = 0;
+    }
+
+    /** The device counters (what STATS_VALS reports), by hw_counters name. */
+    public Map<String, Long> hwCounters() {
+        syncCounters();
+        return counters.deviceSnapshot();
+    }
+
+    /** Each live QP's counters (what QP_STATS_VALS reports), by QP id. */
+    public Map<Integer, Map<String, Long>> qpCounters() {
+        Map<Integer, Map<String, Long>> m = new TreeMap<>();
+        for (QueuePair qp : qps) {
+            if (qp != null) {
+                m.put(qp.id, RdmaCounters.qpSnapshot(qp.counters));
+            }
+        }
+        return m;
+    }
+
+    /** Counters kept elsewhere, copied in before a snapshot. */
+    private void syncCounters() {
+        counters.set(RdmaCounters.Device.ADMIN_COMMANDS, adminCommands);
+        counters.set(RdmaCounters.Device.ADMIN_ERRORS, adminErrors);
+        counters.set(RdmaCounters.Device.CQ_EVENTS, events);
+        counters.set(RdmaCounters.Device.REFUSALS, refusals.total());
     }
 
     /** Forgets every EQ, AQ, CQ, QP, MR and AH (RDMA_RESET_LIF, device reset). */
@@ -102,6 +148,7 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
         m.put("rdma.mrs", (long) mrsInUse);
         m.put("rdma.ahs", (long) ahsInUse);
         data.counters(m);
+        hwCounters().forEach((k, v) -> m.put("rdma.hw." + k, v));
         return m;
     }
 
@@ -320,6 +367,8 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
                 case V1.ADMIN_DESTROY_MR -> destroyMr(Le.u32(c, V1.DESTROY_ID));
                 case V1.ADMIN_CREATE_AH -> createAh(c);
                 case V1.ADMIN_DESTROY_AH -> destroyAh(Le.u32(c, V1.DESTROY_ID));
+                case V1.ADMIN_STATS_HDRS, V1.ADMIN_STATS_VALS, V1.ADMIN_QP_STATS_HDRS, V1.ADMIN_QP_STATS_VALS ->
+                        stats(op, c);
                 default -> {
                     refusals.refuse("rdma-admin-opcode", "admin opcode " + op + " not served");
                     yield V1.ASTS_BAD_CMD;
@@ -329,6 +378,50 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             refusals.refuse("rdma-admin-internal", "admin opcode " + op + " failed: " + e);
             return V1.ASTS_BAD_CMD;
         }
+    }
+
+    /**
+     * STATS_HDRS / STATS_VALS (device) and QP_STATS_HDRS / QP_STATS_VALS (the QP in id_ver): the
+     * header list or the values, DMA'd into the driver's buffer. The list must fit {@code length}
+     * (values are cut to it); nothing is written outside it.
+     */
+    private int stats(int op, MemorySegment c) {
+        long addr = Le.u64(c, V1.STATS_DMA_ADDR);
+        long length = Integer.toUnsignedLong(Le.u32(c, V1.STATS_LENGTH));
+        int id = Le.u32(c, V1.STATS_ID_VER) & 0xff_ffff;
+        boolean perQp = op == V1.ADMIN_QP_STATS_HDRS || op == V1.ADMIN_QP_STATS_VALS;
+        boolean headers = op == V1.ADMIN_STATS_HDRS || op == V1.ADMIN_QP_STATS_HDRS;
+        if (op == V1.ADMIN_STATS_VALS && faults.fire(FaultKind.STATS_VALS)) {
+            return V1.ASTS_BAD_STATE;
+        }
+        QueuePair qp = null;
+        if (op == V1.ADMIN_QP_STATS_VALS) {
+            qp = id < qpCount ? qps[id] : null;
+            if (qp == null) {
+                refusals.refuse("rdma-stats-qp", "QP_STATS_VALS for QP " + id + " that does not exist");
+                return V1.ASTS_BAD_INDEX;
+            }
+        }
+        int size = headers ? RdmaCounters.headersSize(perQp) : RdmaCounters.valuesSize(perQp);
+        if (headers && length < size || length == 0) {
+            refusals.refuse("rdma-stats-length", "stats opcode " + op + " buffer of " + length + " bytes, "
+                    + size + " needed");
+            return V1.ASTS_BAD_ATTR;
+        }
+        int n = (int) Math.min(size, length);
+        if (headers) {
+            RdmaCounters.writeHeaders(statsBuf, perQp);
+        } else if (perQp) {
+            RdmaCounters.writeQpValues(statsBuf, qp.counters);
+        } else {
+            syncCounters();
+            counters.writeDeviceValues(statsBuf);
+        }
+        if (!dma.write(addr, statsBuf, 0, n)) {
+            refusals.refuse("rdma-stats-addr", "stats opcode " + op + " buffer outside guest memory");
+            return V1.ASTS_BAD_ATTR;
+        }
+        return V1.ASTS_OK;
     }
 
     /** The memory of a ring: direct (map_count 1) or a page table (map_count > 1); null when refused. */

@@ -48,6 +48,10 @@ public final class V1 {
             IB_QP_MAX_QP_RD_ATOMIC = 1 << 13, IB_QP_MIN_RNR_TIMER = 1 << 15, IB_QP_SQ_PSN = 1 << 16,
             IB_QP_MAX_DEST_RD_ATOMIC = 1 << 17, IB_QP_DEST_QPN = 1 << 20;
 
+    /** struct ionic_admin_stats_hdr (STATS_HDRS/VALS, QP_STATS_HDRS/VALS; 17 bytes). */
+    public static final int STATS_DMA_ADDR = 0, STATS_LENGTH = 8, STATS_ID_VER = 12, STATS_TYPE_STATE = 16,
+            STATS_LEN = 17;
+
     /** ADMIN_WQE_STRIDE and ADMIN_WQE_HDR_LEN. */
     public static final int ADMIN_WQE_STRIDE = 64, ADMIN_WQE_HDR_LEN = 4;
     /** Longest admin command accepted (CREATE_QP is the longest the driver sends: 64). */

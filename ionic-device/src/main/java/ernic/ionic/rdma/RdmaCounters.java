@@ -1,0 +1,199 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.layout.Le;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+import java.util.Map;
+
+/**
+ * The RDMA counters of the device and of each QP, and their ionic v1 statistics layout: what the
+ * STATS_HDRS / QP_STATS_HDRS admin commands DMA as headers (32-byte {@code {BE32 type<<28 | offset,
+ * name[28]}} entries, ending with type 0) and STATS_VALS / QP_STATS_VALS as values (one LE64 per
+ * counter, at 8 × its ordinal). The names are what the guest lists under {@code hw_counters}.
+ *
+ * <p>A QP's counters have the device layout (same names, same offsets), counted for that QP; the
+ * device-wide ones (datagrams dropped, CQ events, admin commands, refusals) read zero for a QP.
+ * ib_core adds a bound QP counter's values into the port's hw_counters index by index, over the
+ * port's whole list, so the two lists must be the same length and order. Counters with no emulator
+ * event behind them (sequence errors, duplicates, RNR NAKs, CNPs, ECN) are listed and read zero.
+ * Device thread only; counting allocates nothing.
+ */
+public final class RdmaCounters {
+    /** ionic_v1_stat: type in the top 4 bits of a BE32, then the offset; name[28] NUL-terminated. */
+    public static final int HDR_SIZE = 32, NAME_SIZE = 28, TYPE_SHIFT = 28, TYPE_LE64 = 4;
+
+    /** Device counters, in value-buffer order; a QP's counters use the same list. */
+    public enum Device {
+        /** SEND, SEND_IMM, SEND_INV on RC/UC, and their payload bytes. */
+        TX_SEND_REQS("tx_send_reqs"), TX_SEND_BYTES("tx_send_bytes"),
+        /** RDMA WRITE and WRITE_IMM, and bytes written. */
+        TX_WRITE_REQS("tx_rdma_write_reqs"), TX_WRITE_BYTES("tx_rdma_write_bytes"),
+        /** RDMA READ, and bytes read. */
+        TX_READ_REQS("tx_rdma_read_reqs"), TX_READ_BYTES("tx_rdma_read_bytes"),
+        /** ATOMIC_CS and ATOMIC_FA. */
+        TX_ATOMIC_REQS("tx_atomic_reqs"),
+        /** Datagrams sent on UD (and GSI) QPs, and their payload bytes (GRH excluded). */
+        TX_UD_REQS("tx_ud_reqs"), TX_UD_BYTES("tx_ud_bytes"),
+        /** REG_MR and LOCAL_INV work requests. */
+        LOCAL_REQS("local_reqs"),
+        /** Receive WQEs consumed (SEND, WRITE_IMM, datagrams), and bytes placed in them. */
+        RX_RECV_REQS("rx_recv_reqs"), RX_RECV_BYTES("rx_recv_bytes"),
+        /** RDMA WRITE, READ and atomics that targeted the QP's memory (responder side). */
+        RX_REMOTE_REQS("rx_remote_reqs"),
+        /** Completions written, and those carrying an error. */
+        SEND_COMPLETIONS("send_completions"), RECV_COMPLETIONS("recv_completions"),
+        COMPLETION_ERRORS("completion_errors"),
+        /** QPs moved to ERROR (flushes). */
+        QP_FLUSHES("qp_flushes"),
+        /** Datagrams that found no taker (no QP, wrong Q_Key, empty RQ). Device-wide. */
+        RX_UD_DROPPED("rx_ud_dropped"),
+        /** Error completions by ionic status. */
+        ERR_LOCAL_LEN("err_local_len"), ERR_LOCAL_QP_OPER("err_local_qp_oper"), ERR_LOCAL_PROT("err_local_prot"),
+        ERR_WQE_FLUSHED("err_wqe_flushed"), ERR_MEM_MGMT_OPER("err_mem_mgmt_oper"), ERR_BAD_RESP("err_bad_resp"),
+        ERR_LOCAL_ACC("err_local_acc"), ERR_REMOTE_INV_REQ("err_remote_inv_req"), ERR_REMOTE_ACC("err_remote_acc"),
+        ERR_REMOTE_OPER("err_remote_oper"), ERR_RETRY_EXCEEDED("err_retry_exceeded"),
+        ERR_RNR_RETRY_EXCEEDED("err_rnr_retry_exceeded"), ERR_OTHER("err_other"),
+        /** CQ events (EQEs) raised. Device-wide, as are the admin and refusal counters. */
+        CQ_EVENTS("cq_events"),
+        /** RDMA admin commands run, and those that completed with an error status. */
+        ADMIN_COMMANDS("admin_commands"), ADMIN_ERRORS("admin_errors"),
+        /** Guest requests the device refused (every cause, Ethernet and RDMA; vfio-user's own excluded). */
+        REFUSALS("refusals"),
+        /** No emulator event behind these: a software device loses, reorders and congests nothing. */
+        SEQ_ERRORS("seq_err"), DUPLICATE_REQS("duplicate_req"), RNR_NAKS("rnr_nak_rcvd"),
+        OUT_OF_SEQUENCE("out_of_sequence"), CNP_SENT("cnp_sent"), CNP_RCVD("cnp_rcvd"), ECN_MARKED("ecn_marked");
+
+        public final String hwName;
+
+        Device(String hwName) {
+            this.hwName = hwName;
+        }
+    }
+
+    /** How many counters a QP has: the whole device list. */
+    public static final int QP_COUNTERS = Device.values().length;
+
+    private static final Device[] DEVICE = Device.values();
+
+    private final long[] device = new long[DEVICE.length];
+
+    public long get(Device c) {
+        return device[c.ordinal()];
+    }
+
+    void add(Device c, long v) {
+        device[c.ordinal()] += v;
+    }
+
+    void inc(Device c) {
+        device[c.ordinal()]++;
+    }
+
+    /** Adds to the device counter and to {@code qp}'s. */
+    void add(QueuePair qp, Device c, long v) {
+        device[c.ordinal()] += v;
+        qp.counters[c.ordinal()] += v;
+    }
+
+    void set(Device c, long v) {
+        device[c.ordinal()] = v;
+    }
+
+    /** Device power-on / RESET: everything back to zero. */
+    void reset() {
+        Arrays.fill(device, 0);
+    }
+
+    /** A fresh per-QP counter array. */
+    static long[] newQp() {
+        return new long[QP_COUNTERS];
+    }
+
+    /** Counts an error completion of ionic status {@code status} (non-zero) on {@code qp}. */
+    void error(QueuePair qp, int status) {
+        add(qp, Device.COMPLETION_ERRORS, 1);
+        add(qp, switch (status) {
+            case V1.STS_LOCAL_LEN_ERR -> Device.ERR_LOCAL_LEN;
+            case V1.STS_LOCAL_QP_OPER_ERR -> Device.ERR_LOCAL_QP_OPER;
+            case V1.STS_LOCAL_PROT_ERR -> Device.ERR_LOCAL_PROT;
+            case V1.STS_WQE_FLUSHED_ERR -> Device.ERR_WQE_FLUSHED;
+            case V1.STS_MEM_MGMT_OPER_ERR -> Device.ERR_MEM_MGMT_OPER;
+            case V1.STS_BAD_RESP_ERR -> Device.ERR_BAD_RESP;
+            case V1.STS_LOCAL_ACC_ERR -> Device.ERR_LOCAL_ACC;
+            case V1.STS_REMOTE_INV_REQ_ERR -> Device.ERR_REMOTE_INV_REQ;
+            case V1.STS_REMOTE_ACC_ERR -> Device.ERR_REMOTE_ACC;
+            case V1.STS_REMOTE_OPER_ERR -> Device.ERR_REMOTE_OPER;
+            case V1.STS_RETRY_EXCEEDED -> Device.ERR_RETRY_EXCEEDED;
+            case V1.STS_RNR_RETRY_EXCEEDED -> Device.ERR_RNR_RETRY_EXCEEDED;
+            default -> Device.ERR_OTHER;
+        }, 1);
+    }
+
+    /** The device counters by hw_counters name, in value order. */
+    public Map<String, Long> deviceSnapshot() {
+        Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (Device c : DEVICE) {
+            m.put(c.hwName, device[c.ordinal()]);
+        }
+        return m;
+    }
+
+    /** One QP's counters by name. */
+    static Map<String, Long> qpSnapshot(long[] qp) {
+        Map<String, Long> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < QP_COUNTERS; i++) {
+            m.put(DEVICE[i].hwName, qp[i]);
+        }
+        return m;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The v1 statistics layout
+
+    /** Bytes of the device (or QP) header list, terminator included. */
+    static int headersSize(boolean perQp) {
+        return ((perQp ? QP_COUNTERS : DEVICE.length) + 1) * HDR_SIZE;
+    }
+
+    /** Bytes of the device (or QP) values. */
+    static int valuesSize(boolean perQp) {
+        return (perQp ? QP_COUNTERS : DEVICE.length) * 8;
+    }
+
+    /** Writes the header list into {@code buf} at 0 (headersSize bytes). */
+    static void writeHeaders(MemorySegment buf, boolean perQp) {
+        int n = perQp ? QP_COUNTERS : DEVICE.length;
+        buf.asSlice(0, headersSize(perQp)).fill((byte) 0);
+        for (int i = 0; i < n; i++) {
+            String name = DEVICE[i].hwName;
+            long at = (long) i * HDR_SIZE;
+            Be.put32(buf, at, TYPE_LE64 << TYPE_SHIFT | i * 8);
+            byte[] b = name.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            MemorySegment.copy(MemorySegment.ofArray(b), 0, buf, at + 4, Math.min(b.length, NAME_SIZE - 1));
+        }
+    }
+
+    /** Writes the device values into {@code buf} at 0 (valuesSize bytes). */
+    void writeDeviceValues(MemorySegment buf) {
+        for (int i = 0; i < DEVICE.length; i++) {
+            Le.put64(buf, i * 8L, device[i]);
+        }
+    }
+
+    static void writeQpValues(MemorySegment buf, long[] qp) {
+        for (int i = 0; i < QP_COUNTERS; i++) {
+            Le.put64(buf, i * 8L, qp[i]);
+        }
+    }
+
+    /** Names of the device counters, in value order. */
+    public static java.util.List<String> deviceNames() {
+        return Arrays.stream(DEVICE).map(c -> c.hwName).toList();
+    }
+
+    /** Names of the per-QP counters, in value order. */
+    public static java.util.List<String> qpNames() {
+        return deviceNames();
+    }
+}
