@@ -59,6 +59,15 @@ class IonicRdmaGuestTest {
             pair write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 100
             pair read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 100
             pair atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 100
+            pair send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 100
+            pair write-bw-64 ib_write_bw -d ionic_0 -x 1 -s 64 -n 200
+            pair write-bw-4m ib_write_bw -d ionic_0 -x 1 -s 4194304 -n 10
+            pair read-bw-4m ib_read_bw -d ionic_0 -x 1 -s 4194304 -n 10
+            pair send-bw-4m ib_send_bw -d ionic_0 -x 1 -s 4194304 -n 10
+            pair write-lat ib_write_lat -d ionic_0 -x 1 -s 64 -n 100
+            pair read-lat ib_read_lat -d ionic_0 -x 1 -s 64 -n 100
+            pair send-lat ib_send_lat -d ionic_0 -x 1 -s 64 -n 100
+            pair atomic-lat ib_atomic_lat -d ionic_0 -x 1 -n 100
             run2 ucmatose "ucmatose -b %1$s" "ucmatose -s %1$s"
             run2 rping "rping -s -a %1$s -C 3 -v" "rping -c -a %1$s -C 3 -v"
             # Per-QP counters: ib_core binds each new QP to a counter; reading it sends QP_STATS_VALS.
@@ -112,6 +121,16 @@ class IonicRdmaGuestTest {
             assertThat(out).contains("RESULT write-bw client=0 server=0")
                     .contains("RESULT read-bw client=0 server=0")
                     .contains("RESULT atomic-bw client=0 server=0")
+                    .contains("RESULT send-bw client=0 server=0")
+                    // sizes from 64 B to 4 MiB, and the latency tools
+                    .contains("RESULT write-bw-64 client=0 server=0")
+                    .contains("RESULT write-bw-4m client=0 server=0")
+                    .contains("RESULT read-bw-4m client=0 server=0")
+                    .contains("RESULT send-bw-4m client=0 server=0")
+                    .contains("RESULT write-lat client=0 server=0")
+                    .contains("RESULT read-lat client=0 server=0")
+                    .contains("RESULT send-lat client=0 server=0")
+                    .contains("RESULT atomic-lat client=0 server=0")
                     .contains("RESULT ucmatose client=0 server=0").contains("data transfers complete")
                     .contains("RESULT rping client=0 server=0").contains("ping data: rdma-ping-2");
             // hw_counters: the device's counters by name, read through STATS_HDRS / STATS_VALS.
