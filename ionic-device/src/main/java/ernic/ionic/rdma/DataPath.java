@@ -471,7 +471,21 @@ final class DataPath {
         receiveCompletion(dest, qp.id | recvOp << 24, imm, len, recvSt, 0, 0,
                 (wqe.flags() & V1.Wqe.FLAG_SOL) != 0);
         moved = len;
-        return recvSt == V1.STS_OK ? V1.STS_OK : V1.STS_REMOTE_INV_REQ_ERR;
+        return requesterStatus(recvSt);
+    }
+
+    /**
+     * What the requester of a SEND sees when the responder's receive failed with {@code recvSt}: a
+     * message longer than the receive buffer is the requester's fault (NAK invalid request,
+     * REM_INV_REQ_ERR); a receive WQE the responder may not use (bad key, SGE past its MR,
+     * malformed) is the responder's own (NAK remote operational error, REM_OP_ERR).
+     */
+    static int requesterStatus(int recvSt) {
+        return switch (recvSt) {
+            case V1.STS_OK -> V1.STS_OK;
+            case V1.STS_LOCAL_LEN_ERR -> V1.STS_REMOTE_INV_REQ_ERR;
+            default -> V1.STS_REMOTE_OPER_ERR;
+        };
     }
 
     private int write(QueuePair qp, int op, int stride) {
