@@ -51,6 +51,24 @@ class ManagerLifecycleTest {
         }
     }
 
+    /**
+     * A manager on the old one's port. The bind can briefly fail while the kernel tears the old
+     * listener's connections down, as a restarted manager process may see too: try for a while.
+     */
+    private static MeshNode restartManager(Cluster c, int port) throws InterruptedException {
+        for (int attempt = 0; ; attempt++) {
+            MeshNode m = MeshNode.manager(c.newLoop("m2-" + attempt), port, c.base);
+            if (m.start().awaitUninterruptibly().isSuccess()) {
+                return m;
+            }
+            m.close().syncUninterruptibly();
+            if (attempt == 50) {
+                throw new IllegalStateException("port " + port + " stayed in use");
+            }
+            Thread.sleep(100);
+        }
+    }
+
     @Test
     void aRestartedManagerNumbersTheWorkersAfreshAndTheMeshHeals() throws Exception {
         Cluster.Recorder ra = new Cluster.Recorder();
@@ -70,9 +88,8 @@ class ManagerLifecycleTest {
                 await("direct", () -> a.hasDirectConnection(2));
 
                 m1.close().syncUninterruptibly();
-                MeshNode m2 = MeshNode.manager(c.newLoop("m2"), port, c.base);
+                MeshNode m2 = restartManager(c, port);
                 try {
-                    m2.start().syncUninterruptibly();
                     await("both registered again", () -> m2.isAlive(1) && m2.isAlive(2)
                             && a.nodeId() > 0 && b.nodeId() > 0);
                     assertThat(List.of(a.nodeId(), b.nodeId())).containsExactlyInAnyOrder(1, 2);
