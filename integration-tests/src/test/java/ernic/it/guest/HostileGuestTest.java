@@ -142,15 +142,7 @@ class HostileGuestTest {
             print('HOSTILE done', flush=True)
             """;
 
-    static final String SCRIPT = """
-            modprobe ionic
-            modprobe ionic_rdma
-            dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
-            nd=$(ls /sys/bus/pci/devices/$dev/net/)
-            ip link set "$nd" up
-            ip addr add %s/24 dev "$nd"
-            for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
-            for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state && break; sleep 0.5; done
+    static final String SCRIPT = GuestScripts.rdmaUp(GUEST_IP) + """
             cat > /tmp/hostile.py <<'PYEOF'
             %s
             PYEOF
@@ -182,7 +174,7 @@ class HostileGuestTest {
             echo "hwc completion_errors $(cat /sys/class/infiniband/ionic_0/ports/1/hw_counters/completion_errors)"
             dmesg | grep -iE 'ionic|infiniband' | tail -40
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
-            """.formatted(GUEST_IP, HOSTILE_PY.strip());
+            """.formatted(HOSTILE_PY.strip());
 
     @BeforeAll
     static void prerequisites() {

@@ -22,15 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class IonicRdmaGuestTest {
     static final String GUEST_IP = "10.9.0.1";
 
-    static final String SCRIPT = """
-            modprobe ionic
-            modprobe ionic_rdma
-            dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
-            nd=$(ls /sys/bus/pci/devices/$dev/net/)
-            ip link set "$nd" up
-            ip addr add %s/24 dev "$nd"
-            for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
-            for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state && break; sleep 0.5; done
+    static final String SCRIPT = GuestScripts.rdmaUp(GUEST_IP) + """
             ibv_devices
             ibv_devinfo -v
             echo "gid0 $(cat /sys/class/infiniband/ionic_0/ports/1/gids/0)"
