@@ -168,6 +168,12 @@ class RoundTripTest {
         client.regionWriteLong(BAR0, DMA_CMD, 4, 1);
         assertThat(irq.await(5000)).isEqualTo(1);
         assertThat(client.regionReadLong(BAR0, DMA_STATUS, 4)).isZero();
+        var dma = server.connection().dmaSpace();
+        assertThat(server.eventLoop().submit(() -> dma.isDirty(RAM_IOVA + 4096)).get()).as("written page dirty").isTrue();
+        assertThat(server.eventLoop().submit(() -> dma.isDirty(RAM_IOVA + 8192)).get()).as("untouched page").isFalse();
+        server.eventLoop().submit(dma::clearDirty).get();
+        assertThat(server.eventLoop().submit(() -> dma.isDirty(RAM_IOVA + 4096)).get()).isFalse();
+        assertThat(server.connection().irqTable().signalled()).isEqualTo(1);
         for (int i = 0; i < 100; i++) {
             assertThat(ram.memory().get(ValueLayout.JAVA_BYTE, 4096 + i)).isEqualTo((byte) (i + 1));
         }
@@ -204,6 +210,7 @@ class RoundTripTest {
         client.setIrqs(new SetIrqs(SetIrqs.SIZE, SetIrqs.DATA_EVENTFD | SetIrqs.ACTION_TRIGGER, IrqType.MSIX.index(), 0, 4, null));
         client.regionWriteLong(BAR0, RAISE, 4, 0);
         assertThat(irqs[0].await(200)).isZero();
+        assertThat(server.connection().irqTable().lost()).as("raised with no eventfd").isEqualTo(1);
     }
 
     @Test

@@ -156,10 +156,6 @@ public final class IonicDriverModel implements AutoCloseable {
         return ByteBuffer.wrap(client.regionRead(BAR0, DEVCMD_DATA, length)).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    public void writeDevcmdData(byte[] data) throws IOException {
-        client.regionWrite(BAR0, DEVCMD_DATA, data);
-    }
-
     /** A vector's interrupt control as the driver programs it (mask, mask-on-assert). */
     public void intrMask(int vector, boolean mask, boolean maskOnAssert) throws IOException {
         long base = INTR_CTRL + INTR_CTRL_SIZE * vector;

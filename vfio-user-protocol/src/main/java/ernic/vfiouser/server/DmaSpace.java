@@ -198,10 +198,6 @@ public final class DmaSpace implements GuestMemory {
         return null;
     }
 
-    public List<Mapping> mappings() {
-        return List.of(maps);
-    }
-
     @Override
     public int mappingCount() {
         return maps.length;
