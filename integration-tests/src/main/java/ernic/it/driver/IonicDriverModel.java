@@ -43,7 +43,10 @@ public final class IonicDriverModel implements AutoCloseable {
     private final VfioUserClient client;
     private final GuestRam ram;
     private final EventFd[] msix;
+    private final long ramSize;
     private long nextFree = RAM_IOVA;
+    private int ndbpgsPerLif = 16;
+    private short postedId;
 
     // The admin queue, once created
     private long aqRing, aqCq;
@@ -55,16 +58,22 @@ public final class IonicDriverModel implements AutoCloseable {
         this.client = client;
         this.ram = ram;
         this.msix = msix;
+        this.ramSize = ram.size();
     }
 
     /** Connects as QEMU does: VERSION, guest RAM by memfd, an eventfd per MSI-X vector. */
     public static IonicDriverModel connect(String socket) throws IOException {
+        return connect(socket, RAM_SIZE);
+    }
+
+    /** {@link #connect(String)} with {@code ramBytes} of guest RAM (a memfd: pages are backed when touched). */
+    public static IonicDriverModel connect(String socket, long ramBytes) throws IOException {
         VfioUserClient client = VfioUserClient.connect(socket);
         GuestRam ram = null;
         EventFd[] msix = null;
         try {
             client.negotiate();
-            ram = new GuestRam(RAM_IOVA, RAM_SIZE);
+            ram = new GuestRam(RAM_IOVA, ramBytes);
             client.map(ram);
             int vectors = client.irqInfo(IrqType.MSIX).count();
             msix = new EventFd[vectors];
@@ -106,11 +115,54 @@ public final class IonicDriverModel implements AutoCloseable {
     public long alloc(long bytes) {
         long at = nextFree;
         nextFree += (bytes + 4095) & ~4095L;
-        if (nextFree > RAM_IOVA + RAM_SIZE) {
+        if (nextFree > RAM_IOVA + ramSize) {
             throw new IllegalStateException("driver model out of guest RAM");
         }
         mem(at, bytes).fill((byte) 0);
         return at;
+    }
+
+    /** All of guest RAM; offset 0 is guest address {@link #RAM_IOVA}. */
+    public MemorySegment ram() {
+        return ram.memory();
+    }
+
+    /** Guest RAM not handed out yet. */
+    public long freeRam() {
+        return RAM_IOVA + ramSize - nextFree;
+    }
+
+    /** MSI-X vectors the device offers (one eventfd each). */
+    public int vectors() {
+        return msix.length;
+    }
+
+    /** Doorbell pages per LIF (IDENTIFY's ndbpgs_per_lif, read at bring-up). */
+    public int doorbellPagesPerLif() {
+        return ndbpgsPerLif;
+    }
+
+    /** The LIF's hw_index from LIF_INIT. */
+    public int lifHwIndex() {
+        return lifHwIndex;
+    }
+
+    /**
+     * A posted (NO_REPLY) 8-byte write to BAR 2 at {@code offset}, as QEMU forwards a guest's doorbell
+     * store: the REGION_WRITE message is encoded straight into a pooled buffer, with no reply to wait for.
+     * The server handles messages in order, so a later round trip ({@link #sync()}) finds it done.
+     */
+    public void doorbellPosted(long offset, long value) {
+        io.netty.buffer.ByteBuf m = client.alloc().directBuffer(40);
+        m.writeShortLE(postedId++).writeShortLE(ernic.vfiouser.wire.Command.REGION_WRITE.code).writeIntLE(40)
+                .writeIntLE(ernic.vfiouser.wire.Header.FLAG_NO_REPLY).writeIntLE(0)
+                .writeLongLE(offset).writeIntLE(BAR2).writeIntLE(8).writeLongLE(value);
+        client.sendRaw(m);
+    }
+
+    /** A round trip (a BAR 0 read): every message sent before it has been handled when it returns. */
+    public void sync() throws IOException {
+        bar0(SIGNATURE, 4);
     }
 
     public long bar0(long offset, int width) throws IOException {
@@ -185,6 +237,7 @@ public final class IonicDriverModel implements AutoCloseable {
         ByteBuffer id = command(IDENTIFY);
         id.put(1, (byte) 2); // ver
         expectOk(devcmd(id), "IDENTIFY");
+        ndbpgsPerLif = devcmdData(32).getInt(16); // ionic_dev_identity.ndbpgs_per_lif
         ByteBuffer li = command(LIF_IDENTIFY);
         li.put(1, (byte) 0).put(2, (byte) 1); // type classic, ver 1
         expectOk(devcmd(li), "LIF_IDENTIFY");
@@ -245,7 +298,7 @@ public final class IonicDriverModel implements AutoCloseable {
         int slot = aqHead;
         MemorySegment.copy(cmd.array(), 0, mem(aqRing + slot * 64L, 64), ValueLayout.JAVA_BYTE, 0, 64);
         aqHead = (aqHead + 1) % aqDepth;
-        long page = (long) lifHwIndex * 16; // ndbpgs_per_lif doorbell pages per LIF, kernel pid 0
+        long page = (long) lifHwIndex * ndbpgsPerLif; // ndbpgs_per_lif doorbell pages per LIF, kernel pid 0
         client.regionWriteLong(BAR2, page * 4096 + aqHwType * 8L, 8, (long) aqHwIndex << 24 | aqHead);
         MemorySegment comp = mem(aqCq + aqCqTail * 16L, 16);
         for (int waited = 0; !colorMatches(comp) && waited < 5000; waited += 100) {
