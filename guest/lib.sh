@@ -55,10 +55,11 @@ ensure_docker() {
     return 2
 }
 
-# The files that are build inputs: everything under guest/ except documentation.
+# The files that are build inputs: everything under guest/ except documentation
+# and bench/ (scripts run in a booted guest, never copied into the image).
 # Paths are relative to guest/, sorted bytewise so the hash is stable.
 guest_input_files() {
-    (cd "$ERNIC_GUEST_DIR" && find . -type f ! -name '*.md' ! -name '*~' ! -name '.*.swp' -printf '%P\n' | LC_ALL=C sort)
+    (cd "$ERNIC_GUEST_DIR" && find . -path ./bench -prune -o -type f ! -name '*.md' ! -name '*~' ! -name '.*.swp' -printf '%P\n' | LC_ALL=C sort)
 }
 
 # sha256 over (path, executable bit, content) of every input file. The mode is

@@ -41,6 +41,15 @@ pkgver() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo not-installed;
     else
         echo "ionic_rdma.patches: none"
     fi
+    if [[ -s /usr/share/ernic/libionic.patches ]]; then
+        lib=$(dpkg-query -L ibverbs-providers | grep -E '/libionic\.so\.[0-9.]+$' | sort | tail -n1)
+        echo "libionic.path: $lib (rebuilt; Debian's copy diverted to $lib.distrib)"
+        echo "libionic.sha256: $(sha256sum <"$lib" | cut -d' ' -f1)"
+        echo "libionic.source: $(cat /usr/src/rdma-core.orig)"
+        echo "libionic.patches: $(tr '\n' ';' </usr/share/ernic/libionic.patches | sed 's/;$//; s/;/; /g')"
+    else
+        echo "libionic.patches: none (packaged library)"
+    fi
     echo "ionic.path: $(modinfo -k "$ver" -F filename ionic)"
     echo "initrd.modules: $(tr '\n' ' ' </usr/share/ernic/initrd.modules | sed 's/ $//')"
     echo "initrd.bytes: $(stat -c %s /usr/share/ernic/initrd.img)"
