@@ -140,6 +140,41 @@ final class RdmaDriver {
         });
     }
 
+    /** MODIFY_QP with an address vector: the header template (at {@code hdr}, {@code hdrLen} bytes) and a dest QPN. */
+    Admin modifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen) {
+        return admin(V1.ADMIN_MODIFY_QP, 60, c -> {
+            Be.put32(c, V1.MQP_ATTR_MASK, V1.IB_QP_STATE | V1.IB_QP_AV | V1.IB_QP_DEST_QPN);
+            Le.put32(c, V1.MQP_QKEY_DEST_QPN, destQpn);
+            Le.put8(c, V1.MQP_PMTU, 10);
+            Le.put8(c, V1.MQP_TYPE_STATE, to | from << 4);
+            Le.put32(c, V1.MQP_ID_VER, id);
+            Le.put32(c, V1.MQP_AH_ID_LEN, hdrLen << 24);
+            Le.put64(c, V1.MQP_DMA_ADDR, hdr);
+        });
+    }
+
+    Admin createAh(int id, long hdr, int hdrLen) {
+        return admin(V1.ADMIN_CREATE_AH, 24, c -> {
+            Le.put64(c, V1.CAH_DMA_ADDR, hdr);
+            Le.put32(c, V1.CAH_LENGTH, hdrLen);
+            Le.put32(c, V1.CAH_ID_VER, id);
+        });
+    }
+
+    /** An Ethernet/IPv4/UDP header template (42 bytes) from {@code src} to {@code dst} at {@code at}. */
+    long ipv4Header(long at, int src, int dst) {
+        MemorySegment h = guest.at(at, 42);
+        h.fill((byte) 0);
+        Be.put16(h, 12, 0x0800);
+        Le.put8(h, 14, 0x45);
+        Le.put8(h, 22, 64);
+        Le.put8(h, 23, 17);
+        Be.put32(h, 26, src);
+        Be.put32(h, 30, dst);
+        Be.put16(h, 36, 4791);
+        return at;
+    }
+
     Admin createMr(int mrid, long va, long length, int flags, int mapCount, long dma, int pageLog2) {
         return admin(V1.ADMIN_CREATE_MR, 45, c -> {
             Le.put64(c, V1.CMR_VA, va);

@@ -337,6 +337,19 @@ public final class MeshNode {
      * {@link SendResult#QUEUED}.
      */
     public SendResult send(int dst, ByteBuf payload) {
+        return send(dst, payload, false);
+    }
+
+    /**
+     * Sends a reply to a request {@code dst} made: like {@link #send}, but a reply has twice the room on its
+     * connection (it is queued while the connection holds less than twice the high watermark), since the node
+     * cannot wait for the requester to read on. BUSY means the reply should be dropped.
+     */
+    public SendResult sendReply(int dst, ByteBuf payload) {
+        return send(dst, payload, true);
+    }
+
+    private SendResult send(int dst, ByteBuf payload, boolean reply) {
         if (!loop.inEventLoop()) {
             throw new IllegalStateException("MeshNode.send must run on the node's event loop");
         }
@@ -351,10 +364,10 @@ public final class MeshNode {
         if (l == null) {
             return SendResult.NO_ROUTE;
         }
-        if (!l.isWritable()) {
+        int len = payload.readableBytes();
+        if (reply ? l.queuedBytes() + len > 2L * config.writeBufferHigh() : !l.isWritable()) {
             return SendResult.BUSY;
         }
-        int len = payload.readableBytes();
         l.write(Wire.data(alloc, nodeId, dst, payload));
         PeerCounters pc = peer(dst);
         pc.bytesSent += len;

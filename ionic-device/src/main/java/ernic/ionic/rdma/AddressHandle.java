@@ -15,6 +15,8 @@ final class AddressHandle {
     final boolean ipv4;
     final byte[] sgid, dgid;
     final int hopLimit, trafficClass;
+    /** The mesh node that owns {@link #dgid}, or -1: local (also when no node owns it). */
+    int node = -1;
 
     private AddressHandle(long dmac, long smac, int vlan, boolean ipv4, byte[] sgid, byte[] dgid, int hop, int tc) {
         this.dmac = dmac;

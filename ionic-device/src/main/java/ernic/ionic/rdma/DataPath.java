@@ -26,13 +26,13 @@ final class DataPath {
     private static final int BLOCKED = -1;
 
     private final RdmaLif lif;
-    private final Dma dma;
-    private final Refusals refusals;
+    final Dma dma;
+    final Refusals refusals;
     private final RdmaCounters counters;
     /** Bytes the WQE being executed moved (its message length once it succeeded). */
-    private long moved;
+    long moved;
     private final Arena arena = Arena.ofAuto();
-    private final MemorySegment wqeBuf = arena.allocate(1 << DeviceCommands.Rdma.MAX_STRIDE, 8);
+    final MemorySegment wqeBuf = arena.allocate(1 << DeviceCommands.Rdma.MAX_STRIDE, 8);
     private final MemorySegment rqeBuf = arena.allocate(1 << DeviceCommands.Rdma.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
     private final MemorySegment word = arena.allocate(8, 8);
@@ -40,17 +40,19 @@ final class DataPath {
     /** Copies go through this, one contiguous run of at most BOUNCE bytes at a time. */
     static final int BOUNCE = 64 * 1024;
     private final MemorySegment bounce = arena.allocate(BOUNCE, 64);
-    private final Spans src = new Spans(), dst = new Spans();
-    private final V1.Wqe wqe = new V1.Wqe();
-    private final V1.Wqe rqe = new V1.Wqe();
+    final Spans src = new Spans(), dst = new Spans();
+    final V1.Wqe wqe = new V1.Wqe();
+    final V1.Wqe rqe = new V1.Wqe();
     private final V1.Cqe cqe = new V1.Cqe();
     /** SQs waiting for a receive on their destination. */
     private final List<QueuePair> blocked = new ArrayList<>();
 
     private long sqWqes, rqWqes, sendErrors, udDropped, bytes, flushes;
     /** Scratch results of resolve(). */
-    private PageTable spanMem;
-    private long spanOff;
+    PageTable spanMem;
+    long spanOff;
+    /** The data path to other servers' guests, when the server is in a mesh. */
+    RemotePath remote;
 
     DataPath(RdmaLif lif, Dma dma, Refusals refusals, RdmaCounters counters) {
         this.lif = lif;
@@ -61,6 +63,9 @@ final class DataPath {
 
     void reset() {
         blocked.clear();
+        if (remote != null) {
+            remote.reset();
+        }
     }
 
     /** Power-on: the data path's own totals back to zero. */
@@ -70,6 +75,9 @@ final class DataPath {
 
     void forget(QueuePair qp) {
         blocked.remove(qp);
+        if (remote != null) {
+            remote.forget(qp);
+        }
     }
 
     /**
@@ -83,9 +91,13 @@ final class DataPath {
             qp.rq.cons = qp.rq.prod;
             flushCompletion(qp, qp.rqCqId, V1.Cqe.TYPE_RECV);
         }
-        if (qp.sq != null && !qp.sq.empty()) {
+        boolean unanswered = qp.outstanding != null && qp.sq != null && qp.outstanding.done != qp.sq.cons;
+        if (qp.sq != null && (!qp.sq.empty() || unanswered)) {
             qp.sq.cons = qp.sq.prod;
             flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
+        }
+        if (remote != null) {
+            remote.flush(qp);
         }
         flushes++;
         counters.add(qp, RdmaCounters.Device.QP_FLUSHES, 1);
@@ -123,6 +135,9 @@ final class DataPath {
             return;
         }
         qp.rq.prod = index & qp.rq.mask();
+        if (qp.held != null && remote != null) {
+            remote.receivesPosted(qp);
+        }
         if (!blocked.isEmpty()) {
             for (QueuePair waiting : List.copyOf(blocked)) {
                 if (waiting.destQpn == qid) {
@@ -145,7 +160,11 @@ final class DataPath {
         }
     }
 
-    private void runSq(QueuePair qp) {
+    void runSq(QueuePair qp) {
+        if (qp.remote() && remote != null) {
+            remote.runSq(qp);
+            return;
+        }
         WorkQueue sq = qp.sq;
         while (!sq.empty()) {
             int index = sq.cons;
@@ -165,6 +184,9 @@ final class DataPath {
                 refusals.refuse("rdma-sq-internal", "QP " + qp.id + " WQE failed: " + e);
                 status = V1.STS_LOCAL_QP_OPER_ERR;
             }
+            if (status == RemotePath.BLOCKED) {
+                return; // a busy mesh connection: the remote path runs this SQ again when it drains
+            }
             if (status == BLOCKED) {
                 if (!blocked.contains(qp)) {
                     blocked.add(qp);
@@ -172,13 +194,33 @@ final class DataPath {
                 return;
             }
             sq.cons = (index + 1) & sq.mask();
-            sqWqes++;
-            if (status != V1.STS_OK) {
-                sendErrors++;
-            }
-            count(qp, op, status);
-            sendCompletion(qp, index, op, status);
+            finish(qp, index, op, status, moved);
         }
+    }
+
+    /** One send WQE done: counted and completed. */
+    void finish(QueuePair qp, int index, int op, int status, long movedBytes) {
+        sqWqes++;
+        if (status != V1.STS_OK) {
+            sendErrors++;
+        }
+        moved = movedBytes;
+        count(qp, op, status);
+        sendCompletion(qp, index, op, status);
+    }
+
+    void udDropped() {
+        udDropped++;
+        counters.inc(RdmaCounters.Device.RX_UD_DROPPED);
+    }
+
+    /** The 8-byte scratch word atomics go through. */
+    long word() {
+        return Le.u64(word, 0);
+    }
+
+    void word(long v) {
+        Le.put64(word, 0, v);
     }
 
     /** Counts one executed send WQE by opcode class. */
@@ -231,7 +273,7 @@ final class DataPath {
         lif.complete(cq, cqeBuf, false);
     }
 
-    private int execute(QueuePair qp, int op, int stride) {
+    int execute(QueuePair qp, int op, int stride) {
         return switch (op) {
             case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> qp.datagram() ? sendUd(qp, stride) : send(qp, op, stride);
             case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> write(qp, op, stride);
@@ -253,7 +295,7 @@ final class DataPath {
      * Resolves {@code [va, va + len)} under {@code key} for {@code access} (MR flags; 0 = local read).
      * Sets spanMem/spanOff (spanMem null: raw bus address in spanOff). Returns an ionic status.
      */
-    private int resolve(QueuePair qp, int key, long va, long len, int access, boolean remote) {
+    int resolve(QueuePair qp, int key, long va, long len, int access, boolean remote) {
         if (key == 0 && !remote) {
             if (!qp.privileged()) {
                 return V1.STS_LOCAL_PROT_ERR;
@@ -280,7 +322,7 @@ final class DataPath {
     }
 
     /** Adds the range resolve() found to {@code spans}. */
-    private boolean addResolved(Spans spans, long len) {
+    boolean addResolved(Spans spans, long len) {
         return spans.addGuest(spanMem, spanOff, len);
     }
 
@@ -288,7 +330,7 @@ final class DataPath {
      * Copies {@code len} bytes from {@code src} to {@code dst} (both already checked) through the
      * 64 KiB bounce buffer, one contiguous run at a time. False when guest memory cannot be reached.
      */
-    private boolean copy(Spans src, Spans dst, long len) {
+    boolean copy(Spans src, Spans dst, long len) {
         int si = 0, di = 0;
         long so = 0, dOff = 0, left = len;
         while (left > 0) {
@@ -343,12 +385,12 @@ final class DataPath {
     }
 
     /** SGL offset of a WQE (after the spec lengths when a SPEC flag is set). */
-    private static int sgl(V1.Wqe w) {
+    static int sgl(V1.Wqe w) {
         return (w.flags() & V1.Wqe.SPEC_MASK) != 0 ? V1.Wqe.SPEC_SGL : V1.Wqe.PLD;
     }
 
     /** The WQE's payload (inline data or its SGEs, each checked for local read) into {@code src}. */
-    private int gather(QueuePair qp, int stride, Spans src) {
+    int gather(QueuePair qp, int stride, Spans src) {
         if ((wqe.flags() & V1.Wqe.FLAG_INL) != 0) {
             long len = wqe.length();
             if (len > stride - V1.Wqe.PLD) {
@@ -379,7 +421,7 @@ final class DataPath {
     }
 
     /** The first {@code len} bytes of the SGEs of {@code w}, checked for local write, into {@code dst}. */
-    private int scatterList(QueuePair qp, V1.Wqe w, int stride, long len, Spans dst) {
+    int scatterList(QueuePair qp, V1.Wqe w, int stride, long len, Spans dst) {
         int n = w.numSgeKey(), sgl = sgl(w);
         if (sgl + (long) n * V1.Wqe.SGE_SIZE > stride || n > Spans.MAX - 2) {
             return V1.STS_LOCAL_QP_OPER_ERR;
@@ -404,7 +446,7 @@ final class DataPath {
     // Operations
 
     /** Takes the next receive WQE of {@code dest} into rqeBuf; false when its RQ is empty. */
-    private boolean takeReceive(QueuePair dest) {
+    boolean takeReceive(QueuePair dest) {
         WorkQueue rq = dest.rq;
         if (rq == null || rq.empty()) {
             return false;
@@ -420,7 +462,7 @@ final class DataPath {
     }
 
     /** Posts a receive completion on {@code dest}'s RQ CQ for the WQE in rqeBuf. */
-    private void receiveCompletion(QueuePair dest, int srcQpnOp, int imm, long length, int status,
+    void receiveCompletion(QueuePair dest, int srcQpnOp, int imm, long length, int status,
                                    long srcMac, int vlan, boolean solicited) {
         counters.add(dest, RdmaCounters.Device.RX_RECV_REQS, 1);
         if (status == V1.STS_OK) {
@@ -592,7 +634,7 @@ final class DataPath {
     }
 
     /** The 8 bytes of {@code word} to or from a checked range (which may cross a page). */
-    private boolean wordIo(PageTable table, long offset, boolean toGuest) {
+    boolean wordIo(PageTable table, long offset, boolean toGuest) {
         Spans guest = dst.clear();
         guest.addGuest(table, offset, 8);
         Spans here = src.clear();
@@ -600,7 +642,7 @@ final class DataPath {
         return toGuest ? copy(here, guest, 8) : copy(guest, here, 8);
     }
 
-    private boolean invalidate(int key) {
+    boolean invalidate(int key) {
         int index = key >>> 8;
         MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
         if (mr == null || mr.key != (key & 0xff)) {
@@ -657,18 +699,22 @@ final class DataPath {
         }
         long len = payload.total - GRH_SIZE;
         moved = len;
-        QueuePair dest = qp(wqe.destQpn() & 0xff_ffff);
         int qkey = wqe.destQkey();
         if (qkey < 0) { // a controlled key stands for the sending QP's own
             qkey = qp.qkey;
         }
+        int ahId = wqe.ahId();
+        AddressHandle ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
+        if (ah != null && ah.node >= 0 && remote != null) {
+            buildGrh(ah, len);
+            return remote.sendUd(qp, ah, payload, wqe.destQpn() & 0xff_ffff, qkey);
+        }
+        QueuePair dest = qp(wqe.destQpn() & 0xff_ffff);
         if (dest == null || !dest.datagram() || dest.qkey != qkey || !takeReceive(dest)) {
             udDropped++;
             counters.inc(RdmaCounters.Device.RX_UD_DROPPED);
             return V1.STS_OK; // a datagram that finds no taker is lost, not an error of the sender
         }
-        int ahId = wqe.ahId();
-        AddressHandle ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
         buildGrh(ah, len);
         int recvSt = scatterList(dest, rqe, dest.rq.stride(), len + GRH_SIZE, dst.clear());
         if (recvSt == V1.STS_OK && !copy(payload, dst, len + GRH_SIZE)) {

@@ -23,6 +23,16 @@ final class QueuePair {
     int msn;
     /** Per-QP counters: the first {@link RdmaCounters#QP_COUNTERS} device counters, for this QP. */
     final long[] counters = RdmaCounters.newQp();
+    /** Numbered afresh at every creation: names this QP's requests on the wire. */
+    int generation;
+    /** For a connected QP, the mesh node that owns its destination GID, or -1 when the peer is local. */
+    int node = -1;
+    /** Its send queue's work waiting for peers' answers (a remote QP only). */
+    RemotePath.Outstanding outstanding;
+    /** Requests from a peer waiting for a receive (receiver not ready), oldest first; null when none. */
+    java.util.ArrayDeque<RemotePath.Held> held;
+    /** In the remote path's list of QPs it checks for time-outs. */
+    boolean watched;
 
     QueuePair(int id, int type, int privFlags, int sqCqId, int rqCqId, WorkQueue sq, WorkQueue rq) {
         this.id = id;
@@ -42,6 +52,10 @@ final class QueuePair {
         return type == V1.QPT_UD;
     }
 
+    boolean remote() {
+        return node >= 0;
+    }
+
     boolean connected() {
         return type == V1.QPT_RC || type == V1.QPT_UC;
     }
@@ -55,5 +69,8 @@ final class QueuePair {
             rq.reset();
         }
         msn = 0;
+        if (outstanding != null) {
+            outstanding.done = 0;
+        }
     }
 }

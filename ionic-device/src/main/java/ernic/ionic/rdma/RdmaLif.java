@@ -62,6 +62,8 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
     private final V1.Cqe cqe = new V1.Cqe();
 
     private long adminCommands, adminErrors, events;
+    /** QP generations handed out (never reset: a reply to an old QP must never match a new one). */
+    private int generations;
 
     public RdmaLif(Profile profile, InterruptController intr, Dma dma, Refusals refusals) {
         this(profile, intr, dma, refusals, FaultPlan.none());
@@ -86,6 +88,25 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
         ahs = new AddressHandle[ahCount];
         ahUsed = new boolean[ahCount];
         data = new DataPath(this, dma, refusals, counters);
+    }
+
+    /**
+     * Joins the server's mesh: QPs and AHs whose destination GID another node owns go to that node's
+     * guest. The node must run on this device's thread. Call before the guest creates QPs.
+     */
+    public void attachMesh(ernic.mesh.MeshNode node) {
+        if (data.remote != null) {
+            throw new IllegalStateException("already in a mesh");
+        }
+        data.remote = new RemotePath(this, data, counters, node);
+    }
+
+    /** Leaves the mesh (server shutdown). */
+    public void detachMesh() {
+        if (data.remote != null) {
+            data.remote.close();
+            data.remote = null;
+        }
     }
 
     Dma dma() {
@@ -148,6 +169,9 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
         m.put("rdma.mrs", (long) mrsInUse);
         m.put("rdma.ahs", (long) ahsInUse);
         data.counters(m);
+        if (data.remote != null) {
+            data.remote.counters(m);
+        }
         hwCounters().forEach((k, v) -> m.put("rdma.hw." + k, v));
         return m;
     }
@@ -508,7 +532,9 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             refusals.refuse("rdma-qp-ring", "CREATE_QP " + id + " ring geometry or memory refused");
             return V1.ASTS_BAD_ATTR;
         }
-        qps[id] = new QueuePair(id, type, flags, sqCq, rqCq, sq, rq);
+        QueuePair qp = new QueuePair(id, type, flags, sqCq, rqCq, sq, rq);
+        qp.generation = ++generations;
+        qps[id] = qp;
         qpsInUse++;
         return V1.ASTS_OK;
     }
@@ -565,8 +591,20 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             header = side.asSlice(0, hdrLen).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
             av = AddressHandle.parse(header);
         }
+        int node = -1;
+        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !loopback(av)) {
+            node = data.remote.route(av == null ? null : av.dgid);
+            if (node == RemotePath.UNOWNED) {
+                // Picking some node instead would deliver writes into the wrong VM's memory.
+                refusals.refuse("rdma-qp-unowned-gid", "MODIFY_QP " + id + ": no mesh node owns the destination GID");
+                return V1.ASTS_BAD_ATTR;
+            }
+        }
         // Everything checked: record.
         if ((mask & V1.IB_QP_AV) != 0) {
+            if (data.remote != null && qp.connected()) {
+                data.remote.place(qp, node);
+            }
             qp.header = header;
             qp.destGid = av == null ? null : av.dgid;
             qp.ahId = Le.u32(c, V1.MQP_AH_ID_LEN) & 0xff_ffff;
@@ -619,6 +657,11 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             }
         }
         return V1.ASTS_OK;
+    }
+
+    /** A destination that is the source GID itself: this guest, whatever the mesh's table says. */
+    private static boolean loopback(AddressHandle av) {
+        return av != null && java.util.Arrays.equals(av.sgid, av.dgid);
     }
 
     private int queryQp(MemorySegment c) {
@@ -735,7 +778,11 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             refusals.refuse("rdma-ah-header", "CREATE_AH " + id + " header template of " + len + " bytes refused");
             return V1.ASTS_BAD_ATTR;
         }
-        ahs[id] = AddressHandle.parse(side.asSlice(0, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        AddressHandle ah = AddressHandle.parse(side.asSlice(0, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        if (ah != null && data.remote != null && !loopback(ah)) {
+            ah.node = Math.max(-1, data.remote.route(ah.dgid)); // no owner: treated as local
+        }
+        ahs[id] = ah;
         ahUsed[id] = true;
         ahsInUse++;
         return V1.ASTS_OK;

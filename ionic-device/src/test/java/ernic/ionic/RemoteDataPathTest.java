@@ -1,0 +1,342 @@
+package ernic.ionic;
+
+import ernic.ionic.eth.DeviceCommands.Rdma;
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.layout.Le;
+import ernic.ionic.layout.Ring;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.rdma.Be;
+import ernic.ionic.rdma.V1;
+import ernic.mesh.Gid;
+import ernic.mesh.MeshConfig;
+import ernic.mesh.MeshNode;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two devices, each in its own mesh node (a manager and a worker on 127.0.0.1), and RC and UD traffic
+ * between their guests: the ionic wire protocol, rkeys resolved by the responder, completions after the
+ * reply, receiver-not-ready waits, the RTR refusal for a GID no node owns, and a lost peer.
+ */
+class RemoteDataPathTest {
+    static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8, MR = 1 << 8 | 0x11;
+    static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
+    static final long VA = 0x7f00_0000_0000L;
+
+    EventLoopGroup loop;
+    MeshNode manager, worker;
+    Side a, b;
+
+    /** One server's guest: device, rings, one 4-page MR. */
+    final class Side {
+        final FakeGuest guest = new FakeGuest(16 << 20);
+        final IonicDevice dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        final RdmaDriver rdma;
+        final long cqRing, buf;
+        final int ip;
+        int cqCons;
+        boolean cqColor = true;
+        final long[] sq = new long[8], rq = new long[8];
+        final int[] sqProd = new int[8], rqProd = new int[8];
+
+        Side(MeshNode node, int ip) {
+            this.ip = ip;
+            dev.attach(guest);
+            rdma = new RdmaDriver(new Driver(dev, guest));
+            assertThat(rdma.bootstrap()).isZero();
+            dev.rdma().attachMesh(node);
+            cqRing = guest.alloc(32L << CQ_LOG2);
+            assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
+            buf = guest.alloc(4 * 4096);
+            long table = guest.alloc(4096);
+            for (int i = 0; i < 4; i++) {
+                Le.put64(guest.at(table, 32), 8L * i, buf + 4096L * i);
+            }
+            assertThat(rdma.createMr(MR, VA, 4 * 4096, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE
+                    | V1.MRF_REMOTE_READ | V1.MRF_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
+        }
+
+        int rc(int id, int destQpn, int destIp) {
+            sq[id] = guest.alloc(64 * DEPTH);
+            rq[id] = guest.alloc(64 * DEPTH);
+            assertThat(rdma.createQp(id, V1.QPT_RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_INIT, 0, 0).status()).isZero();
+            long hdr = rdma.ipv4Header(guest.alloc(64), ip, destIp);
+            int st = rdma.modifyQpAv(id, V1.QPS_RTR, 0, destQpn, hdr, 42).status();
+            if (st == 0) {
+                assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTS, 0, 0).status()).isZero();
+            }
+            return st;
+        }
+
+        void ud(int id) {
+            sq[id] = guest.alloc(64 * DEPTH);
+            rq[id] = guest.alloc(64 * DEPTH);
+            assertThat(rdma.createQp(id, V1.QPT_UD, V1.QPF_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE | V1.IB_QP_QKEY, V1.QPS_INIT, 0, 0x1234).status()).isZero();
+            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTR, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTS, 0, 0).status()).isZero();
+        }
+
+        void postSend(int qp, Consumer<V1.Wqe> fill) {
+            MemorySegment slot = guest.at(sq[qp] + 64L * sqProd[qp], 64);
+            slot.fill((byte) 0);
+            fill.accept(new V1.Wqe().wrap(slot, 0).wqeId(sqProd[qp]));
+            sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
+            rdma.drv.doorbell(1, Rdma.SQ_QTYPE, Ring.Doorbell.encode(qp, 0, sqProd[qp]));
+        }
+
+        void postRecv(int qp, long va, long len) {
+            MemorySegment slot = guest.at(rq[qp] + 64L * rqProd[qp], 64);
+            slot.fill((byte) 0);
+            new V1.Wqe().wrap(slot, 0).wqeId(100 + rqProd[qp]).numSgeKey(1).sge(V1.Wqe.PLD, 0, va, len, MR);
+            rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
+            rdma.drv.doorbell(1, Rdma.RQ_QTYPE, Ring.Doorbell.encode(qp, 0, rqProd[qp]));
+        }
+
+        V1.Cqe poll() {
+            MemorySegment c = guest.at(cqRing + 32L * cqCons, 32);
+            if (new V1.Cqe().wrap(c, 0).color() != cqColor) {
+                return null;
+            }
+            cqCons = (cqCons + 1) & ((1 << CQ_LOG2) - 1);
+            if (cqCons == 0) {
+                cqColor = !cqColor;
+            }
+            MemorySegment copy = MemorySegment.ofArray(new byte[32]);
+            copy.copyFrom(c);
+            return new V1.Cqe().wrap(copy, 0);
+        }
+
+        MemorySegment mem(long va, long len) {
+            return guest.at(buf + (va - VA), len);
+        }
+    }
+
+    <T> T on(Callable<T> c) {
+        return loop.submit(c).syncUninterruptibly().getNow();
+    }
+
+    void run(Runnable r) {
+        on(() -> {
+            r.run();
+            return null;
+        });
+    }
+
+    static void await(String what, BooleanSupplier cond) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+        while (!cond.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("waiting for " + what).isLessThan(end);
+            Thread.sleep(5);
+        }
+    }
+
+    /** The next CQE of {@code s}, waiting for the peer's answer. */
+    V1.Cqe next(Side s) throws InterruptedException {
+        V1.Cqe[] got = new V1.Cqe[1];
+        await("a completion", () -> (got[0] = on(s::poll)) != null);
+        return got[0];
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        MeshConfig cfg = MeshConfig.defaults().withHeartbeatInterval(Duration.ofMillis(200));
+        manager = MeshNode.manager(loop, 0, cfg);
+        manager.start().syncUninterruptibly();
+        worker = MeshNode.worker(loop, "127.0.0.1", manager.localPort(), cfg);
+        worker.start().syncUninterruptibly();
+        await("registration", () -> worker.nodeId() > 0);
+        manager.advertiseGids(Set.of(Gid.parse("::ffff:10.0.0.1")));
+        worker.advertiseGids(Set.of(Gid.parse("::ffff:10.0.0.2")));
+        await("GID tables", () -> manager.gidTable().size() == 2 && worker.gidTable().size() == 2);
+        a = on(() -> new Side(manager, IP_A));
+        b = on(() -> new Side(worker, IP_B));
+    }
+
+    @AfterEach
+    void tearDown() {
+        run(() -> {
+            a.dev.detach();
+            b.dev.detach();
+            a.dev.rdma().detachMesh();
+            b.dev.rdma().detachMesh();
+        });
+        worker.close().syncUninterruptibly();
+        manager.close().syncUninterruptibly();
+        run(() -> {
+            a.guest.close();
+            b.guest.close();
+        });
+        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    @Test
+    void rcSendWriteReadAndAtomicsCrossTheMesh() throws Exception {
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        // SEND into a posted receive: the receiver's completion, then the sender's (after the ACK).
+        run(() -> {
+            for (int i = 0; i < 100; i++) {
+                Le.put8(a.mem(VA + i, 1), 0, i ^ 0x5a);
+            }
+            b.postRecv(3, VA + 8192, 4096);
+            a.postSend(2, w -> w.op(V1.Wqe.OP_SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(100)
+                    .sge(V1.Wqe.PLD, 0, VA, 100, MR));
+        });
+        V1.Cqe recv = next(b);
+        assertThat(recv.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.statusLength()).isEqualTo(100);
+        assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
+        for (int i = 0; i < 100; i++) {
+            int at = i;
+            assertThat(on(() -> Le.u8(b.mem(VA + 8192 + at, 1), 0))).isEqualTo(i ^ 0x5a);
+        }
+        V1.Cqe sent = next(a);
+        assertThat(sent.error()).isFalse();
+        assertThat(sent.msn()).isEqualTo(1);
+
+        // WRITE 4 KiB across a page boundary of B's MR, then READ it back into A.
+        run(() -> {
+            for (int i = 0; i < 4096; i++) {
+                Le.put8(a.mem(VA + i, 1), 0, i * 7);
+            }
+            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
+                    .sge(V1.Wqe.PLD, 0, VA, 4096, MR));
+            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
+                    .sge(V1.Wqe.PLD, 0, VA + 8192, 4096, MR));
+        });
+        assertThat(next(a).error()).isFalse();
+        V1.Cqe read = next(a);
+        assertThat(read.error()).isFalse();
+        assertThat(read.msn()).isEqualTo(3);
+        for (int i = 0; i < 4096; i += 97) {
+            int at = i;
+            assertThat(on(() -> Le.u8(b.mem(VA + 2048 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
+            assertThat(on(() -> Le.u8(a.mem(VA + 8192 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
+        }
+
+        // Fetch-and-add and compare-and-swap on B's memory; the old value lands in A's.
+        run(() -> {
+            Le.put64(b.mem(VA + 64, 8), 0, 40);
+            a.postSend(2, w -> atomic(w, V1.Wqe.OP_ATOMIC_FA, VA + 64, 0, 2, VA + 128));
+            a.postSend(2, w -> atomic(w, V1.Wqe.OP_ATOMIC_CS, VA + 64, 42, 7, VA + 136));
+        });
+        assertThat(next(a).error()).isFalse();
+        assertThat(next(a).error()).isFalse();
+        assertThat(on(() -> Le.u64(b.mem(VA + 64, 8), 0))).isEqualTo(7);
+        assertThat(on(() -> Le.u64(a.mem(VA + 128, 8), 0))).isEqualTo(40);
+        assertThat(on(() -> Le.u64(a.mem(VA + 136, 8), 0))).isEqualTo(42);
+
+        // Keys are B's: a wrong rkey, a range past the MR and a misaligned atomic fail as on hardware.
+        run(() -> {
+            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA, MR ^ 1).length(8)
+                    .sge(V1.Wqe.PLD, 0, VA, 8, MR));
+            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(VA + 4 * 4096 - 4, MR).length(8)
+                    .sge(V1.Wqe.PLD, 0, VA, 8, MR));
+            a.postSend(2, w -> atomic(w, V1.Wqe.OP_ATOMIC_FA, VA + 4, 0, 1, VA + 128));
+        });
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_REMOTE_INV_REQ_ERR);
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", 8L)
+                .containsEntry("rdma.remote.repliesReceived", 8L);
+        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.repliesSent", 8L);
+    }
+
+    static void atomic(V1.Wqe w, int op, long va, long compare, long add, long local) {
+        w.op(op).rdma(va, MR);
+        Be.put32(w.segment(), 28, (int) (add >>> 32));
+        Be.put32(w.segment(), 32, (int) add);
+        Be.put32(w.segment(), 36, (int) (compare >>> 32));
+        Be.put32(w.segment(), 40, (int) compare);
+        Be.put64(w.segment(), 48, local);
+        Be.put32(w.segment(), 56, 8);
+        Be.put32(w.segment(), 60, MR);
+    }
+
+    @Test
+    void aSendWaitsForTheReceiverThenFailsWithRnrAfterFiveSeconds() throws Exception {
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        run(() -> a.postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, VA, 8, MR)));
+        Thread.sleep(300);
+        assertThat(on(a::poll)).as("no receive yet: the SEND waits on B").isNull();
+        run(() -> b.postRecv(3, VA + 8192, 64));
+        assertThat(next(b).error()).isFalse();
+        assertThat(next(a).error()).isFalse();
+
+        long start = System.nanoTime();
+        run(() -> a.postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, VA, 8, MR)));
+        V1.Cqe rnr = next(a);
+        assertThat(rnr.statusLength()).isEqualTo(V1.STS_RNR_RETRY_EXCEEDED);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(4900));
+        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.rnrFailures", 1L);
+    }
+
+    @Test
+    void rtrToAGidNoNodeOwnsIsRefusedAndAnAhToItIsLocal() {
+        assertThat(on(() -> a.rc(2, 3, 0x0a09_0909))).isEqualTo(V1.ASTS_BAD_ATTR);
+        assertThat(on(() -> a.dev.refusals().snapshot())).containsKey("rdma-qp-unowned-gid");
+        assertThat(on(() -> a.rdma.createAh(1, a.rdma.ipv4Header(a.guest.alloc(64), IP_A, 0x0a09_0909), 42)
+                .status())).isZero();
+        // The QP is still in INIT, and a later RTR to an owned GID works.
+        assertThat(on(() -> a.rdma.modifyQpAv(2, V1.QPS_RTR, 0, 3, a.rdma.ipv4Header(a.guest.alloc(64), IP_A, IP_B),
+                42).status())).isZero();
+    }
+
+    @Test
+    void udDatagramsReachTheOtherGuestWithTheirGrh() throws Exception {
+        run(() -> {
+            a.ud(4);
+            b.ud(5);
+            assertThat(a.rdma.createAh(1, a.rdma.ipv4Header(a.guest.alloc(64), IP_A, IP_B), 42).status()).isZero();
+            b.postRecv(5, VA + 8192, 256);
+            for (int i = 0; i < 32; i++) {
+                Le.put8(a.mem(VA + i, 1), 0, 0xa0 + i);
+            }
+            a.postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(32).ud(1, 5, 0x1234)
+                    .sge(V1.Wqe.PLD, 0, VA, 32, MR));
+        });
+        assertThat(next(a).error()).as("a datagram completes once it is on its way").isFalse();
+        V1.Cqe recv = next(b);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.statusLength()).isEqualTo(40 + 32);
+        assertThat(on(() -> Le.u8(b.mem(VA + 8192 + 40, 1), 0))).isEqualTo(0xa0);
+        // IPv4 GRH: the source address at offset 20 + 12.
+        assertThat(on(() -> Be.u32(b.mem(VA + 8192 + 32, 4), 0))).isEqualTo(IP_A);
+        // A wrong Q_Key is dropped at B and counted.
+        run(() -> a.postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).ud(1, 5, 0x9999)
+                .sge(V1.Wqe.PLD, 0, VA, 8, MR)));
+        assertThat(next(a).error()).isFalse();
+        await("the drop", () -> on(() -> b.dev.counters()).get("rdma.ud.dropped") == 1L);
+    }
+
+    @Test
+    void withThePeerGoneRequestsCompleteWithRetryExceeded() throws Exception {
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        worker.close().syncUninterruptibly();
+        await("the manager to lose the worker", () -> !manager.hasRoute(1));
+        run(() -> a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA, MR).length(8)
+                .sge(V1.Wqe.PLD, 0, VA, 8, MR)));
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_RETRY_EXCEEDED);
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.noRoute", 1L);
+    }
+}
