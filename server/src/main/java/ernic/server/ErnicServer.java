@@ -3,6 +3,11 @@ package ernic.server;
 import ernic.ionic.IonicDevice;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
+import ernic.mesh.Gid;
+import ernic.mesh.MeshConfig;
+import ernic.mesh.MeshNode;
+import ernic.mesh.MeshSpec;
+import ernic.mesh.NodeInfo;
 import ernic.vfiouser.sample.SampleDevice;
 import ernic.vfiouser.server.ServerStats;
 import ernic.vfiouser.server.VfioUserDevice;
@@ -19,6 +24,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 
@@ -37,28 +44,57 @@ public final class ErnicServer implements AutoCloseable {
      * @param tap        host TAP interface for the Ethernet side, or null (ionic)
      * @param mac        the station MAC (ionic), or null for one derived from the socket path
      * @param statsFile  where to write the JSON stats snapshot about once a second, or null
+     * @param backend    the mesh this server joins ({@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}),
+     *                   or null for none (ionic)
+     * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
+     *                   link-local GID of the station MAC is always added), or null
      */
     public record Settings(DeviceKind device, VfioUserServer.Options vfioUser, String nicProfile, List<String> inject,
-                           String tap, String mac, String statsFile) {
+                           String tap, String mac, String statsFile, String backend, String guestGids) {
         public static Settings ionic(String socket) {
             return new Settings(DeviceKind.ionic, VfioUserServer.Options.defaults(socket), ProfileLoader.DEFAULT,
-                    List.of(), null, null, null);
+                    List.of(), null, null, null, null, null);
         }
 
         public Settings withTap(String name) {
-            return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile);
+            return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile, backend, guestGids);
         }
 
         public Settings withInject(List<String> specs) {
-            return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac, statsFile);
+            return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac, statsFile, backend,
+                    guestGids);
         }
 
         public Settings withNicProfile(String spec) {
-            return new Settings(device, vfioUser, spec, inject, tap, mac, statsFile);
+            return new Settings(device, vfioUser, spec, inject, tap, mac, statsFile, backend, guestGids);
         }
 
         public Settings withStatsFile(String path) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path, backend, guestGids);
+        }
+
+        public Settings withMesh(String backendSpec, String gids) {
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, gids);
+        }
+
+        /** The GIDs to advertise: the IPv6 link-local address the guest derives from the MAC, then those given. */
+        Set<Gid> advertisedGids() {
+            Set<Gid> gids = new LinkedHashSet<>();
+            long m = stationMac();
+            byte[] ll = new byte[16];
+            ll[0] = (byte) 0xfe;
+            ll[1] = (byte) 0x80;
+            ll[8] = (byte) ((m >>> 40) ^ 0x02); // EUI-64: universal/local bit flipped, ff:fe in the middle
+            ll[9] = (byte) (m >>> 32);
+            ll[10] = (byte) (m >>> 24);
+            ll[11] = (byte) 0xff;
+            ll[12] = (byte) 0xfe;
+            ll[13] = (byte) (m >>> 16);
+            ll[14] = (byte) (m >>> 8);
+            ll[15] = (byte) m;
+            gids.add(Gid.of(ll));
+            gids.addAll(Gid.parseList(guestGids));
+            return gids;
         }
 
         /**
@@ -83,6 +119,7 @@ public final class ErnicServer implements AutoCloseable {
     private final VfioUserServer server;
     private final List<AutoCloseable> owned;
     private StatsFile statsFile;
+    private MeshNode mesh;
 
     private ErnicServer(EventLoopGroup loop, VfioUserDevice device, TapPort tap, VfioUserServer server,
                         List<AutoCloseable> owned) {
@@ -130,8 +167,16 @@ public final class ErnicServer implements AutoCloseable {
                 }
                 default -> throw new IllegalStateException();
             }
+            MeshSpec spec = s.backend() == null ? null : MeshSpec.parse(s.backend());
+            Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
+            if (spec != null && s.device() != DeviceKind.ionic) {
+                throw new IllegalArgumentException("--backend needs --device ionic");
+            }
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
+            if (spec != null) {
+                es.joinMesh(spec, gids);
+            }
             if (s.statsFile() != null) {
                 es.statsFile = new StatsFile(Path.of(s.statsFile()), server.eventLoop(), es::snapshot)
                         .start(STATS_PERIOD_MS);
@@ -142,6 +187,33 @@ public final class ErnicServer implements AutoCloseable {
             loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw e;
         }
+    }
+
+    /**
+     * Starts this server's mesh node on the device thread and puts the device's RDMA side in it. A manager that
+     * cannot listen on its port is an IOException; a worker keeps trying to reach its manager.
+     */
+    private void joinMesh(MeshSpec spec, Set<Gid> gids) throws IOException {
+        IonicDevice ionic = (IonicDevice) device;
+        MeshNode node = spec.create(server.eventLoop(), MeshConfig.defaults().withSendTimeoutFromEnvironment());
+        if (node.eventLoop() != server.eventLoop()) {
+            throw new IllegalStateException("the mesh must run on the device thread");
+        }
+        server.eventLoop().submit(() -> ionic.rdma().attachMesh(node)).syncUninterruptibly();
+        node.advertiseGids(gids);
+        var started = node.start().awaitUninterruptibly();
+        if (!started.isSuccess()) {
+            node.close().awaitUninterruptibly();
+            server.close();
+            throw new IOException("--backend " + spec.role().name().toLowerCase() + ": " + started.cause().getMessage(),
+                    started.cause());
+        }
+        mesh = node;
+    }
+
+    /** The mesh node, or null when the server is not in a mesh. */
+    public MeshNode mesh() {
+        return mesh;
     }
 
     /** How often --stats-file is rewritten. */
@@ -192,6 +264,29 @@ public final class ErnicServer implements AutoCloseable {
             m.put("qps", qps);
             m.put("last_session", ionic.lastSessionCounters());
         }
+        if (mesh != null) {
+            Map<String, Object> mm = new LinkedHashMap<>();
+            mm.put("role", mesh.role().name().toLowerCase());
+            mm.put("node_id", mesh.nodeId());
+            mm.put("port", mesh.localPort());
+            List<Map<String, Object>> nodes = new ArrayList<>();
+            for (NodeInfo n : mesh.topology()) {
+                Map<String, Object> e = new LinkedHashMap<>();
+                e.put("id", n.id());
+                e.put("alive", n.alive());
+                e.put("address", n.address() == null ? null : n.address().getHostString() + ":" + n.address().getPort());
+                nodes.add(e);
+            }
+            mm.put("nodes", nodes);
+            Map<String, Object> owners = new LinkedHashMap<>();
+            mesh.gidTable().forEach((gid, node) -> owners.put(gid.toString(), node));
+            mm.put("gids", owners);
+            mm.put("counters", mesh.counters());
+            Map<String, Object> peers = new LinkedHashMap<>();
+            mesh.peerCounters().forEach((id, c) -> peers.put(Integer.toString(id), c));
+            mm.put("peers", peers);
+            m.put("mesh", mm);
+        }
         return m;
     }
 
@@ -221,6 +316,10 @@ public final class ErnicServer implements AutoCloseable {
     public void close() {
         if (statsFile != null) {
             statsFile.close(); // the last snapshot, before the device is detached and reset
+        }
+        if (mesh != null && device instanceof IonicDevice ionic) {
+            loop.submit(() -> ionic.rdma().detachMesh()).awaitUninterruptibly();
+            mesh.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         }
         server.close();
         closeOnLoop(loop, owned);

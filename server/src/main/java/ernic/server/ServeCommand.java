@@ -51,6 +51,12 @@ public final class ServeCommand implements Callable<Integer> {
                     + " (atomically: a temporary file renamed over PATH); see docs/monitoring.md.")
     String statsFile;
 
+    @Option(names = "--backend", paramLabel = "SPEC",
+            description = "ionic: join a mesh of servers, as its manager (tcp:manager:listen:PORT) or a worker"
+                    + " (tcp:worker:HOST:PORT; an IPv6 host in brackets). The guest's GIDs come from"
+                    + " ERNIC_TCP_GUEST_GIDS; see docs/mesh.md.")
+    String backend;
+
     @Option(names = "--log-level", defaultValue = "INFO",
             description = "Log level: ERROR, WARN, INFO, DEBUG or TRACE (default: ${DEFAULT-VALUE}).")
     String logLevel;
@@ -65,7 +71,7 @@ public final class ServeCommand implements Callable<Integer> {
         ErnicServer.Settings settings = new ErnicServer.Settings(device,
                 VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
                         .withMaxDataXferSize(maxDataXfer),
-                nicProfile, inject, tap, mac, statsFile);
+                nicProfile, inject, tap, mac, statsFile, backend, System.getenv("ERNIC_TCP_GUEST_GIDS"));
         ErnicServer server;
         try {
             server = ErnicServer.start(settings);

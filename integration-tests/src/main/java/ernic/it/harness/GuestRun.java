@@ -10,7 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -40,6 +42,9 @@ public final class GuestRun implements Callable<Integer> {
     @Option(names = "--no-network", description = "Give the servers no TAP: the guests' NICs have no segment.")
     boolean noNetwork;
 
+    @Option(names = "--no-mesh", description = "With --vms > 1: do not join the servers into a mesh.")
+    boolean noMesh;
+
     /** The segment the guests share: 192.168.77.0/24, the host end at .254, guest i at .(i + 1). */
     static final String SEGMENT = "192.168.77.", HOST_IP = SEGMENT + "254";
 
@@ -64,6 +69,8 @@ public final class GuestRun implements Callable<Integer> {
         NetNamespace segment = noDevice || noNetwork ? null : segment("ernic-run-" + pid, out);
         try {
             List<Future<GuestResult>> runs = new ArrayList<>();
+            // Several guests talk RDMA through a mesh of their servers: server 0 manages it.
+            int meshPort = vms > 1 && !noMesh && !noDevice ? freePort() : 0;
             for (int i = 0; i < vms; i++) {
                 Path socket = null;
                 if (!noDevice) {
@@ -75,7 +82,13 @@ public final class GuestRun implements Callable<Integer> {
                     if (segment != null) {
                         args.addAll(List.of("--tap", tap));
                     }
-                    servers.add(ServerProcess.start(socket, args, "srv" + i + "| ", out));
+                    Map<String, String> env = new HashMap<>();
+                    if (meshPort != 0) {
+                        args.addAll(List.of("--backend", i == 0 ? "tcp:manager:listen:" + meshPort
+                                : "tcp:worker:127.0.0.1:" + meshPort));
+                        env.put("ERNIC_TCP_GUEST_GIDS", SEGMENT + (i + 1));
+                    }
+                    servers.add(ServerProcess.start(socket, args, env, "srv" + i + "| ", out));
                     if (segment != null) {
                         segment.adopt(tap);
                         segment.exec("ip", "link", "set", tap, "master", "br0", "up");
@@ -102,6 +115,12 @@ public final class GuestRun implements Callable<Integer> {
                 segment.close();
             }
             out.println("ernic: consoles and outputs are in " + work);
+        }
+    }
+
+    static int freePort() throws java.io.IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
         }
     }
 

@@ -25,12 +25,20 @@ public final class ServerProcess implements AutoCloseable {
 
     public static ServerProcess start(Path socket, List<String> serverArgs, String prefix, PrintStream out)
             throws IOException {
+        return start(socket, serverArgs, java.util.Map.of(), prefix, out);
+    }
+
+    /** Starts {@code ernic serve} with {@code env} added to its environment and waits for its socket. */
+    public static ServerProcess start(Path socket, List<String> serverArgs, java.util.Map<String, String> env,
+                                      String prefix, PrintStream out) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 "ernic.server.Main", "serve", "--socket", socket.toString()));
         cmd.addAll(serverArgs);
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
         Thread.ofPlatform().daemon().name("ernic-server-log").start(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
@@ -66,6 +74,16 @@ public final class ServerProcess implements AutoCloseable {
 
     public Path socket() {
         return socket;
+    }
+
+    public Process process() {
+        return process;
+    }
+
+    /** Kills the server at once (SIGKILL), as a crash would. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
     }
 
     @Override

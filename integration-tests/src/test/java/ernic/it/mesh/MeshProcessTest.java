@@ -1,0 +1,256 @@
+package ernic.it.mesh;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import ernic.it.driver.IonicDriverModel;
+import ernic.it.driver.RdmaVerbs;
+import ernic.it.driver.RdmaVerbs.Buffer;
+import ernic.it.driver.RdmaVerbs.Cq;
+import ernic.it.driver.RdmaVerbs.Mr;
+import ernic.it.driver.RdmaVerbs.Path;
+import ernic.it.driver.RdmaVerbs.Qp;
+import ernic.it.driver.RdmaVerbs.SendWr;
+import ernic.it.driver.RdmaVerbs.Wc;
+import ernic.it.harness.ServerProcess;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import static ernic.it.driver.RdmaVerbs.ACCESS_LOCAL_WRITE;
+import static ernic.it.driver.RdmaVerbs.ACCESS_REMOTE_ATOMIC;
+import static ernic.it.driver.RdmaVerbs.ACCESS_REMOTE_READ;
+import static ernic.it.driver.RdmaVerbs.ACCESS_REMOTE_WRITE;
+import static ernic.it.driver.RdmaVerbs.QP_REMOTE_ATOMIC;
+import static ernic.it.driver.RdmaVerbs.QP_REMOTE_READ;
+import static ernic.it.driver.RdmaVerbs.QP_REMOTE_WRITE;
+import static ernic.it.driver.RdmaVerbs.RC;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Real {@code ernic serve} processes joined in a mesh on loopback: a manager and workers over IPv4 and IPv6,
+ * membership and GID ownership as each server's stats file reports them, RDMA WRITE/READ/SEND between two
+ * servers' (driver-model) guests, the RTR refusal for a GID no node owns, a killed worker whose requests
+ * complete with retry-exceeded while the others keep working, and the new id its restart gets.
+ */
+class MeshProcessTest {
+    static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    final List<ServerProcess> servers = new ArrayList<>();
+    final List<IonicDriverModel> drivers = new ArrayList<>();
+    java.nio.file.Path dir;
+
+    @AfterEach
+    void stop() {
+        drivers.forEach(IonicDriverModel::close);
+        servers.forEach(ServerProcess::close);
+    }
+
+    ServerProcess serve(String name, String backend, String gids) throws IOException {
+        java.nio.file.Path d = Files.createDirectories(dir.resolve(name));
+        ServerProcess s = ServerProcess.start(d.resolve("ernic.sock"), List.of("--backend", backend, "--stats-file",
+                d.resolve("stats.json").toString()), Map.of("ERNIC_TCP_GUEST_GIDS", gids), name + "| ", System.out);
+        servers.add(s);
+        return s;
+    }
+
+    JsonNode stats(String name) throws IOException {
+        java.nio.file.Path f = dir.resolve(name).resolve("stats.json");
+        return Files.exists(f) ? JSON.readTree(f.toFile()) : JSON.createObjectNode();
+    }
+
+    /** Waits (up to a minute: loaded CI machines) for {@code name}'s stats file to satisfy {@code cond}. */
+    JsonNode await(String name, String what, Predicate<JsonNode> cond) throws Exception {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+            JsonNode s;
+            try {
+                s = stats(name);
+            } catch (IOException e) {
+                s = JSON.createObjectNode(); // renamed over while being read
+            }
+            if (cond.test(s)) {
+                return s;
+            }
+            assertThat(System.nanoTime()).as(name + ": " + what + "; last stats: " + s.path("mesh")).isLessThan(end);
+            Thread.sleep(200);
+        }
+    }
+
+    static Set<Integer> alive(JsonNode s) {
+        Set<Integer> ids = new HashSet<>();
+        for (JsonNode n : s.path("mesh").path("nodes")) {
+            if (n.path("alive").asBoolean()) {
+                ids.add(n.path("id").asInt());
+            }
+        }
+        return ids;
+    }
+
+    static boolean owns(JsonNode s, String gid, int node) {
+        JsonNode o = s.path("mesh").path("gids").path(gid);
+        return o.isInt() && o.asInt() == node;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** One server's guest as the driver model drives it: a CQ, an RC QP and a registered buffer. */
+    final class Guest {
+        final RdmaVerbs v;
+        final Cq cq;
+        final Qp qp;
+        final Buffer buf;
+        final Mr mr;
+        final String ip;
+        final Wc wc = new Wc();
+
+        Guest(ServerProcess s, String ip) throws IOException {
+            IonicDriverModel drv = IonicDriverModel.connect(s.socket().toString());
+            drivers.add(drv);
+            v = RdmaVerbs.open(drv);
+            cq = v.createCq(6);
+            qp = v.createQp(RC, cq, cq, 5, 5, 8, QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC);
+            buf = v.buffer(32 * 4096, true);
+            mr = v.regMr(buf, 0, buf.length, ALL);
+            this.ip = ip;
+        }
+
+        void connect(Guest peer) throws IOException {
+            v.init(qp, QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC);
+            v.rtr(qp, peer.qp.id, Path.of(ip, peer.ip));
+            v.rts(qp);
+        }
+
+        Wc next() {
+            assertThat(v.pollWait(cq, wc, 60_000)).as("a completion on " + ip).isTrue();
+            return wc;
+        }
+    }
+
+    static byte[] pattern(int n, int seed) {
+        byte[] p = new byte[n];
+        for (int i = 0; i < n; i++) {
+            p[i] = (byte) (i * 13 + seed + (i >>> 9));
+        }
+        return p;
+    }
+
+    @Test
+    void serversFormAMeshAndTheirGuestsTalkRdmaThroughIt() throws Exception {
+        dir = Files.createTempDirectory("ernic-mesh");
+        int port = freePort();
+        ServerProcess manager = serve("m", "tcp:manager:listen:" + port, "10.1.0.1");
+        ServerProcess w1 = serve("w1", "tcp:worker:127.0.0.1:" + port, "10.1.0.2");
+        serve("w2", "tcp:worker:[::1]:" + port, "10.1.0.3");
+
+        // Membership: ids in arrival order, every node alive, every GID's owner known everywhere.
+        await("m", "three nodes alive", s -> alive(s).equals(Set.of(0, 1, 2)));
+        for (String n : new String[]{"m", "w1", "w2"}) {
+            await(n, "the GID table", s -> owns(s, "10.1.0.1", 0) && owns(s, "10.1.0.2", 1)
+                    && owns(s, "10.1.0.3", 2));
+        }
+        assertThat(stats("w1").path("mesh").path("node_id").asInt()).isEqualTo(1);
+        assertThat(stats("w2").path("mesh").path("node_id").asInt()).isEqualTo(2);
+        assertThat(stats("m").path("mesh").path("role").asText()).isEqualTo("manager");
+
+        Guest g0 = new Guest(manager, "10.1.0.1"), g1 = new Guest(w1, "10.1.0.2");
+        g0.connect(g1);
+        g1.connect(g0);
+        SendWr wr = new SendWr();
+
+        // WRITE 40 KiB from guest 0 into guest 1's scattered buffer, then READ it back elsewhere.
+        byte[] data = pattern(40_000, 3);
+        g0.buf.put(100, data);
+        wr.reset().sge(g0.mr.va() + 100, data.length, g0.mr.lkey());
+        wr.opcode = RdmaVerbs.WRITE;
+        wr.remoteVa = g1.mr.va() + 5000;
+        wr.rkey = g1.mr.rkey();
+        g0.v.postSend(g0.qp, wr);
+        assertThat(g0.next().ok()).as("WRITE: " + g0.wc).isTrue();
+        assertThat(g1.buf.get(5000, data.length)).isEqualTo(data);
+        wr.reset().sge(g0.mr.va() + 45_000, data.length, g0.mr.lkey());
+        wr.opcode = RdmaVerbs.READ;
+        wr.remoteVa = g1.mr.va() + 5000;
+        wr.rkey = g1.mr.rkey();
+        g0.v.postSend(g0.qp, wr);
+        assertThat(g0.next().ok()).as("READ: " + g0.wc).isTrue();
+        assertThat(g0.buf.get(45_000, data.length)).isEqualTo(data);
+
+        // SEND from guest 1 into a receive guest 0 posted.
+        byte[] msg = pattern(3000, 9);
+        g1.buf.put(0, msg);
+        g0.v.postRecv(g0.qp, 5, g0.mr.va() + 20_000, 4096, g0.mr.lkey());
+        wr.reset().sge(g1.mr.va(), msg.length, g1.mr.lkey());
+        g1.v.postSend(g1.qp, wr);
+        assertThat(g1.next().ok()).as("SEND: " + g1.wc).isTrue();
+        Wc recv = g0.next();
+        assertThat(recv.ok()).isTrue();
+        assertThat(recv.byteLen).isEqualTo(msg.length);
+        assertThat(g0.buf.get(20_000, msg.length)).isEqualTo(msg);
+
+        // A destination GID no node owns: RTR refused (writes must never land in the wrong VM).
+        Qp stray = g0.v.createQp(RC, g0.cq, g0.cq, 5, 5, 8, QP_REMOTE_WRITE);
+        g0.v.init(stray, QP_REMOTE_WRITE);
+        assertThatThrownBy(() -> g0.v.rtr(stray, 9, Path.of("10.1.0.1", "10.1.0.99")))
+                .isInstanceOf(RdmaVerbs.AdminException.class)
+                .satisfies(e -> assertThat(((RdmaVerbs.AdminException) e).status).isEqualTo(RdmaVerbs.ASTS_BAD_ATTR));
+
+        // Kill worker 1: guest 0's next WRITE to it completes with retry-exceeded; worker 2 stays in the mesh.
+        w1.kill();
+        long killed = System.nanoTime();
+        wr.reset().sge(g0.mr.va(), 4096, g0.mr.lkey());
+        wr.opcode = RdmaVerbs.WRITE;
+        wr.remoteVa = g1.mr.va();
+        wr.rkey = g1.mr.rkey();
+        g0.v.postSend(g0.qp, wr);
+        Wc lost = g0.next();
+        System.out.printf("WRITE to a killed worker completed with status %d after %d ms%n", lost.status,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
+        assertThat(lost.status).isEqualTo(RdmaVerbs.STS_RETRY_EXCEEDED);
+        await("m", "worker 1 dead, worker 2 alive", s -> alive(s).equals(Set.of(0, 2)));
+
+        // The others keep working: guest 0 and a guest of worker 2 talk.
+        Guest g2 = new Guest(servers.get(2), "10.1.0.3");
+        Qp q0 = g0.v.createQp(RC, g0.cq, g0.cq, 5, 5, 8, QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC);
+        g0.v.init(q0, QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC);
+        g0.v.rtr(q0, g2.qp.id, Path.of("10.1.0.1", "10.1.0.3"));
+        g0.v.rts(q0);
+        g2.v.init(g2.qp, QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC);
+        g2.v.rtr(g2.qp, q0.id, Path.of("10.1.0.3", "10.1.0.1"));
+        g2.v.rts(g2.qp);
+        g2.buf.putLong(64, 40);
+        wr.reset().sge(g0.mr.va() + 128, 8, g0.mr.lkey());
+        wr.opcode = RdmaVerbs.ATOMIC_FA;
+        wr.remoteVa = g2.mr.va() + 64;
+        wr.rkey = g2.mr.rkey();
+        wr.swapAdd = 2;
+        g0.v.postSend(q0, wr);
+        assertThat(g0.next().ok()).as("ATOMIC to worker 2: " + g0.wc).isTrue();
+        assertThat(g2.buf.getLong(64)).isEqualTo(42);
+        assertThat(g0.buf.getLong(128)).isEqualTo(40);
+
+        // A restarted worker is a new instance: it gets a new id, never 1 again.
+        servers.remove(w1);
+        serve("w1", "tcp:worker:127.0.0.1:" + port, "10.1.0.2");
+        await("m", "the restarted worker as node 3", s -> alive(s).equals(Set.of(0, 2, 3)));
+        await("w2", "its GIDs moved to node 3", s -> owns(s, "10.1.0.2", 3));
+        JsonNode peers = stats("m").path("mesh").path("peers");
+        assertThat(peers.path("1").path("bytesReceived").asLong()).as("bytes from worker 1: " + peers).isPositive();
+        assertThat(stats("m").path("device").path("rdma.remote.requestsSent").asLong()).isPositive();
+    }
+}
