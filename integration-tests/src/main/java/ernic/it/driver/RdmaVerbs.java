@@ -1177,22 +1177,28 @@ public final class RdmaVerbs {
     }
 
     /**
-     * Polls {@code cq} until one completion arrives or {@code millis} pass; spins (the device writes CQEs into
-     * the shared memory), yielding the CPU between looks.
+     * Polls {@code cq} until one completion arrives or {@code millis} pass. The device writes CQEs into the
+     * shared memory, so this spins on the CQE's color; after a short spin it yields the CPU and then sleeps in
+     * 10 µs steps, so that on a busy machine the device thread gets the core it needs to make progress.
      */
     public boolean pollWait(Cq cq, Wc wc, int millis) {
-        long deadline = System.nanoTime() + millis * 1_000_000L;
+        long start = System.nanoTime(), deadline = start + millis * 1_000_000L;
         for (int spins = 0; ; spins++) {
             if (poll(cq, wc)) {
                 return true;
             }
-            if ((spins & 63) == 63) {
-                if (System.nanoTime() > deadline) {
-                    return false;
-                }
+            if (spins < 200) {
+                Thread.onSpinWait();
+                continue;
+            }
+            long now = System.nanoTime();
+            if (now > deadline) {
+                return false;
+            }
+            if (now - start < 50_000) {
                 Thread.yield();
             } else {
-                Thread.onSpinWait();
+                java.util.concurrent.locks.LockSupport.parkNanos(10_000);
             }
         }
     }

@@ -1,0 +1,428 @@
+package ernic.it.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.runner.options.VerboseMode;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * {@code ./ernic bench}: the benchmark suite. Runs each section, then writes {@code report.md},
+ * {@code report.json} and {@code datapath.png} into the output directory (default {@code target/bench}). Every
+ * figure is a ratio against a reference measured in the same run; absolute numbers are printed beside it
+ * because they explain the ratio, not because they travel between machines.
+ *
+ * <pre>
+ *   BenchSuite [--out DIR] [--only 1,2,5] [--quick]
+ * </pre>
+ */
+public final class BenchSuite {
+    private final Path out;
+    private final Set<Integer> only;
+    private final boolean quick;
+    private final Map<String, Object> json = new LinkedHashMap<>();
+    private final StringBuilder md = new StringBuilder();
+
+    private BenchSuite(Path out, Set<Integer> only, boolean quick) {
+        this.out = out;
+        this.only = only;
+        this.quick = quick;
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of("target", "bench");
+        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5));
+        boolean quick = false;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--out" -> out = Path.of(args[++i]);
+                case "--only" -> {
+                    only.clear();
+                    for (String s : args[++i].split(",")) {
+                        only.add(Integer.parseInt(s.trim()));
+                    }
+                }
+                case "--quick" -> quick = true;
+                default -> {
+                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5] [--quick]");
+                    System.exit(2);
+                }
+            }
+        }
+        Files.createDirectories(out);
+        new BenchSuite(out, only, quick).run();
+        System.exit(0); // JMH and Netty leave non-daemon threads behind
+    }
+
+    private static void log(String s) {
+        System.out.println(s);
+        System.out.flush();
+    }
+
+    private void run() throws Exception {
+        long t0 = System.nanoTime();
+        json.put("generated", Instant.now().toString());
+        json.put("host", host());
+        json.put("loadAverageAtStart", loadAverage());
+        md.append("# ernic benchmark report\n\n");
+        md.append("Generated ").append(json.get("generated")).append(" on ").append(host()).append(".\n");
+        md.append("Every figure is a ratio against a reference measured in the same run; absolute values are given ")
+                .append("beside it to explain the ratio. See docs/performance.md for what each figure means.\n\n");
+        section(1, "Doorbell path", this::doorbell);
+        section(2, "Data path (driver model, one server)", this::dataPath);
+        section(3, "Mesh (cross-server WRITE vs raw TCP loopback)", this::mesh);
+        section(4, "Guest perftest vs Soft-RoCE", this::guestPerftest);
+        section(5, "Server memory", this::memory);
+        double secs = (System.nanoTime() - t0) / 1e9;
+        json.put("elapsedSeconds", Math.round(secs));
+        json.put("loadAverageAtEnd", loadAverage());
+        md.append("\nSuite time: ").append(Math.round(secs)).append(" s. Load average (1/5/15 min) at start ")
+                .append(json.get("loadAverageAtStart")).append(", at end ").append(loadAverage())
+                .append(" on ").append(Runtime.getRuntime().availableProcessors())
+                .append(" CPUs: a loaded machine moves the figures, the ratios less than the absolutes.\n");
+        ObjectMapper mapper = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        mapper.writeValue(out.resolve("report.json").toFile(), json);
+        Files.writeString(out.resolve("report.md"), md);
+        log("\nwrote " + out.resolve("report.md") + ", " + out.resolve("report.json")
+                + (Files.exists(out.resolve("datapath.png")) ? ", " + out.resolve("datapath.png") : ""));
+    }
+
+    interface Body {
+        void run(Map<String, Object> j) throws Exception;
+    }
+
+    private void section(int n, String title, Body body) {
+        Map<String, Object> j = new LinkedHashMap<>();
+        j.put("title", title);
+        json.put("section" + n, j);
+        md.append("## ").append(n).append(". ").append(title).append("\n\n");
+        if (!only.contains(n)) {
+            j.put("status", "skipped");
+            md.append("Skipped (--only).\n\n");
+            return;
+        }
+        log("== " + n + ". " + title);
+        long t = System.nanoTime();
+        try {
+            body.run(j);
+            j.putIfAbsent("status", "ran");
+        } catch (Exception e) {
+            j.put("status", "failed");
+            j.put("error", e.toString());
+            md.append("**Failed:** `").append(e).append("`\n\n");
+            log("  failed: " + e);
+            e.printStackTrace();
+        }
+        j.put("seconds", Math.round((System.nanoTime() - t) / 1e9));
+    }
+
+    // ---- 1 -----------------------------------------------------------------------------------------------------
+
+    private void doorbell(Map<String, Object> j) throws Exception {
+        Options opt = new OptionsBuilder()
+                .include(DoorbellBenchmark.class.getName() + "\\.")
+                .warmupIterations(quick ? 1 : 3).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 2 : 5).measurementTime(TimeValue.seconds(1))
+                .forks(1).verbosity(VerboseMode.SILENT)
+                .build();
+        Collection<RunResult> results = new Runner(opt).run();
+        double vfio = 0, raw = 0, vfioErr = 0, rawErr = 0;
+        for (RunResult r : results) {
+            String name = r.getParams().getBenchmark();
+            double score = r.getPrimaryResult().getScore(), err = r.getPrimaryResult().getScoreError();
+            if (name.endsWith("regionWriteRoundTrip")) {
+                vfio = score;
+                vfioErr = err;
+            } else if (name.endsWith("rawUnixSocketEcho")) {
+                raw = score;
+                rawErr = err;
+            }
+        }
+        if (vfio == 0 || raw == 0) {
+            throw new IOException("JMH returned no result for one of the two benchmarks");
+        }
+        double ratio = vfio / raw;
+        j.put("regionWriteOpsPerSecond", vfio);
+        j.put("regionWriteError99", vfioErr);
+        j.put("rawEchoOpsPerSecond", raw);
+        j.put("rawEchoError99", rawErr);
+        j.put("ratio", ratio);
+        log(String.format(Locale.ROOT, "  REGION_WRITE %.0f ops/s, raw echo %.0f ops/s: ratio %.2f", vfio, raw, ratio));
+        md.append("A REGION_WRITE of 8 bytes and its reply (the path of every doorbell QEMU forwards), client to ")
+                .append("server over the vfio-user socket, against a raw UNIX-socket echo of the same sizes (40 ")
+                .append("bytes out, 32 back). JMH, one thread, throughput.\n\n")
+                .append("| | round trips/s | µs each | ratio to raw echo |\n|---|---:|---:|---:|\n")
+                .append(String.format(Locale.ROOT, "| vfio-user REGION_WRITE | %,.0f%s | %.2f | **%s** |%n",
+                        vfio, pm(vfioErr), 1e6 / vfio, ratio(ratio)))
+                .append(String.format(Locale.ROOT, "| raw UNIX-socket echo (reference) | %,.0f%s | %.2f | 1 |%n%n",
+                        raw, pm(rawErr), 1e6 / raw));
+    }
+
+    // ---- 2 -----------------------------------------------------------------------------------------------------
+
+    private void dataPath(Map<String, Object> j) throws Exception {
+        DataPathBench bench = new DataPathBench(quick ? 100 : 300, quick ? 150 : 300, quick ? 1 : 3,
+                BenchSuite::log);
+        List<DataPathBench.Row> rows = bench.run();
+        Map<Long, DataPathBench.Row> memcpy = new LinkedHashMap<>();
+        for (DataPathBench.Row r : rows) {
+            if (r.op().equals("memcpy")) {
+                memcpy.put(r.size(), r);
+            }
+        }
+        List<Map<String, Object>> jr = new ArrayList<>();
+        md.append("Two RC QPs of one device connected to each other; QP A WRITEs into, READs from or SENDs to B's ")
+                .append("4 MiB MR (page table of 4 KiB pages) through the driver model and the real vfio-user socket ")
+                .append("(posted doorbells, CQ polled in guest memory). Bandwidth keeps ").append(DataPathBench.WINDOW)
+                .append(" WQEs in flight; latency one. Reference: single-thread `MemorySegment.copy` of the same ")
+                .append("size between the same two guest-RAM buffers, interleaved with the operations in rounds (each ")
+                .append("figure is the best of its rounds). Ratios: bandwidth / memcpy bandwidth, and ")
+                .append("latency / memcpy time per copy.\n\n")
+                .append("| op | size | GB/s | × memcpy bw | µs per op | × memcpy time |\n")
+                .append("|---|---:|---:|---:|---:|---:|\n");
+        for (long size : DataPathBench.SIZES) {
+            DataPathBench.Row ref = memcpy.get(size);
+            for (DataPathBench.Row r : rows) {
+                if (r.size() != size) {
+                    continue;
+                }
+                boolean isRef = r.op().equals("memcpy");
+                double bwRatio = r.bytesPerSecond() / ref.bytesPerSecond();
+                double latRatio = r.latencyNanos() / ref.latencyNanos();
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("op", r.op());
+                m.put("size", size);
+                m.put("bytesPerSecond", r.bytesPerSecond());
+                m.put("latencyNanos", r.latencyNanos());
+                m.put("operations", r.operations());
+                m.put("bandwidthRatioToMemcpy", bwRatio);
+                m.put("latencyRatioToMemcpy", latRatio);
+                jr.add(m);
+                md.append(String.format(Locale.ROOT, "| %s | %s | %.2f | %s | %.1f | %s |%n",
+                        isRef ? "memcpy (reference)" : r.op(), human(size), r.bytesPerSecond() / 1e9,
+                        isRef ? "1.00" : "**" + ratio(bwRatio) + "**", r.latencyNanos() / 1e3,
+                        isRef ? "1.00" : "**" + ratio(latRatio) + "**"));
+            }
+        }
+        j.put("window", DataPathBench.WINDOW);
+        j.put("rows", jr);
+        Path png = out.resolve("datapath.png");
+        Chart.write(png, "ernic data path (driver model, one server) vs memcpy, " + json.get("generated"), rows);
+        j.put("chart", png.getFileName().toString());
+        md.append("\n![bandwidth and latency by message size](datapath.png)\n\n");
+    }
+
+    /** Three significant digits, without exponents. */
+    static String ratio(double r) {
+        return new java.math.BigDecimal(r).round(new java.math.MathContext(3)).stripTrailingZeros().toPlainString();
+    }
+
+    static String pm(double err) {
+        return Double.isNaN(err) ? "" : String.format(Locale.ROOT, " ± %,.0f", err);
+    }
+
+    static String human(long size) {
+        return size >= 1 << 20 ? (size >> 20) + " MiB" : (size >> 10) + " KiB";
+    }
+
+    // ---- 3 -----------------------------------------------------------------------------------------------------
+
+    /** Whether {@code ernic serve} has a {@code --backend} option yet (the mesh transport another change adds). */
+    static boolean serveHasBackend() {
+        try {
+            Class<?> serve = Class.forName("ernic.server.ServeCommand");
+            for (Field f : serve.getDeclaredFields()) {
+                picocli.CommandLine.Option o = f.getAnnotation(picocli.CommandLine.Option.class);
+                if (o != null && List.of(o.names()).contains("--backend")) {
+                    return true;
+                }
+            }
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+        return false;
+    }
+
+    private void mesh(Map<String, Object> j) throws Exception {
+        if (!serveHasBackend()) {
+            j.put("status", "not run");
+            j.put("reason", "needs --backend: ernic serve has no --backend tcp:manager:listen:PORT / tcp:worker:HOST:PORT yet");
+            md.append("**Not run: needs --backend.** `ernic serve` has no `--backend tcp:manager:listen:PORT` / ")
+                    .append("`--backend tcp:worker:HOST:PORT` yet. When it has, this section starts a manager and a ")
+                    .append("worker server (GIDs given with `ERNIC_TCP_GUEST_GIDS`), connects a QP on each whose RTR ")
+                    .append("destination GID is owned by the other server, and compares cross-server WRITE bandwidth ")
+                    .append("with a raw TCP loopback stream of the same sizes.\n\n");
+            log("  not run: needs --backend");
+            return;
+        }
+        MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, quick ? 1 : 3, BenchSuite::log).run();
+        if (!r.dataChecked()) {
+            throw new IOException("the WRITEs did not land in the other server's guest memory");
+        }
+        md.append("Two forked `ernic serve` processes in a mesh (`--backend tcp:manager:listen:PORT` and ")
+                .append("`--backend tcp:worker:127.0.0.1:PORT`, guest GIDs ").append(MeshBench.GID_A).append(" and ")
+                .append(MeshBench.GID_B).append(" given with `ERNIC_TCP_GUEST_GIDS`), one driver model on each. QP A's ")
+                .append("RTR destination GID is owned by the other server, so every WRITE crosses the mesh; the first ")
+                .append("4 KiB were checked in the other guest's memory afterwards. Bandwidth with ")
+                .append(DataPathBench.WINDOW).append(" WRITEs in flight, latency with one. Reference: a raw TCP ")
+                .append("loopback stream of the same message sizes (latency: message out, one byte back), same ")
+                .append("run, best of rounds.\n\n")
+                .append("| size | WRITE GB/s | TCP GB/s | × TCP bw | WRITE µs | TCP µs | × TCP time |\n")
+                .append("|---:|---:|---:|---:|---:|---:|---:|\n");
+        List<Map<String, Object>> jr = new ArrayList<>();
+        List<DataPathBench.Row> chartRows = new ArrayList<>();
+        for (int i = 0; i < r.write().size(); i++) {
+            DataPathBench.Row w = r.write().get(i), t = r.tcp().get(i);
+            double bwRatio = w.bytesPerSecond() / t.bytesPerSecond(), latRatio = w.latencyNanos() / t.latencyNanos();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("size", w.size());
+            m.put("writeBytesPerSecond", w.bytesPerSecond());
+            m.put("tcpBytesPerSecond", t.bytesPerSecond());
+            m.put("bandwidthRatioToTcp", bwRatio);
+            m.put("writeLatencyNanos", w.latencyNanos());
+            m.put("tcpLatencyNanos", t.latencyNanos());
+            m.put("latencyRatioToTcp", latRatio);
+            jr.add(m);
+            md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | **%s** | %.1f | %.1f | **%s** |%n",
+                    human(w.size()), w.bytesPerSecond() / 1e9, t.bytesPerSecond() / 1e9, ratio(bwRatio),
+                    w.latencyNanos() / 1e3, t.latencyNanos() / 1e3, ratio(latRatio)));
+            chartRows.add(new DataPathBench.Row("WRITE across the mesh", w.size(), w.bytesPerSecond(), w.latencyNanos(),
+                    w.operations()));
+        }
+        for (DataPathBench.Row t : r.tcp()) {
+            chartRows.add(new DataPathBench.Row("TCP loopback", t.size(), t.bytesPerSecond(), t.latencyNanos(),
+                    t.operations()));
+        }
+        j.put("rows", jr);
+        Path png = out.resolve("mesh.png");
+        Chart.write(png, "ernic mesh (two servers) WRITE vs raw TCP loopback, " + json.get("generated"), chartRows);
+        j.put("chart", png.getFileName().toString());
+        md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
+    }
+
+    // ---- 4 -----------------------------------------------------------------------------------------------------
+
+    private void guestPerftest(Map<String, Object> j) throws IOException {
+        Path file = out.resolve("guest-perftest.json");
+        if (!Files.isRegularFile(file)) {
+            j.put("status", "not run");
+            j.put("reason", file + " not present (written by the guest perftest script; the suite boots no guest)");
+            md.append("**Not run:** `").append(file).append("` is not present. The guest perftest script (run ")
+                    .append("separately; this suite boots no guest) writes it with ernic and Soft-RoCE results from ")
+                    .append("the same guest.\n\n");
+            log("  not run: " + file + " not present");
+            return;
+        }
+        JsonNode node = new ObjectMapper().readTree(file.toFile());
+        j.put("status", "read");
+        j.put("source", file.toString());
+        j.put("results", node);
+        md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
+        JsonNode ratios = node.path("ratios");
+        if (ratios.isArray() && !ratios.isEmpty()) {
+            md.append("Ratios, emulated ionic over Soft-RoCE in the same guest:\n\n");
+            table(ratios);
+            md.append("All runs:\n\n");
+        }
+        JsonNode rows = node.isArray() ? node : node.path("results");
+        if (rows.isArray() && !rows.isEmpty() && rows.get(0).isObject()) {
+            table(rows);
+            if (node.isObject()) {
+                Iterator<Map.Entry<String, JsonNode>> it = node.fields();
+                while (it.hasNext()) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    if (!e.getKey().equals("results") && !e.getKey().equals("ratios")) {
+                        md.append("- ").append(e.getKey()).append(": ").append(e.getValue()).append("\n");
+                    }
+                }
+                md.append("\n");
+            }
+        } else {
+            md.append("```json\n").append(node.toPrettyString()).append("\n```\n\n");
+        }
+        log("  read " + file);
+    }
+
+    /** A markdown table of an array of JSON objects, one column per field seen. */
+    private void table(JsonNode rows) {
+        Set<String> cols = new LinkedHashSet<>();
+        rows.forEach(r -> r.fieldNames().forEachRemaining(cols::add));
+        md.append("| ").append(String.join(" | ", cols)).append(" |\n|");
+        cols.forEach(c -> md.append("---|"));
+        md.append("\n");
+        for (JsonNode r : rows) {
+            md.append("|");
+            for (String c : cols) {
+                JsonNode v = r.get(c);
+                md.append(" ").append(v == null || v.isNull() ? "" : v.isTextual() ? v.asText() : v.toString())
+                        .append(" |");
+            }
+            md.append("\n");
+        }
+        md.append("\n");
+    }
+
+    // ---- 5 -----------------------------------------------------------------------------------------------------
+
+    private void memory(Map<String, Object> j) throws Exception {
+        MemoryBench.Result r = new MemoryBench(BenchSuite::log).run();
+        List<MemoryBench.Point> p = r.points();
+        long idle = p.get(1).rssKib(), qps = p.get(2).rssKib(), mrs = p.get(3).rssKib();
+        double perQp = (qps - idle) * 1024.0 / MemoryBench.QPS, perMr = (mrs - qps) * 1024.0 / MemoryBench.MRS;
+        List<Map<String, Object>> jp = new ArrayList<>();
+        for (MemoryBench.Point pt : p) {
+            jp.add(Map.of("state", pt.state(), "vmRssKib", pt.rssKib(), "vmHwmKib", pt.hwmKib(),
+                    "ratioToIdle", pt.rssKib() / (double) idle));
+        }
+        j.put("process", r.command());
+        j.put("points", jp);
+        j.put("bytesPerQp", perQp);
+        j.put("bytesPerMr", perMr);
+        j.put("ratioWithAllObjectsToIdle", mrs / (double) idle);
+        md.append("VmRSS of a forked `ernic.server.Main serve` process (the launcher's JVM flags) read from ")
+                .append("/proc/PID/status, objects created through the driver model (QPs: SQ and RQ of 4 × 64 B, ")
+                .append("one shared CQ; MRs: 4 KiB each, direct). Reference: the idle figure of the same process.\n\n")
+                .append("| state | VmRSS | ratio to idle |\n|---|---:|---:|\n");
+        for (MemoryBench.Point pt : p) {
+            md.append(String.format(Locale.ROOT, "| %s | %,d KiB | %.3f |%n", pt.state(), pt.rssKib(),
+                    pt.rssKib() / (double) idle));
+        }
+        md.append(String.format(Locale.ROOT, "%nGrowth per object: **%,.0f bytes per QP**, **%,.0f bytes per MR** "
+                + "(RSS difference / count; the JVM heap grows in steps, so these are rough).%n%n", perQp, perMr));
+        log(String.format(Locale.ROOT, "  %.0f B per QP, %.0f B per MR", perQp, perMr));
+    }
+
+    private static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+
+    private static String host() {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        return System.getProperty("os.name") + " " + System.getProperty("os.arch") + ", " + cpus + " CPUs, Java "
+                + System.getProperty("java.version");
+    }
+}

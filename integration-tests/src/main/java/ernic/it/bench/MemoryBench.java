@@ -1,0 +1,75 @@
+package ernic.it.bench;
+
+import ernic.it.driver.IonicDriverModel;
+import ernic.it.driver.RdmaVerbs;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Section 5 of the suite: the resident size of a real server process ({@code ernic.server.Main serve}, forked
+ * with the launcher's JVM flags) read from {@code /proc/PID/status} VmRSS: started, with a client that brought
+ * the device up (Ethernet and RDMA), with 1,000 RC QPs, and with 10,000 MRs more, all created through the
+ * driver model. The reference is the idle figure of the same process.
+ */
+public final class MemoryBench {
+    public static final int QPS = 1000, MRS = 10_000;
+
+    /** One reading: what the process held, VmRSS and VmHWM in KiB. */
+    public record Point(String state, long rssKib, long hwmKib) {}
+
+    public record Result(long pid, String command, List<Point> points) {}
+
+    private final Consumer<String> log;
+
+    public MemoryBench(Consumer<String> log) {
+        this.log = log;
+    }
+
+    public Result run() throws IOException, InterruptedException {
+        List<Point> points = new ArrayList<>();
+        try (ServerFork server = ServerFork.start(List.of(), java.util.Map.of())) {
+            Process p = server.process;
+            points.add(read(p, "started, no client"));
+            try (IonicDriverModel drv = IonicDriverModel.connect(server.socket.toString(), 64L << 20)) {
+                RdmaVerbs v = RdmaVerbs.open(drv);
+                RdmaVerbs.Cq cq = v.createCq(12);
+                points.add(read(p, "client connected, Ethernet + RDMA up (idle)"));
+                for (int i = 0; i < QPS; i++) {
+                    v.createQp(RdmaVerbs.RC, cq, cq, 2, 2, 6, 0);
+                }
+                points.add(read(p, "+ " + QPS + " RC QPs"));
+                RdmaVerbs.Buffer buf = v.buffer(64 << 10, false);
+                int access = RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_REMOTE_WRITE | RdmaVerbs.ACCESS_REMOTE_READ;
+                for (int i = 0; i < MRS; i++) {
+                    v.regMr(buf, (i % 16) * 4096L, 4096, access);
+                }
+                points.add(read(p, "+ " + MRS + " MRs"));
+            }
+            return new Result(p.pid(), "java --enable-native-access=ALL-UNNAMED ... ernic.server.Main serve", points);
+        }
+    }
+
+    /** VmRSS / VmHWM after the process settled a moment. */
+    private Point read(Process p, String state) throws IOException, InterruptedException {
+        Thread.sleep(500);
+        long rss = 0, hwm = 0;
+        for (String line : Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"))) {
+            if (line.startsWith("VmRSS:")) {
+                rss = kib(line);
+            } else if (line.startsWith("VmHWM:")) {
+                hwm = kib(line);
+            }
+        }
+        log.accept(String.format("  %-45s VmRSS %8d KiB", state, rss));
+        return new Point(state, rss, hwm);
+    }
+
+    private static long kib(String line) {
+        return Long.parseLong(line.replaceAll("[^0-9]", ""));
+    }
+}

@@ -1,0 +1,208 @@
+package ernic.it.bench;
+
+import ernic.it.driver.IonicDriverModel;
+import ernic.it.driver.RdmaVerbs;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * Section 3 of the suite: RDMA WRITE across two servers of a mesh (two forked {@code ernic serve} processes,
+ * {@code --backend tcp:manager:listen:PORT} and {@code --backend tcp:worker:127.0.0.1:PORT}, each given its
+ * guest's GID with {@code ERNIC_TCP_GUEST_GIDS}), one driver model per server; QP A's RTR destination GID is
+ * owned by the other server, so every WRITE crosses the mesh. The reference, measured in the same run, is a
+ * raw TCP loopback stream of the same message sizes (bandwidth: a writer streaming, a reader draining;
+ * latency: the message out and a one-byte answer back).
+ */
+public final class MeshBench {
+    static final String GID_A = "10.77.0.1", GID_B = "10.77.0.2";
+
+    public record Result(List<DataPathBench.Row> write, List<DataPathBench.Row> tcp, boolean dataChecked) {}
+
+    private final long warmupNanos, measureNanos;
+    private final int rounds;
+    private final Consumer<String> log;
+
+    public MeshBench(long warmupMillis, long measureMillis, int rounds, Consumer<String> log) {
+        this.warmupNanos = warmupMillis * 1_000_000L;
+        this.measureNanos = measureMillis * 1_000_000L;
+        this.rounds = rounds;
+        this.log = log;
+    }
+
+    public Result run() throws IOException, InterruptedException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        List<DataPathBench.Row> write;
+        boolean checked;
+        try (ServerFork manager = ServerFork.start(List.of("--backend", "tcp:manager:listen:" + port),
+                Map.of("ERNIC_TCP_GUEST_GIDS", GID_A));
+             ServerFork worker = ServerFork.start(List.of("--backend", "tcp:worker:127.0.0.1:" + port),
+                     Map.of("ERNIC_TCP_GUEST_GIDS", GID_B));
+             IonicDriverModel drvA = IonicDriverModel.connect(manager.socket.toString(), 64L << 20);
+             IonicDriverModel drvB = IonicDriverModel.connect(worker.socket.toString(), 64L << 20)) {
+            RdmaVerbs va = RdmaVerbs.open(drvA), vb = RdmaVerbs.open(drvB);
+            RdmaVerbs.Cq cqA = va.createCq(10), cqB = vb.createCq(10);
+            int access = RdmaVerbs.QP_REMOTE_WRITE | RdmaVerbs.QP_REMOTE_READ;
+            RdmaVerbs.Qp a = va.createQp(RdmaVerbs.RC, cqA, cqA, 7, 7, 6, access);
+            RdmaVerbs.Qp b = vb.createQp(RdmaVerbs.RC, cqB, cqB, 7, 7, 6, access);
+            va.init(a, access);
+            vb.init(b, access);
+            // RTR is refused while no node owns the destination GID: wait for the mesh to form.
+            rtrWhenOwned(va, a, b.id, RdmaVerbs.Path.of(GID_A, GID_B), manager);
+            rtrWhenOwned(vb, b, a.id, RdmaVerbs.Path.of(GID_B, GID_A), worker);
+            va.rts(a);
+            vb.rts(b);
+            long max = DataPathBench.SIZES[DataPathBench.SIZES.length - 1];
+            int all = RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_REMOTE_WRITE | RdmaVerbs.ACCESS_REMOTE_READ;
+            RdmaVerbs.Buffer bufA = va.buffer(max, false), bufB = vb.buffer(max, false);
+            RdmaVerbs.Mr mrA = va.regMr(bufA, 0, max, all), mrB = vb.regMr(bufB, 0, max, all);
+            byte[] pattern = new byte[4096];
+            for (int i = 0; i < pattern.length; i++) {
+                pattern[i] = (byte) (i * 7 + 3);
+            }
+            bufA.put(0, pattern);
+            DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log);
+            write = bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, new String[] {"WRITE"});
+            // The bytes really arrived in the other server's guest memory.
+            checked = Arrays.equals(bufB.get(0, pattern.length), pattern);
+        }
+        return new Result(write, tcp(), checked);
+    }
+
+    private void rtrWhenOwned(RdmaVerbs v, RdmaVerbs.Qp qp, int dest, RdmaVerbs.Path path, ServerFork server)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (;;) {
+            try {
+                v.rtr(qp, dest, path);
+                return;
+            } catch (RdmaVerbs.AdminException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("RTR to " + path + " still refused after 30 s (status " + e.status
+                            + "); server log:\n" + server.logText(), e);
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    /** The reference: TCP over loopback, the same sizes, bandwidth and latency. */
+    private List<DataPathBench.Row> tcp() throws IOException, InterruptedException {
+        List<DataPathBench.Row> rows = new ArrayList<>();
+        for (long size : DataPathBench.SIZES) {
+            DataPathBench.Row best = null;
+            for (int round = 0; round < rounds; round++) {
+                DataPathBench.Row r = tcpOnce((int) size, round == 0);
+                best = best == null ? r : new DataPathBench.Row("TCP", size, Math.max(best.bytesPerSecond(),
+                        r.bytesPerSecond()), Math.min(best.latencyNanos(), r.latencyNanos()),
+                        best.operations() + r.operations());
+            }
+            log.accept(String.format("  %-6s %8d B: %8.2f GB/s, %10.1f us (best of %d)", "TCP", size,
+                    best.bytesPerSecond() / 1e9, best.latencyNanos() / 1e3, rounds));
+            rows.add(best);
+        }
+        return rows;
+    }
+
+    private DataPathBench.Row tcpOnce(int size, boolean warm) throws IOException, InterruptedException {
+        try (ServerSocketChannel listener = ServerSocketChannel.open()
+                .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            // The peer: reads whole messages; in ping-pong mode answers each with one byte.
+            Thread peer = Thread.ofPlatform().daemon().start(() -> {
+                try (SocketChannel c = listener.accept()) {
+                    c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                    ByteBuffer in = ByteBuffer.allocateDirect(size), ack = ByteBuffer.allocateDirect(1);
+                    ByteBuffer mode = ByteBuffer.allocateDirect(1);
+                    for (;;) {
+                        mode.clear();
+                        while (mode.hasRemaining()) {
+                            if (c.read(mode) < 0) {
+                                return;
+                            }
+                        }
+                        boolean pingPong = mode.get(0) == 1;
+                        in.clear();
+                        while (in.hasRemaining()) {
+                            if (c.read(in) < 0) {
+                                return;
+                            }
+                        }
+                        if (pingPong) {
+                            ack.clear();
+                            c.write(ack);
+                        }
+                    }
+                } catch (IOException e) {
+                    // over
+                }
+            });
+            try (SocketChannel c = SocketChannel.open(listener.getLocalAddress())) {
+                c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+                ByteBuffer out = ByteBuffer.allocateDirect(size + 1), ack = ByteBuffer.allocateDirect(1);
+                // Stream: a mode byte (0) and the message, back to back.
+                long ops = 0, start = 0, end;
+                long t0 = System.nanoTime();
+                boolean measuring = false;
+                for (;;) {
+                    out.clear();
+                    out.put(0, (byte) 0);
+                    while (out.hasRemaining()) {
+                        c.write(out);
+                    }
+                    long now = System.nanoTime();
+                    if (!measuring) {
+                        if (now - t0 >= (warm ? warmupNanos : 0)) {
+                            measuring = true;
+                            start = now;
+                        }
+                    } else {
+                        ops++;
+                        if (now - start >= measureNanos) {
+                            end = now;
+                            break;
+                        }
+                    }
+                }
+                double bw = ops * (double) size / ((end - start) / 1e9);
+                // Ping-pong: mode byte (1) and message out, one byte back.
+                long lops = 0, lstart = System.nanoTime(), lend;
+                for (;;) {
+                    out.clear();
+                    out.put(0, (byte) 1);
+                    while (out.hasRemaining()) {
+                        c.write(out);
+                    }
+                    ack.clear();
+                    while (ack.hasRemaining()) {
+                        if (c.read(ack) < 0) {
+                            throw new IOException("TCP peer closed");
+                        }
+                    }
+                    lops++;
+                    long now = System.nanoTime();
+                    if (now - lstart >= measureNanos / 2) {
+                        lend = now;
+                        break;
+                    }
+                }
+                return new DataPathBench.Row("TCP", size, bw, (lend - lstart) / (double) lops, ops + lops);
+            } finally {
+                peer.join(5000);
+            }
+        }
+    }
+}
