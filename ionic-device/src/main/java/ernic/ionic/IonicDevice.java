@@ -206,6 +206,7 @@ public final class IonicDevice implements VfioUserDevice {
     /** Advances fw_heartbeat (every second while attached). */
     public void heartbeatTick() {
         Le.put32(regs, Bar0.FW_HEARTBEAT, Le.u32(regs, Bar0.FW_HEARTBEAT) + 1);
+        rdma.tick(System.nanoTime());
     }
 
     /** Rewrites the LIF and port statistics blocks (on the profile's interval while attached). */

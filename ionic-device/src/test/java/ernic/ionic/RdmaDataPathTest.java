@@ -186,6 +186,22 @@ class RdmaDataPathTest {
         assertThat(dev.counters().get("rdma.sq.errors")).isEqualTo(3);
     }
 
+    @Test
+    void aSendWithNoReceiveFailsWithRnrAfterFiveSecondsAndTheQueueGoesOn() {
+        qp(2, V1.QPT_RC, 0, 3);
+        qp(3, V1.QPT_RC, 0, 2);
+        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).flags(V1.Wqe.FLAG_SIG).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        dev.rdma().tick(System.nanoTime() + 4_000_000_000L);
+        assertThat(poll()).as("4 s: still waiting for a receive").isNull();
+        dev.rdma().tick(System.nanoTime() + 5_100_000_000L);
+        V1.Cqe rnr = poll();
+        assertThat(rnr.error()).isTrue();
+        assertThat(rnr.statusLength()).isEqualTo(V1.STS_RNR_RETRY_EXCEEDED);
+        assertThat(poll().error()).as("the WRITE behind it runs").isFalse();
+        assertThat(dev.counters()).containsEntry("rdma.rnr.failures", 1L);
+    }
+
     /** Name to value, from a header list and a value buffer as ionic_hw_stats.c reads them. */
     static java.util.Map<String, Long> parseStats(MemorySegment hdrs, MemorySegment vals) {
         java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();

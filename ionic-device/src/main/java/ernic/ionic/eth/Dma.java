@@ -53,6 +53,32 @@ public final class Dma {
         return true;
     }
 
+    /**
+     * Guest {@code [iova, iova + length)} as one segment to read from, when it lies in one mapping; null
+     * otherwise (the caller then copies with {@link #read}).
+     */
+    public MemorySegment readable(long iova, long length) {
+        if (!enabled() || !validRange(iova, length)) {
+            return null;
+        }
+        return memory.segment(iova, length);
+    }
+
+    /**
+     * Guest {@code [iova, iova + length)} as one segment the caller writes at once (the range is marked
+     * dirty now), when it lies in one writable mapping; null otherwise.
+     */
+    public MemorySegment writable(long iova, long length) {
+        if (!enabled() || !validRange(iova, length)) {
+            return null;
+        }
+        MemorySegment direct = memory.writableSegment(iova, length);
+        if (direct != null) {
+            memory.markDirty(iova, length);
+        }
+        return direct;
+    }
+
     /** Guest {@code [iova, iova + length)} into {@code dst} at {@code offset}. */
     public boolean read(long iova, MemorySegment dst, long offset, long length) {
         if (length == 0) {

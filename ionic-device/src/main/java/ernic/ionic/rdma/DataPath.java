@@ -16,7 +16,8 @@ import java.util.Map;
  * SEND_INV, RDMA WRITE, WRITE_IMM, READ, atomics, REG_MR, LOCAL_INV, inline data), RQ doorbells
  * record the producer index, every WQE gets exactly one send completion (MSN for remote ops on RC/UC,
  * NPG by SQ index otherwise), and memory is reached only through the MR table (key 0 only for a
- * privileged QP). A SEND that finds the destination RQ empty waits until a receive is posted.
+ * privileged QP). A SEND that finds the destination RQ empty waits until a receive is posted, for at
+ * most 5 s (then RNR-retry-exceeded).
  */
 final class DataPath {
     /** Largest message (the port's max_msg_sz). */
@@ -47,7 +48,7 @@ final class DataPath {
     /** SQs waiting for a receive on their destination. */
     private final List<QueuePair> blocked = new ArrayList<>();
 
-    private long sqWqes, rqWqes, sendErrors, udDropped, bytes, flushes;
+    private long sqWqes, rqWqes, sendErrors, udDropped, bytes, flushes, rnrFailures;
     /** Scratch results of resolve(). */
     PageTable spanMem;
     long spanOff;
@@ -70,7 +71,7 @@ final class DataPath {
 
     /** Power-on: the data path's own totals back to zero. */
     void clearCounters() {
-        sqWqes = rqWqes = sendErrors = udDropped = bytes = flushes = 0;
+        sqWqes = rqWqes = sendErrors = udDropped = bytes = flushes = rnrFailures = 0;
     }
 
     void forget(QueuePair qp) {
@@ -122,6 +123,7 @@ final class DataPath {
         m.put("rdma.sq.errors", sendErrors);
         m.put("rdma.ud.dropped", udDropped);
         m.put("rdma.bytes", bytes);
+        m.put("rdma.rnr.failures", rnrFailures);
     }
 
     private QueuePair qp(int id) {
@@ -189,12 +191,41 @@ final class DataPath {
             }
             if (status == BLOCKED) {
                 if (!blocked.contains(qp)) {
+                    qp.blockedSinceNanos = System.nanoTime();
                     blocked.add(qp);
                 }
                 return;
             }
             sq.cons = (index + 1) & sq.mask();
             finish(qp, index, op, status, moved);
+        }
+    }
+
+    /**
+     * Receiver not ready, within this guest: an SQ whose SEND (or WRITE_IMM) has waited
+     * {@link RemotePath#RNR_TIMEOUT_NANOS} for a receive completes that WQE with RNR-retry-exceeded and
+     * goes on. Called about once a second.
+     */
+    void rnrTick(long now) {
+        if (blocked.isEmpty()) {
+            return;
+        }
+        for (QueuePair qp : List.copyOf(blocked)) {
+            if (now - qp.blockedSinceNanos < RemotePath.RNR_TIMEOUT_NANOS || lif.qps[qp.id] != qp) {
+                continue;
+            }
+            blocked.remove(qp);
+            WorkQueue sq = qp.sq;
+            int index = sq.cons;
+            long at = sq.slot(index);
+            if (at < 0 || !dma.read(at, wqeBuf, 0, sq.stride())) {
+                continue;
+            }
+            int op = wqe.wrap(wqeBuf, 0).op();
+            sq.cons = (index + 1) & sq.mask();
+            rnrFailures++;
+            finish(qp, index, op, V1.STS_RNR_RETRY_EXCEEDED, 0);
+            runSq(qp);
         }
     }
 
@@ -327,8 +358,9 @@ final class DataPath {
     }
 
     /**
-     * Copies {@code len} bytes from {@code src} to {@code dst} (both already checked) through the
-     * 64 KiB bounce buffer, one contiguous run at a time. False when guest memory cannot be reached.
+     * Copies {@code len} bytes from {@code src} to {@code dst} (both already checked), one contiguous run
+     * at a time: straight from segment to segment where both sides are mapped (one MemorySegment.copy),
+     * else through the 64 KiB bounce buffer. False when guest memory cannot be reached.
      */
     boolean copy(Spans src, Spans dst, long len) {
         int si = 0, di = 0;
@@ -345,11 +377,29 @@ final class DataPath {
             if (si == src.count || di == dst.count) {
                 return false;
             }
-            long chunk = Math.min(Math.min(left, BOUNCE), Math.min(src.len[si] - so, dst.len[di] - dOff));
+            long chunk = Math.min(left, Math.min(src.len[si] - so, dst.len[di] - dOff));
             chunk = Math.min(chunk, run(src, si, so, chunk));
             chunk = Math.min(chunk, run(dst, di, dOff, chunk));
-            if (chunk <= 0 || !move(src, si, so, chunk, false) || !move(dst, di, dOff, chunk, true)) {
+            if (chunk <= 0) {
                 return false;
+            }
+            if (view(src, si, so, chunk, false)) {
+                MemorySegment from = viewSeg;
+                long fromOff = viewOff;
+                if (view(dst, di, dOff, chunk, true)) {
+                    MemorySegment.copy(from, fromOff, viewSeg, viewOff, chunk);
+                } else {
+                    chunk = Math.min(chunk, BOUNCE);
+                    MemorySegment.copy(from, fromOff, bounce, 0, chunk);
+                    if (!move(dst, di, dOff, chunk, true)) {
+                        return false;
+                    }
+                }
+            } else {
+                chunk = Math.min(chunk, BOUNCE);
+                if (!move(src, si, so, chunk, false) || !move(dst, di, dOff, chunk, true)) {
+                    return false;
+                }
             }
             so += chunk;
             dOff += chunk;
@@ -357,6 +407,29 @@ final class DataPath {
         }
         bytes += len;
         return true;
+    }
+
+    /** What view() found: a segment and the offset of the entry's bytes in it. */
+    private MemorySegment viewSeg;
+    private long viewOff;
+
+    /**
+     * Entry {@code i} at {@code o}, {@code n} bytes, as a segment to copy from (or to, marking it dirty):
+     * device-local bytes, or guest memory in one mapping. False when there is no such segment.
+     */
+    private boolean view(Spans s, int i, long o, long n, boolean write) {
+        if (s.local[i] != null) {
+            viewSeg = s.local[i];
+            viewOff = s.off[i] + o;
+            return true;
+        }
+        long addr = s.mem[i] == null ? s.off[i] + o : s.mem[i].addr(s.off[i] + o);
+        if (addr < 0) {
+            return false;
+        }
+        viewSeg = write ? dma.writable(addr, n) : dma.readable(addr, n);
+        viewOff = 0;
+        return viewSeg != null;
     }
 
     /** Contiguous bytes of entry {@code i} from {@code o} (at most {@code max}); 0 when unreachable. */

@@ -31,6 +31,8 @@ final class QueuePair {
     RemotePath.Outstanding outstanding;
     /** Requests from a peer waiting for a receive (receiver not ready), oldest first; null when none. */
     java.util.ArrayDeque<RemotePath.Held> held;
+    /** When its SQ began waiting for a receive on its (local) destination. */
+    long blockedSinceNanos;
     /** In the remote path's list of QPs it checks for time-outs. */
     boolean watched;
 

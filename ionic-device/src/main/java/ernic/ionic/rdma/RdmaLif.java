@@ -101,6 +101,11 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
         data.remote = new RemotePath(this, data, counters, node);
     }
 
+    /** About once a second on the device thread: receiver-not-ready time-outs within this guest. */
+    public void tick(long nowNanos) {
+        data.rnrTick(nowNanos);
+    }
+
     /** Leaves the mesh (server shutdown). */
     public void detachMesh() {
         if (data.remote != null) {
