@@ -366,6 +366,12 @@ public final class BenchSuite {
     private void table(JsonNode rows) {
         Set<String> cols = new LinkedHashSet<>();
         rows.forEach(r -> r.fieldNames().forEachRemaining(cols::add));
+        // perftest runs: the columns that carry the result (report.json keeps every field)
+        List<String> main = List.of("device", "test", "size", "bw_avg_MiB_s", "msg_rate_Mpps", "t_typical_usec",
+                "t_avg_usec", "t_p99_usec", "ok", "anomaly");
+        if (cols.contains("device") && cols.contains("test") && cols.size() > 10) {
+            cols.retainAll(main);
+        }
         md.append("| ").append(String.join(" | ", cols)).append(" |\n|");
         cols.forEach(c -> md.append("---|"));
         md.append("\n");

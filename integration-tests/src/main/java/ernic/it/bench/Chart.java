@@ -50,7 +50,7 @@ final class Chart {
             g.drawLine(x, H - 22, x + 24, H - 22);
             g.setColor(Color.BLACK);
             g.drawString(name, x + 30, H - 17);
-            x += 130;
+            x += 30 + g.getFontMetrics().stringWidth(name) + 40;
         }
         g.dispose();
         ImageIO.write(img, "png", file.toFile());
