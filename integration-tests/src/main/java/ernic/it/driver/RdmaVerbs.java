@@ -985,7 +985,8 @@ public final class RdmaVerbs {
     public static final class Wc {
         public long wrId;
         public int status, opcode, qpNum, srcQp, byteLen, imm, vendorErr;
-        public boolean withImm, ipv4, vlan;
+        /** A SEND_INV arrived: {@link #imm} holds the rkey it invalidated. */
+        public boolean withImm, withInv, ipv4, vlan;
         public long srcMac;
         public int vlanTag;
 
@@ -1034,7 +1035,7 @@ public final class RdmaVerbs {
             wc.qpNum = qid;
             wc.status = error ? statusLength : STS_OK;
             wc.vendorErr = error ? statusLength : 0;
-            wc.withImm = wc.ipv4 = wc.vlan = false;
+            wc.withImm = wc.withInv = wc.ipv4 = wc.vlan = false;
             wc.imm = wc.srcQp = wc.byteLen = wc.vlanTag = 0;
             wc.srcMac = 0;
             switch (type) {
@@ -1055,6 +1056,7 @@ public final class RdmaVerbs {
                     wc.wrId = qp.rqWrId[(int) idx];
                     wc.opcode = op == 3 ? WC_RECV_RDMA_WITH_IMM : WC_RECV;
                     wc.withImm = op == 2 || op == 3;
+                    wc.withInv = op == 1;
                     wc.imm = be32(ram, e + CQE_RECV_IMM_DATA_RKEY_BE);
                     wc.srcQp = srcQpnOp & 0xff_ffff;
                     wc.ipv4 = (srcQpnOp & CQE_RECV_IS_IPV4) != 0;
@@ -1117,7 +1119,7 @@ public final class RdmaVerbs {
         wc.qpNum = qp.id;
         wc.status = wc.vendorErr = STS_WQE_FLUSHED_ERR;
         wc.byteLen = wc.imm = wc.srcQp = 0;
-        wc.withImm = false;
+        wc.withImm = wc.withInv = false;
         if (cq.flushingSq && qp.sqCons != qp.sqProd) {
             fillSend(qp, qp.sqCons, wc);
             wc.byteLen = 0;

@@ -140,6 +140,33 @@ class RdmaVerbsTest {
     }
 
     @Test
+    void sendWithInvalidateRevokesTheRespondersRkey() throws Exception {
+        rcPair();
+        Mr exposed = v.regMr(bufB, 8192, 4096, ALL);
+        wr.reset().sge(mrA.va(), 8, mrA.lkey());
+        wr.opcode = WRITE;
+        wr.remoteVa = exposed.va();
+        wr.rkey = exposed.rkey();
+        v.postSend(a, wr);
+        assertThat(next(cqA).status).as("usable before").isEqualTo(STS_OK);
+        v.postRecv(b, 9, mrB.va(), 64, mrB.lkey());
+        wr.reset().sge(mrA.va(), 8, mrA.lkey());
+        wr.opcode = SEND_INV;
+        wr.imm = exposed.rkey();
+        v.postSend(a, wr);
+        assertThat(next(cqA).status).isEqualTo(STS_OK);
+        Wc r = next(cqB);
+        assertThat(r.withInv).isTrue();
+        assertThat(r.imm).isEqualTo(exposed.rkey());
+        wr.reset().sge(mrA.va(), 8, mrA.lkey());
+        wr.opcode = WRITE;
+        wr.remoteVa = exposed.va();
+        wr.rkey = exposed.rkey();
+        v.postSend(a, wr);
+        assertThat(next(cqA).status).as("invalidated").isEqualTo(STS_REMOTE_ACC_ERR);
+    }
+
+    @Test
     void sendWithSeveralSgesOnBothSides() throws Exception {
         rcPair();
         bufA.put(0, "Hello, ".getBytes(StandardCharsets.US_ASCII));
