@@ -379,6 +379,18 @@ public final class MeshNode {
         return SendResult.QUEUED;
     }
 
+    /**
+     * What {@link #send} to {@code dst} would answer now for a small payload, without sending: lets a caller
+     * skip building a message that would only be BUSY. Must run on the node's event loop.
+     */
+    public SendResult probe(int dst) {
+        if (!loop.inEventLoop()) {
+            throw new IllegalStateException("MeshNode.probe must run on the node's event loop");
+        }
+        MeshLink l = closed || nodeId < 0 || dst == nodeId ? null : route(dst);
+        return l == null ? SendResult.NO_ROUTE : l.isWritable() ? SendResult.QUEUED : SendResult.BUSY;
+    }
+
     /** The largest payload {@link #send} takes: what fits a frame of {@link MeshConfig#maxFrameLength()}. */
     public int maxPayload() {
         return config.maxFrameLength() - Wire.DATA_OVERHEAD;

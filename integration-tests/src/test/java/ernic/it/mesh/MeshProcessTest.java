@@ -58,9 +58,13 @@ class MeshProcessTest {
     }
 
     ServerProcess serve(String name, String backend, String gids) throws IOException {
+        return serve(name, backend, Map.of("ERNIC_TCP_GUEST_GIDS", gids));
+    }
+
+    ServerProcess serve(String name, String backend, Map<String, String> env) throws IOException {
         java.nio.file.Path d = Files.createDirectories(dir.resolve(name));
         ServerProcess s = ServerProcess.start(d.resolve("ernic.sock"), List.of("--backend", backend, "--stats-file",
-                d.resolve("stats.json").toString()), Map.of("ERNIC_TCP_GUEST_GIDS", gids), name + "| ", System.out);
+                d.resolve("stats.json").toString()), env, name + "| ", System.out);
         servers.add(s);
         return s;
     }
@@ -139,6 +143,77 @@ class MeshProcessTest {
         Wc next() {
             assertThat(v.pollWait(cq, wc, 60_000)).as("a completion on " + ip).isTrue();
             return wc;
+        }
+    }
+
+    static long rssKiB(ServerProcess s) throws IOException {
+        for (String line : Files.readAllLines(java.nio.file.Path.of("/proc", Long.toString(s.process().pid()), "status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", ""));
+            }
+        }
+        throw new IOException("no VmRSS");
+    }
+
+    /**
+     * A peer that stops reading: the manager's queue for it stops at the connection's watermark (its memory
+     * stays bounded while the guest keeps posting), the send time-out shuts the connection, and the guest's
+     * WRITEs complete with retry-exceeded.
+     */
+    @Test
+    void aPeerThatStopsReadingCostsBoundedMemoryAndIsCutOff() throws Exception {
+        dir = Files.createTempDirectory("ernic-mesh");
+        int port = freePort();
+        ServerProcess manager = serve("m", "tcp:manager:listen:" + port,
+                Map.of("ERNIC_TCP_GUEST_GIDS", "10.2.0.1", "ERNIC_TCP_SEND_TIMEOUT_MS", "4000"));
+        io.netty.channel.EventLoopGroup loop = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
+                io.netty.channel.nio.NioIoHandler.newFactory());
+        ernic.mesh.MeshNode stalled = ernic.mesh.MeshNode.worker(loop, "127.0.0.1", port,
+                ernic.mesh.MeshConfig.defaults());
+        try {
+            stalled.advertiseGids(Set.of(ernic.mesh.Gid.parse("10.2.0.9")));
+            stalled.start().syncUninterruptibly();
+            await("m", "the stalled peer's GID", s -> owns(s, "10.2.0.9", 1));
+            stalled.setReceivingFromAll(false);
+
+            IonicDriverModel drv = IonicDriverModel.connect(manager.socket().toString());
+            drivers.add(drv);
+            RdmaVerbs v = RdmaVerbs.open(drv);
+            Cq cq = v.createCq(8);
+            Qp qp = v.createQp(RC, cq, cq, 7, 5, 8, QP_REMOTE_WRITE);
+            v.init(qp, QP_REMOTE_WRITE);
+            v.rtr(qp, 5, Path.of("10.2.0.1", "10.2.0.9"));
+            v.rts(qp);
+            Buffer buf = v.buffer(4 << 20, false);
+            Mr mr = v.regMr(buf, 0, buf.length, ALL);
+            long before = rssKiB(manager);
+            SendWr wr = new SendWr();
+            int posted = 100; // 400 MiB of WRITEs
+            for (int i = 0; i < posted; i++) {
+                wr.reset().sge(mr.va(), (int) buf.length, mr.lkey());
+                wr.opcode = RdmaVerbs.WRITE;
+                wr.remoteVa = 0x1000;
+                wr.rkey = 0x101;
+                v.postSend(qp, wr);
+            }
+            JsonNode queued = await("m", "the queue for the stalled peer at its watermark",
+                    s -> s.path("mesh").path("peers").path("1").path("queueDepth").asLong() >= 28L << 20);
+            long after = rssKiB(manager);
+            long depth = queued.path("mesh").path("peers").path("1").path("queueDepth").asLong();
+            System.out.printf("stalled peer: queue %d MiB, server RSS %d MiB -> %d MiB (+%d MiB) with %d MiB posted%n",
+                    depth >> 20, before >> 10, after >> 10, (after - before) >> 10, (long) posted * 4);
+            assertThat(depth).as("bytes queued for the peer").isLessThanOrEqualTo(40L << 20);
+            assertThat(after - before).as("server memory growth, KiB").isLessThan(160L << 10);
+            await("m", "the send time-out", s -> s.path("mesh").path("counters").path("node.sendTimeouts").asLong() > 0);
+            stalled.close().syncUninterruptibly();
+            Wc wc = new Wc();
+            for (int i = 0; i < posted; i++) {
+                assertThat(v.pollWait(cq, wc, 60_000)).as("completion " + i).isTrue();
+                assertThat(wc.status).as("completion " + i).isEqualTo(RdmaVerbs.STS_RETRY_EXCEEDED);
+            }
+        } finally {
+            stalled.close().syncUninterruptibly();
+            loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
     }
 

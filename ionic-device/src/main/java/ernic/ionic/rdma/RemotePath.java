@@ -193,6 +193,10 @@ final class RemotePath implements MeshListener {
         Outstanding out = qp.outstanding;
         while (!sq.empty()) {
             int index = sq.cons; // the driver never posts over a WQE it has no completion for
+            if (mesh.probe(qp.node) == SendResult.BUSY) {
+                block(qp); // no message built only to be refused; onWritable runs this SQ again
+                break;
+            }
             long at = sq.slot(index);
             int stride = sq.stride();
             if (at < 0 || !data.dma.read(at, data.wqeBuf, 0, stride)) {
@@ -210,9 +214,7 @@ final class RemotePath implements MeshListener {
                 status = V1.STS_LOCAL_QP_OPER_ERR;
             }
             if (status == BLOCKED) {
-                if (!blocked.contains(qp)) {
-                    blocked.add(qp);
-                }
+                block(qp);
                 break;
             }
             out.op[index] = op;
@@ -221,6 +223,12 @@ final class RemotePath implements MeshListener {
             sq.cons = (index + 1) & sq.mask();
         }
         complete(qp);
+    }
+
+    private void block(QueuePair qp) {
+        if (!blocked.contains(qp)) {
+            blocked.add(qp);
+        }
     }
 
     /** Posts the completions of answered WQEs, oldest first, stopping at the first still pending. */
@@ -394,9 +402,7 @@ final class RemotePath implements MeshListener {
         SendResult r = mesh.send(ah.node, m);
         if (r == SendResult.BUSY) {
             m.release();
-            if (!blocked.contains(qp)) {
-                blocked.add(qp);
-            }
+            block(qp);
             return BLOCKED;
         }
         if (r == SendResult.NO_ROUTE) {
@@ -511,6 +517,12 @@ final class RemotePath implements MeshListener {
 
     @Override
     public void onWritable(int nodeId) {
+        retryBlocked();
+    }
+
+    /** A node died or came back: SQs stopped on its connection go on (to another route, or to no route). */
+    @Override
+    public void onNodeState(int nodeId, boolean alive) {
         retryBlocked();
     }
 
@@ -881,5 +893,6 @@ final class RemotePath implements MeshListener {
         if (full) {
             resume();
         }
+        retryBlocked(); // a safety net: a route can change without a writability event
     }
 }
