@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The stock ionic_rdma driver and rdma-core's libionic in the real guest against our device, both
  * ends in one VM: the RDMA bootstrap and admin queue (the ibdev registers, the MAD agent's GSI QP
  * comes up, no admin time-outs), the port ACTIVE with the netdev's GIDs, then rdma-core's own
- * ping-pong tools over RC (with payload validation and with CQ events) and UD.
+ * ping-pong tools over RC (with payload validation and with CQ events), UC and UD, perftest, and the
+ * rdma_cm tools (ucmatose, rping, udaddy).
  */
 class IonicRdmaGuestTest {
     static final String GUEST_IP = "10.9.0.1";
@@ -31,12 +32,32 @@ class IonicRdmaGuestTest {
             hwc=/sys/class/infiniband/ionic_0/ports/1/hw_counters
             echo "hwc-list" $(ls $hwc)
             dumphwc() { for f in $hwc/*; do echo "hwc-$1 $(basename $f) $(cat $f)"; done; }
+            # The server is ready when it listens: perftest and ibv_*_pingpong on TCP 18515, the
+            # rdma_cm tools with a LISTEN cm_id (a REQ before that is rejected: invalid service ID).
+            # A loaded host can take longer than a fixed sleep to get there under TCG.
+            waitlisten() {
+                sleep 1
+                for i in $(seq 1 40); do
+                    { ss -ltnH 'sport = :18515' | grep -q . || rdma resource show cm_id | grep -q LISTEN; } && return
+                    sleep 0.5
+                done
+            }
             run2() { # name, server command line, client command line
-                timeout 60 stdbuf -oL -eL $2 > /tmp/server-$1.txt 2>&1 &
-                sleep 2
-                if timeout 60 stdbuf -oL -eL $3 > /tmp/client-$1.txt 2>&1; then c=0; else c=$?; fi
-                if wait $!; then s=0; else s=$?; fi
-                cat /tmp/server-$1.txt /tmp/client-$1.txt
+                for attempt in 1 2 3; do
+                    timeout 60 stdbuf -oL -eL $2 > /tmp/server-$1.txt 2>&1 &
+                    waitlisten
+                    if timeout 60 stdbuf -oL -eL $3 > /tmp/client-$1.txt 2>&1; then c=0; else c=$?; fi
+                    if wait $!; then s=0; else s=$?; fi
+                    cat /tmp/server-$1.txt /tmp/client-$1.txt
+                    # perftest measures the TSC frequency at start; under TCG the fit is sometimes too
+                    # noisy ("Correlation coefficient r^2 < 0.9", "Can't produce a report", exit 1).
+                    # That says nothing about the device: run it again.
+                    if [ $c$s != 00 ] && grep -q 'Correlation coefficient' /tmp/server-$1.txt /tmp/client-$1.txt; then
+                        echo "RETRY $1 attempt=$attempt client=$c server=$s (perftest clock calibration)"
+                        continue
+                    fi
+                    break
+                done
                 echo "RESULT $1 client=$c server=$s"
             }
             pair() { # name, then the arguments both ends share; the client adds localhost
@@ -48,6 +69,20 @@ class IonicRdmaGuestTest {
             pair rc-check ibv_rc_pingpong -d ionic_0 -g 1 -n 50 -s 1000 -c
             pair rc-events ibv_rc_pingpong -d ionic_0 -g 1 -n 50 -e
             pair ud ibv_ud_pingpong -d ionic_0 -g 1 -n 50
+            # UC (needs the image's ionic_rdma and libionic patches, guest/patches/).
+            pair uc ibv_uc_pingpong -d ionic_0 -g 1 -n 100
+            pair uc-check ibv_uc_pingpong -d ionic_0 -g 1 -n 50 -s 1000 -c
+            pair uc-events ibv_uc_pingpong -d ionic_0 -g 1 -n 50 -e
+            pair uc-write-bw ib_write_bw -d ionic_0 -x 1 -c UC -s 65536 -n 100
+            pair uc-send-bw ib_send_bw -d ionic_0 -x 1 -c UC -s 4096 -n 100
+            # The QP the UC server made is a UC QP as ib_core sees it.
+            timeout 60 ibv_uc_pingpong -d ionic_0 -g 0 -n 20 > /tmp/server-ucq.txt 2>&1 &
+            sleep 2
+            echo "uc-res-begin"; rdma resource show qp link ionic_0/1; echo "uc-res-end rc=$?"
+            if timeout 60 ibv_uc_pingpong -d ionic_0 -g 0 -n 20 localhost > /tmp/client-ucq.txt 2>&1; then c=0; else c=$?; fi
+            if wait $!; then s=0; else s=$?; fi
+            cat /tmp/server-ucq.txt /tmp/client-ucq.txt
+            echo "RESULT uc-res client=$c server=$s"
             pair write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 100
             pair read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 100
             pair atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 100
@@ -62,6 +97,7 @@ class IonicRdmaGuestTest {
             pair atomic-lat ib_atomic_lat -d ionic_0 -x 1 -n 100
             run2 ucmatose "ucmatose -b %1$s" "ucmatose -s %1$s"
             run2 rping "rping -s -a %1$s -C 3 -v" "rping -c -a %1$s -C 3 -v"
+            run2 udaddy "udaddy -b %1$s" "udaddy -s %1$s"
             # Per-QP counters: ib_core binds each new QP to a counter; reading it sends QP_STATS_VALS.
             rdma statistic qp set link ionic_0/1 auto type on && echo "qp-auto on"
             timeout 60 ibv_rc_pingpong -d ionic_0 -g 0 -n 20 > /tmp/server-rcq.txt 2>&1 &
@@ -109,6 +145,15 @@ class IonicRdmaGuestTest {
                     .contains("RESULT rc-events client=0 server=0")
                     .contains("RESULT ud client=0 server=0")
                     .contains("100 iters in");
+            // UC (ibv_uc_pingpong, also with payload validation and CQ events; perftest WRITE and SEND over UC).
+            assertThat(out).contains("RESULT uc client=0 server=0")
+                    .contains("RESULT uc-check client=0 server=0")
+                    .contains("RESULT uc-events client=0 server=0")
+                    .contains("RESULT uc-write-bw client=0 server=0")
+                    .contains("RESULT uc-send-bw client=0 server=0")
+                    .containsPattern("Connection type : UC")
+                    .containsPattern("(?s)uc-res-begin.*link ionic_0/1 lqpn \\d+ (rqpn \\d+ )?type UC .*uc-res-end rc=0")
+                    .contains("RESULT uc-res client=0 server=0");
             // RDMA WRITE, READ and atomics (perftest), and rdma_cm over the GSI QP (CM MADs, AHs).
             assertThat(out).contains("RESULT write-bw client=0 server=0")
                     .contains("RESULT read-bw client=0 server=0")
@@ -124,7 +169,11 @@ class IonicRdmaGuestTest {
                     .contains("RESULT send-lat client=0 server=0")
                     .contains("RESULT atomic-lat client=0 server=0")
                     .contains("RESULT ucmatose client=0 server=0").contains("data transfers complete")
-                    .contains("RESULT rping client=0 server=0").contains("ping data: rdma-ping-2");
+                    .contains("RESULT rping client=0 server=0").contains("ping data: rdma-ping-2")
+                    // udaddy: rdma_cm UD (SIDR over the GSI QP, an AH per peer), server then client output.
+                    .containsPattern("(?s)udaddy: starting server.*sending replies.*data transfers complete"
+                            + ".*udaddy: starting client.*receiving data transfers.*data transfers complete.*test complete"
+                            + ".*RESULT udaddy client=0 server=0");
             // hw_counters: the device's counters by name, read through STATS_HDRS / STATS_VALS.
             assertThat(out).containsPattern("hwc-list .*\\btx_send_reqs\\b")
                     .containsPattern("hwc-list .*\\brx_recv_bytes\\b").containsPattern("hwc-list .*\\bseq_err\\b");
