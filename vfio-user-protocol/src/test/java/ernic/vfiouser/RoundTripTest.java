@@ -351,4 +351,70 @@ class RoundTripTest {
         client.regionWriteLong(BAR0, DMA_CMD, 4, 1);
         assertThat(client.regionReadLong(BAR0, DMA_STATUS, 4)).isEqualTo(1);
     }
+
+    @Test
+    void callsFromSeveralThreadsShareTheSocket() throws Exception {
+        client.negotiate();
+        int threads = 4, rounds = 2000;
+        List<CompletableFuture<Void>> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            long slot = ARRAY + 8L * t;
+            workers.add(CompletableFuture.runAsync(() -> {
+                try {
+                    for (int i = 0; i < rounds; i++) {
+                        long v = (long) slot << 32 | i;
+                        client.regionWriteLong(BAR0, slot, 8, v);
+                        assertThat(client.regionReadLong(BAR0, slot, 8)).isEqualTo(v);
+                        if (i % 100 == 0) {
+                            // A future among the blocking calls: whoever reads completes it.
+                            VfioUserMessage r = client.send(Command.REGION_READ,
+                                    new ernic.vfiouser.wire.Messages.RegionAccess(slot, BAR0, 8).encodeHead(client.alloc(), 0),
+                                    false).get();
+                            r.release();
+                        }
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, command -> Thread.ofPlatform().start(command)));
+        }
+        for (CompletableFuture<Void> w : workers) {
+            w.get();
+        }
+        assertThat(server.stats().regionWrites.get()).isEqualTo((long) threads * rounds);
+    }
+
+    @Test
+    void messageDmaWhileCallsAreWaiting() throws Exception {
+        client.negotiate();
+        GuestRam ram = track(new GuestRam(RAM_IOVA, 1 << 16));
+        client.mapWithoutFd(ram);
+        var conn = server.connection();
+        int n = 200;
+        // The server asks for guest memory while the client's caller is busy with its own calls: the
+        // caller that reads the socket serves the requests on the way.
+        List<CompletableFuture<?>> dma = new ArrayList<>();
+        CompletableFuture<Void> asked = CompletableFuture.runAsync(() -> {
+            for (int i = 0; i < n; i++) {
+                long at = RAM_IOVA + 8L * i;
+                dma.add(conn.dmaWrite(at, io.netty.buffer.Unpooled.buffer(8).writeLongLE(i * 3L))
+                        .thenCompose(v -> conn.dmaRead(at, 8))
+                        .thenApply(b -> {
+                            try {
+                                return b.getLongLE(0);
+                            } finally {
+                                b.release();
+                            }
+                        }));
+            }
+        }, server.eventLoop());
+        for (int i = 0; i < 500; i++) {
+            client.regionWriteLong(BAR0, SCRATCH, 4, i);
+        }
+        asked.get();
+        for (int i = 0; i < n; i++) {
+            assertThat(dma.get(i).get()).isEqualTo(i * 3L);
+        }
+        assertThat(client.regionReadLong(BAR0, SCRATCH, 4)).isEqualTo(499);
+    }
 }
