@@ -1,0 +1,91 @@
+package ernic.it.guest;
+
+import ernic.it.harness.GuestRun;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two real guests, each with its own server, the servers joined in a mesh ({@code ./ernic guest run --vms 2}
+ * makes server 0 the manager): rdma-core's and perftest's tools with the server end in guest 0 and the client in
+ * guest 1, so every byte crosses the mesh. The tools exchange their QP details over the guests' Ethernet segment,
+ * as on a real fabric; rping also resolves the address and connects through rdma_cm's MADs on the GSI QPs.
+ */
+class MeshGuestTest {
+    static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + """
+            srv=192.168.77.1
+            peer=192.168.77.$(( (ERNIC_VM_INDEX + 1) % 2 + 1 ))
+            for i in $(seq 1 60); do ping -c 1 -W 1 $peer > /dev/null && break; sleep 1; done
+            echo "gid1 $(cat /sys/class/infiniband/ionic_0/ports/1/gids/1)"
+            if [ "$ERNIC_VM_INDEX" = 0 ]; then
+                serve() { # name, command: the server end, once
+                    name=$1; shift
+                    if timeout 180 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then s=0; else s=$?; fi
+                    cat /tmp/$name.txt
+                    echo "RESULT $name server=$s"
+                }
+                serve rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601
+                serve write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602
+                serve read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603
+                serve send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604
+                serve atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605
+                serve rping rping -s -a $srv -C 5 -v -p 18606
+            else
+                client() { # name, command: the client end, tried until the server listens
+                    name=$1; shift
+                    for i in $(seq 1 60); do
+                        if timeout 180 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then c=0; break; else c=$?; fi
+                        sleep 1
+                    done
+                    cat /tmp/$name.txt
+                    echo "RESULT $name client=$c"
+                }
+                client rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601 $srv
+                client write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602 $srv
+                client read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603 $srv
+                client send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604 $srv
+                client atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605 $srv
+                client rping rping -c -a $srv -C 5 -v -p 18606
+            fi
+            if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
+            """;
+
+    @BeforeAll
+    static void prerequisites() {
+        GuestPrerequisites.require();
+    }
+
+    @Test
+    void twoGuestsTalkRdmaAcrossTheMesh() throws Exception {
+        Path script = Files.createDirectories(Path.of("target", "guest")).resolve("mesh-two-vms.sh");
+        Files.writeString(script, SCRIPT);
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        PrintStream original = System.out;
+        int status;
+        try (PrintStream tee = new PrintStream(new GuestRunTest.TeeStream(captured, original), true,
+                StandardCharsets.UTF_8)) {
+            System.setOut(tee);
+            status = new CommandLine(new GuestRun()).execute("--vms", "2", script.toString());
+        } finally {
+            System.setOut(original);
+        }
+        String out = captured.toString(StandardCharsets.UTF_8);
+        assertThat(status).as("the first non-zero status of the scripts").isZero();
+        assertThat(out).contains("vm0| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d01")
+                .contains("vm1| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d02")
+                .doesNotContain("DMESG-ERRORS");
+        for (String tool : new String[]{"rc", "write-bw", "read-bw", "send-bw", "atomic-bw", "rping"}) {
+            assertThat(out).contains("vm0| RESULT " + tool + " server=0").contains("vm1| RESULT " + tool + " client=0");
+        }
+        // Payload validation passed (-c) and rping checked every ping's data (-v).
+        assertThat(out).contains("100 iters in").contains("ping data: rdma-ping-4");
+    }
+}
