@@ -46,7 +46,6 @@ public final class IonicDriverModel implements AutoCloseable {
     private final long ramSize;
     private long nextFree = RAM_IOVA;
     private int ndbpgsPerLif = 16;
-    private short postedId;
 
     // The admin queue, once created
     private long aqRing, aqCq;
@@ -149,15 +148,11 @@ public final class IonicDriverModel implements AutoCloseable {
 
     /**
      * A posted (NO_REPLY) 8-byte write to BAR 2 at {@code offset}, as QEMU forwards a guest's doorbell
-     * store: the REGION_WRITE message is encoded straight into a pooled buffer, with no reply to wait for.
-     * The server handles messages in order, so a later round trip ({@link #sync()}) finds it done.
+     * store: no reply to wait for (the client encodes it straight into its send buffer). The server handles
+     * messages in order, so a later round trip ({@link #sync()}) finds it done.
      */
     public void doorbellPosted(long offset, long value) {
-        io.netty.buffer.ByteBuf m = client.alloc().directBuffer(40);
-        m.writeShortLE(postedId++).writeShortLE(ernic.vfiouser.wire.Command.REGION_WRITE.code).writeIntLE(40)
-                .writeIntLE(ernic.vfiouser.wire.Header.FLAG_NO_REPLY).writeIntLE(0)
-                .writeLongLE(offset).writeIntLE(BAR2).writeIntLE(8).writeLongLE(value);
-        client.sendRaw(m);
+        client.regionWritePosted(BAR2, offset, 8, value);
     }
 
     /** A round trip (a BAR 0 read): every message sent before it has been handled when it returns. */

@@ -859,7 +859,7 @@ public final class RdmaVerbs {
         }
         int stride = 1 << qp.sqStrideLog2;
         long w = off(qp.sqRing) + ((long) idx << qp.sqStrideLog2);
-        ram.asSlice(w, stride).fill((byte) 0);
+        zero(w, stride);
         le64(ram, w + WQE_ID, idx);
         u8(ram, w + WQE_OP, wr.opcode);
         int flags = (wr.signaled ? WQE_FLAG_SIG : 0) | (wr.solicited ? WQE_FLAG_SOL : 0) | (wr.fence ? WQE_FLAG_FENCE : 0);
@@ -925,6 +925,13 @@ public final class RdmaVerbs {
         }
     }
 
+    /** Zeroes a WQE slot in place (8 bytes at a time: no slice object per WQE). */
+    private void zero(long at, int bytes) {
+        for (int o = 0; o < bytes; o += 8) {
+            ram.set(ValueLayout.JAVA_LONG_UNALIGNED, at + o, 0L);
+        }
+    }
+
     public void ringSq(Qp qp) {
         drv.doorbellPosted(dbPage + sqQtype * 8L, doorbell(qp.id, 0, qp.sqProd));
     }
@@ -966,7 +973,7 @@ public final class RdmaVerbs {
             throw new IllegalStateException("QP " + qp.id + " receive queue full");
         }
         long w = off(qp.rqRing) + ((long) idx << qp.rqStrideLog2);
-        ram.asSlice(w, 1L << qp.rqStrideLog2).fill((byte) 0);
+        zero(w, 1 << qp.rqStrideLog2);
         le64(ram, w + WQE_ID, idx);
         u8(ram, w + WQE_NUM_SGE_KEY, numSge);
         be32(ram, w + WQE_IMM_DATA_KEY_BE, total);
