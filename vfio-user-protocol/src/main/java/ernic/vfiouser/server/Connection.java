@@ -2,7 +2,9 @@ package ernic.vfiouser.server;
 
 import ernic.vfiouser.pci.PciConfigSpace;
 import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.transport.FdSocketChannel;
 import ernic.vfiouser.wire.Command;
+import ernic.vfiouser.wire.Header;
 import ernic.vfiouser.wire.Messages.DeviceInfo;
 import ernic.vfiouser.wire.Messages.DmaAccess;
 import ernic.vfiouser.wire.Messages.DmaMap;
@@ -29,6 +31,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +59,17 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     private final Arena arena = Arena.ofShared();
     private final MemorySegment scratch;
     private final ByteBuffer scratchView;
+    private final MemorySegment[] scratchSlices = new MemorySegment[65];
+    private static final int REPLY_BUFFER_SIZE = 4096;
+    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** Replies to register accesses, sent from here when nothing is queued before them. */
+    private final MemorySegment replyBuffer = arena.allocate(REPLY_BUFFER_SIZE, 64);
+    /** The socket, for {@link FdSocketChannel#writeNow}; null under a test channel. */
+    private FdSocketChannel socket;
+    /** All of memory, to copy to and from a ByteBuf's native address without making a segment per copy. */
+    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     private final Map<Integer, CompletableFuture<VfioUserMessage>> pendingRequests = new HashMap<>();
     private ChannelHandlerContext ctx;
     private Capabilities peer = Capabilities.DEFAULTS;
@@ -77,6 +91,69 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         }
         this.scratch = arena.allocate(options.maxDataXferSize(), 64);
         this.scratchView = scratch.asByteBuffer();
+        for (int i = 1; i < scratchSlices.length; i++) {
+            scratchSlices[i] = scratch.asSlice(0, Math.min(i, scratch.byteSize()));
+        }
+    }
+
+    /** The first {@code count} bytes of the scratch buffer; made once for the small accesses of registers. */
+    private MemorySegment scratch(int count) {
+        return count < scratchSlices.length ? scratchSlices[count] : scratch.asSlice(0, count);
+    }
+
+    /** Copies {@code count} bytes of {@code src} at {@code index} to the scratch buffer. */
+    private void toScratch(ByteBuf src, int index, int count) {
+        if (src.hasMemoryAddress()) {
+            MemorySegment.copy(ALL, src.memoryAddress() + index, scratch, 0, count);
+        } else if (src.hasArray()) {
+            MemorySegment.copy(src.array(), src.arrayOffset() + index, scratch, ValueLayout.JAVA_BYTE, 0, count);
+        } else {
+            src.getBytes(index, scratchView.clear().limit(count));
+        }
+    }
+
+    /**
+     * The reply to a REGION_READ or REGION_WRITE as one buffer (header, head, then {@code count} bytes
+     * of the scratch buffer), written straight to the socket: the hot path of register accesses
+     * allocates no message, header or composite buffer, and no promise.
+     */
+    private void replyRegionAccess(VfioUserMessage m, RegionAccess a, int count) {
+        if (m.noReply()) {
+            return;
+        }
+        int size = Header.SIZE + RegionAccess.SIZE + count;
+        if (socket != null && size <= REPLY_BUFFER_SIZE) {
+            // Nothing queued before it: straight from a native buffer to the socket.
+            MemorySegment r = replyBuffer;
+            r.set(U16, Header.OFF_MSG_ID, (short) m.msgId());
+            r.set(U16, Header.OFF_COMMAND, (short) m.commandCode());
+            r.set(U32, Header.OFF_SIZE, size);
+            r.set(U32, Header.OFF_FLAGS, Header.TYPE_REPLY);
+            r.set(U32, Header.OFF_ERRNO, 0);
+            r.set(U64, Header.SIZE, a.offset());
+            r.set(U32, Header.SIZE + 8, a.region());
+            r.set(U32, Header.SIZE + 12, a.count());
+            if (count > 0) {
+                MemorySegment.copy(scratch, 0, r, Header.SIZE + RegionAccess.SIZE, count);
+            }
+            if (socket.writeNow(r, size)) {
+                return;
+            }
+        }
+        ByteBuf out = ctx.alloc().buffer(size);
+        out.writeShortLE(m.msgId()).writeShortLE(m.commandCode()).writeIntLE(size).writeIntLE(Header.TYPE_REPLY)
+                .writeIntLE(0);
+        out.writeLongLE(a.offset()).writeIntLE(a.region()).writeIntLE(a.count());
+        if (count > 0) {
+            int at = out.writerIndex();
+            if (out.hasMemoryAddress()) {
+                MemorySegment.copy(scratch, 0, ALL, out.memoryAddress() + at, count);
+                out.writerIndex(at + count);
+            } else {
+                out.writeBytes(scratchView.clear().limit(count));
+            }
+        }
+        ctx.write(out, ctx.voidPromise());
     }
 
     // ---- DeviceContext -------------------------------------------------------------------------
@@ -113,6 +190,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        this.socket = ctx.channel() instanceof FdSocketChannel s ? s : null;
     }
 
     @Override
@@ -427,7 +505,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         }
         checkAccess(a, false);
         int count = a.count();
-        MemorySegment dst = scratch.asSlice(0, count);
+        MemorySegment dst = scratch(count);
         if (a.region() == CONFIG_REGION) {
             stats.configReads.incrementAndGet();
             device.configSpace().read((int) a.offset(), dst);
@@ -436,9 +514,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
             bars[a.region()].handler().read(a.offset(), dst);
             overlayPba(a, dst);
         }
-        ByteBuf out = a.encodeHead(ctx.alloc(), count);
-        out.writeBytes(scratchView.clear().limit(count));
-        reply(m, out);
+        replyRegionAccess(m, a, count);
     }
 
     /** The MSI-X pending-bit array is the server's: QEMU forwards its reads here. */
@@ -470,9 +546,9 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         }
         checkAccess(a, true);
         int count = a.count();
-        p.getBytes(p.readerIndex() + RegionAccess.SIZE, scratchView.clear().limit(count));
-        write(a.region(), a.offset(), scratch.asSlice(0, count));
-        reply(m, a.encodeHead(ctx.alloc(), 0));
+        toScratch(p, p.readerIndex() + RegionAccess.SIZE, count);
+        write(a.region(), a.offset(), scratch(count));
+        replyRegionAccess(m, a, 0);
     }
 
     private void write(int region, long offset, MemorySegment src) {
@@ -492,7 +568,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         }
         for (WriteEntry e : w.writes()) {
             scratch.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, e.data());
-            write(e.region(), e.offset(), scratch.asSlice(0, e.count()));
+            write(e.region(), e.offset(), scratch(e.count()));
         }
         reply(m, null);
     }

@@ -215,6 +215,9 @@ public final class FdSocketChannel extends AbstractChannel {
 
     @Override
     protected Object filterOutboundMessage(Object msg) {
+        if (msg instanceof ByteBuf) {
+            return msg; // bytes with no fds: a reply built whole by its sender
+        }
         if (msg instanceof FdChunk chunk) {
             if (chunk.fds().length > MAX_FDS) {
                 chunk.release();
@@ -233,12 +236,12 @@ public final class FdSocketChannel extends AbstractChannel {
                 clearOps(EpollIoOps.EPOLLOUT);
                 return;
             }
-            FdChunk chunk = (FdChunk) msg;
-            ByteBuf data = chunk.data();
+            FdChunk chunk = msg instanceof FdChunk c ? c : null;
+            ByteBuf data = chunk != null ? chunk.data() : (ByteBuf) msg;
             while (data.isReadable()) {
                 int n = Math.min(data.readableBytes(), BUFFER_SIZE);
-                data.getBytes(data.readerIndex(), bufferView.clear().limit(n));
-                long sent = sendmsg(n, chunk.fds());
+                copyOut(data, data.readerIndex(), n);
+                long sent = sendmsg(n, chunk != null ? chunk.fds() : NO_FDS);
                 if (sent == -LibC.EAGAIN) {
                     setOps(EpollIoOps.EPOLLOUT);
                     return;
@@ -246,12 +249,80 @@ public final class FdSocketChannel extends AbstractChannel {
                 if (sent < 0) {
                     throw new ErrnoException("sendmsg", (int) -sent);
                 }
-                chunk.takeFds(); // sent with this first byte; never again
+                if (chunk != null) {
+                    chunk.takeFds(); // sent with this first byte; never again
+                }
                 data.skipBytes((int) sent);
                 in.progress(sent);
             }
             in.remove();
         }
+    }
+
+    private static final int[] NO_FDS = new int[0];
+
+    /**
+     * Sends the first {@code length} bytes of {@code bytes} at once, on the event loop, when nothing is
+     * queued before them (no written or flushed message waits, no wait for EPOLLOUT): one sendmsg, no
+     * buffer, no pipeline. A part the socket does not take is queued and flushed as usual. Returns
+     * false, having sent nothing, when the bytes must go through the pipeline to keep the order (or the
+     * channel is closed); the caller then writes them there.
+     */
+    public boolean writeNow(MemorySegment bytes, long length) {
+        ChannelOutboundBuffer out = unsafe().outboundBuffer();
+        if (!open || out == null || !out.isEmpty() || out.totalPendingWriteBytes() != 0
+                || ops.contains(EpollIoOps.EPOLLOUT) || !eventLoop().inEventLoop()) {
+            return false;
+        }
+        msghdr.fill((byte) 0);
+        iov.set(ValueLayout.JAVA_LONG, 0, bytes.address());
+        iov.set(ValueLayout.JAVA_LONG, 8, length);
+        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
+        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
+        long sent = LibC.sendmsg(fd.intValue(), msghdr, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
+        if (sent == length) {
+            return true;
+        }
+        if (sent == -LibC.EAGAIN) {
+            sent = 0;
+        } else if (sent < 0) {
+            return false; // the pipeline's write fails the same way and handles it
+        }
+        int rest = (int) (length - sent);
+        ByteBuf tail = alloc().buffer(rest);
+        tail.writeBytes(bytes.asSlice(sent, rest).asByteBuffer());
+        unsafe().write(tail, voidPromise());
+        unsafe().flush();
+        return true;
+    }
+    /** All of memory, to copy to and from a ByteBuf's native address without making a segment per copy. */
+    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
+    /** Copies {@code n} bytes of {@code src} from {@code index} to the start of the buffer. */
+    private void copyOut(ByteBuf src, int index, int n) {
+        if (src.hasMemoryAddress()) {
+            MemorySegment.copy(ALL, src.memoryAddress() + index, buffer, 0, n);
+        } else if (src.hasArray()) {
+            MemorySegment.copy(src.array(), src.arrayOffset() + index, buffer, ValueLayout.JAVA_BYTE, 0, n);
+        } else {
+            src.getBytes(index, bufferView.clear().limit(n));
+        }
+    }
+
+    /** A new buffer holding the first {@code n} bytes of the buffer. */
+    private ByteBuf copyIn(int n) {
+        ByteBuf data = alloc().buffer(n);
+        int at = data.writerIndex();
+        if (data.hasMemoryAddress()) {
+            MemorySegment.copy(buffer, 0, ALL, data.memoryAddress() + at, n);
+            data.writerIndex(at + n);
+        } else if (data.hasArray()) {
+            MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, data.array(), data.arrayOffset() + at, n);
+            data.writerIndex(at + n);
+        } else {
+            data.writeBytes(bufferView.clear().limit(n));
+        }
+        return data;
     }
 
     private long sendmsg(int length, int[] fds) {
@@ -381,11 +452,15 @@ public final class FdSocketChannel extends AbstractChannel {
                     eof = true;
                     break;
                 }
-                ByteBuf data = alloc().buffer((int) n);
-                data.writeBytes(bufferView.clear().limit((int) n));
+                ByteBuf data = copyIn((int) n);
                 readSomething = true;
                 pipeline.fireChannelRead(FdChunk.received(data, fds));
                 if (!config.isAutoRead()) {
+                    break;
+                }
+                if (n < BUFFER_SIZE && fds == null) {
+                    // The socket had no more: epoll (level-triggered) says when more comes, so skip the
+                    // read that would only return EAGAIN. (A read with fds may stop early; read on.)
                     break;
                 }
             }
