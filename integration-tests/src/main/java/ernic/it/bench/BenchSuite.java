@@ -144,7 +144,19 @@ public final class BenchSuite {
                 .measurementIterations(quick ? 2 : 5).measurementTime(TimeValue.seconds(1))
                 .forks(1).verbosity(VerboseMode.SILENT)
                 .build();
-        Collection<RunResult> results = new Runner(opt).run();
+        Collection<RunResult> results = null;
+        for (int attempt = 0; results == null; attempt++) {
+            try {
+                results = new Runner(opt).run();
+            } catch (org.openjdk.jmh.runner.RunnerException e) {
+                // JMH allows one run per machine (/tmp/jmh.lock): wait for someone else's to end.
+                if (attempt == 24 || !String.valueOf(e.getMessage()).contains("JMH lock")) {
+                    throw e;
+                }
+                log("  another JMH run holds /tmp/jmh.lock; waiting");
+                Thread.sleep(5000);
+            }
+        }
         double vfio = 0, raw = 0, vfioErr = 0, rawErr = 0;
         for (RunResult r : results) {
             String name = r.getParams().getBenchmark();
