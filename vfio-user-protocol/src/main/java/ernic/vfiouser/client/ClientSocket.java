@@ -61,8 +61,17 @@ final class ClientSocket implements AutoCloseable {
     private final MemorySegment pollFds = arena.allocate(16, 8);
     private final MemorySegment one = arena.allocate(8, 8);
 
+    /**
+     * The msghdrs as passed to sendmsg/recvmsg: views with no owner, so a call does not acquire the
+     * shared arena (an atomic update per call). The arena outlives every call: {@link #close} runs
+     * only when no thread reads or sends.
+     */
+    private final MemorySegment sendHdrArg, recvHdrArg;
+
     private ClientSocket(int fd, int wakeFd) {
         this.fd = fd;
+        this.sendHdrArg = MemorySegment.ofAddress(sendHdr.address()).reinterpret(sendHdr.byteSize());
+        this.recvHdrArg = MemorySegment.ofAddress(recvHdr.address()).reinterpret(recvHdr.byteSize());
         this.wakeFd = wakeFd;
         sendHdr.set(ADDRESS, LibC.MSG_IOV, sendIov);
         sendHdr.set(JAVA_LONG, LibC.MSG_IOVLEN, 1);
@@ -142,7 +151,7 @@ final class ClientSocket implements AutoCloseable {
                 sendHdr.set(ADDRESS, LibC.MSG_CONTROL, MemorySegment.NULL);
                 sendHdr.set(JAVA_LONG, LibC.MSG_CONTROLLEN, 0);
             }
-            long n = LibC.sendmsg(fd, sendHdr, LibC.MSG_NOSIGNAL);
+            long n = LibC.sendmsg(fd, sendHdrArg, LibC.MSG_NOSIGNAL);
             if (n == -LibC.EINTR) {
                 continue;
             }
@@ -169,7 +178,7 @@ final class ClientSocket implements AutoCloseable {
         recvHdr.set(ADDRESS, LibC.MSG_CONTROL, recvControl);
         recvHdr.set(JAVA_LONG, LibC.MSG_CONTROLLEN, CONTROL_SIZE);
         recvHdr.set(JAVA_INT, LibC.MSG_FLAGS, 0);
-        long n = LibC.recvmsg(fd, recvHdr, LibC.MSG_CMSG_CLOEXEC | (dontWait ? LibC.MSG_DONTWAIT : 0));
+        long n = LibC.recvmsg(fd, recvHdrArg, LibC.MSG_CMSG_CLOEXEC | (dontWait ? LibC.MSG_DONTWAIT : 0));
         if (n < 0) {
             return n;
         }

@@ -704,6 +704,7 @@ public final class VfioUserClient implements AutoCloseable {
                     }
                     callsActive = false;
                 }
+                seen = calls.get();
                 int ready = socket.poll(true, -1);
                 if (closed || (ready & ClientSocket.WOKEN) != 0) {
                     break;
@@ -723,6 +724,12 @@ public final class VfioUserClient implements AutoCloseable {
                     }
                 } finally {
                     releaseReader();
+                }
+                if (calls.get() != seen) {
+                    // A call started while we polled (we may have read its reply for it): leave the socket
+                    // to the calls, so their callers read their replies themselves.
+                    callsActive = true;
+                    seen = calls.get();
                 }
             }
         } catch (RuntimeException e) {

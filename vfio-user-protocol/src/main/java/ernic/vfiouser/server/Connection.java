@@ -117,7 +117,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
      * of the scratch buffer), written straight to the socket: the hot path of register accesses
      * allocates no message, header or composite buffer, and no promise.
      */
-    private void replyRegionAccess(VfioUserMessage m, RegionAccess a, int count) {
+    private void replyRegionAccess(VfioUserMessage m, long offset, int region, int headCount, int count) {
         if (m.noReply()) {
             return;
         }
@@ -130,9 +130,9 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
             r.set(U32, Header.OFF_SIZE, size);
             r.set(U32, Header.OFF_FLAGS, Header.TYPE_REPLY);
             r.set(U32, Header.OFF_ERRNO, 0);
-            r.set(U64, Header.SIZE, a.offset());
-            r.set(U32, Header.SIZE + 8, a.region());
-            r.set(U32, Header.SIZE + 12, a.count());
+            r.set(U64, Header.SIZE, offset);
+            r.set(U32, Header.SIZE + 8, region);
+            r.set(U32, Header.SIZE + 12, headCount);
             if (count > 0) {
                 MemorySegment.copy(scratch, 0, r, Header.SIZE + RegionAccess.SIZE, count);
             }
@@ -143,7 +143,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         ByteBuf out = ctx.alloc().buffer(size);
         out.writeShortLE(m.msgId()).writeShortLE(m.commandCode()).writeIntLE(size).writeIntLE(Header.TYPE_REPLY)
                 .writeIntLE(0);
-        out.writeLongLE(a.offset()).writeIntLE(a.region()).writeIntLE(a.count());
+        out.writeLongLE(offset).writeIntLE(region).writeIntLE(headCount);
         if (count > 0) {
             int at = out.writerIndex();
             if (out.hasMemoryAddress()) {
@@ -472,7 +472,10 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
 
     /** Checks a region access and returns the region's size; EINVAL for anything out of range. */
     private long checkAccess(RegionAccess a, boolean write) throws ProtocolException {
-        int index = a.region();
+        return checkAccess(a.region(), a.offset(), a.count(), write);
+    }
+
+    private long checkAccess(int index, long offset, int rawCount, boolean write) throws ProtocolException {
         long size;
         boolean allowed;
         if (index == CONFIG_REGION) {
@@ -487,12 +490,12 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         if (!allowed) {
             throw new ProtocolException(LibC.EINVAL, (write ? "write to" : "read of") + " region " + index);
         }
-        long count = Integer.toUnsignedLong(a.count());
+        long count = Integer.toUnsignedLong(rawCount);
         if (count == 0 || count > options.maxDataXferSize()) {
             throw new ProtocolException(LibC.EINVAL, "access of " + count + " bytes");
         }
-        if (a.offset() < 0 || a.offset() > size || count > size - a.offset()) {
-            throw new ProtocolException(LibC.EINVAL, "access to region " + index + " at " + a.offset() + "+" + count
+        if (offset < 0 || offset > size || count > size - offset) {
+            throw new ProtocolException(LibC.EINVAL, "access to region " + index + " at " + offset + "+" + count
                     + " past its end (" + size + ")");
         }
         return size;
@@ -514,7 +517,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
             bars[a.region()].handler().read(a.offset(), dst);
             overlayPba(a, dst);
         }
-        replyRegionAccess(m, a, count);
+        replyRegionAccess(m, a.offset(), a.region(), a.count(), count);
     }
 
     /** The MSI-X pending-bit array is the server's: QEMU forwards its reads here. */
@@ -539,16 +542,22 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     }
 
     private void regionWrite(VfioUserMessage m, ByteBuf p) throws ProtocolException {
-        RegionAccess a = RegionAccess.decode(p);
-        if (p.readableBytes() - RegionAccess.SIZE != Integer.toUnsignedLong(a.count())) {
-            throw new ProtocolException(LibC.EINVAL, "REGION_WRITE count " + Integer.toUnsignedLong(a.count()) + " with "
+        if (p.readableBytes() < RegionAccess.SIZE) {
+            RegionAccess.decode(p); // throws its EINVAL
+        }
+        // The head's fields read in place: the doorbell path makes no record.
+        int i = p.readerIndex();
+        long offset = p.getLongLE(i);
+        int region = p.getIntLE(i + 8);
+        int count = p.getIntLE(i + 12);
+        if (p.readableBytes() - RegionAccess.SIZE != Integer.toUnsignedLong(count)) {
+            throw new ProtocolException(LibC.EINVAL, "REGION_WRITE count " + Integer.toUnsignedLong(count) + " with "
                     + (p.readableBytes() - RegionAccess.SIZE) + " bytes of data");
         }
-        checkAccess(a, true);
-        int count = a.count();
-        toScratch(p, p.readerIndex() + RegionAccess.SIZE, count);
-        write(a.region(), a.offset(), scratch(count));
-        replyRegionAccess(m, a, 0);
+        checkAccess(region, offset, count, true);
+        toScratch(p, i + RegionAccess.SIZE, count);
+        write(region, offset, scratch(count));
+        replyRegionAccess(m, offset, region, count, 0);
     }
 
     private void write(int region, long offset, MemorySegment src) {

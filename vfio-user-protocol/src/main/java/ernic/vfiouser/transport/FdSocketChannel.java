@@ -58,6 +58,11 @@ public final class FdSocketChannel extends AbstractChannel {
     private final MemorySegment buffer = arena.allocate(BUFFER_SIZE, 64);
     private final ByteBuffer bufferView = buffer.asByteBuffer();
     private final MemorySegment msghdr = arena.allocate(LibC.MSGHDR);
+    /**
+     * msghdr as passed to sendmsg/recvmsg: a view with no owner, so a call does not acquire the shared
+     * arena (an atomic update per call). Every call and the arena's close run on the event loop.
+     */
+    private final MemorySegment msghdrArg = MemorySegment.ofAddress(msghdr.address()).reinterpret(msghdr.byteSize());
     private final MemorySegment iov = arena.allocate(16, 8);
     private final MemorySegment control = arena.allocate(CONTROL_SIZE, 8);
     private final SocketAddress remote;
@@ -279,7 +284,7 @@ public final class FdSocketChannel extends AbstractChannel {
         iov.set(ValueLayout.JAVA_LONG, 8, length);
         msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
         msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        long sent = LibC.sendmsg(fd.intValue(), msghdr, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
+        long sent = LibC.sendmsg(fd.intValue(), msghdrArg, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
         if (sent == length) {
             return true;
         }
@@ -342,7 +347,7 @@ public final class FdSocketChannel extends AbstractChannel {
             msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
             msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, LibC.CMSG_HDR + align8(dataLen));
         }
-        return LibC.sendmsg(fd.intValue(), msghdr, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
+        return LibC.sendmsg(fd.intValue(), msghdrArg, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
     }
 
     /** One recvmsg: bytes into the buffer, fds returned through {@code fdsOut}; returns count or -errno. */
@@ -354,7 +359,7 @@ public final class FdSocketChannel extends AbstractChannel {
         msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
         msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
         msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, CONTROL_SIZE);
-        long n = LibC.recvmsg(fd.intValue(), msghdr, LibC.MSG_CMSG_CLOEXEC | LibC.MSG_DONTWAIT);
+        long n = LibC.recvmsg(fd.intValue(), msghdrArg, LibC.MSG_CMSG_CLOEXEC | LibC.MSG_DONTWAIT);
         if (n < 0) {
             return n;
         }
