@@ -56,6 +56,9 @@ public final class FdSocketChannel extends AbstractChannel {
     private final DefaultChannelConfig config;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment buffer = arena.allocate(BUFFER_SIZE, 64);
+    /** Reads up to this size go into {@link #reusedRead}. */
+    private static final int REUSED_READ_SIZE = 16 * 1024;
+    private ByteBuf reusedRead;
     private final ByteBuffer bufferView = buffer.asByteBuffer();
     private final MemorySegment msghdr = arena.allocate(LibC.MSGHDR);
     /**
@@ -192,6 +195,10 @@ public final class FdSocketChannel extends AbstractChannel {
             fd.close();
         } finally {
             arena.close();
+            if (reusedRead != null) {
+                reusedRead.release();
+                reusedRead = null;
+            }
         }
     }
 
@@ -316,7 +323,22 @@ public final class FdSocketChannel extends AbstractChannel {
 
     /** A new buffer holding the first {@code n} bytes of the buffer. */
     private ByteBuf copyIn(int n) {
-        ByteBuf data = alloc().buffer(n);
+        ByteBuf data;
+        if (n <= REUSED_READ_SIZE) {
+            // The usual small read goes into one buffer used again and again: we keep a reference, the
+            // chunk gets another. When the pipeline let go of it (all its messages were cut out), only
+            // ours is left and the buffer serves the next read; else it stays theirs and we take a new one.
+            if (reusedRead != null && reusedRead.refCnt() != 1) {
+                reusedRead.release();
+                reusedRead = null;
+            }
+            if (reusedRead == null) {
+                reusedRead = alloc().directBuffer(REUSED_READ_SIZE);
+            }
+            data = reusedRead.clear().retain();
+        } else {
+            data = alloc().buffer(n);
+        }
         int at = data.writerIndex();
         if (data.hasMemoryAddress()) {
             MemorySegment.copy(buffer, 0, ALL, data.memoryAddress() + at, n);
