@@ -40,7 +40,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One client connection: answers every vfio-user command for {@code device}, owns the client's DMA
  * mappings and interrupt eventfds, and frees them all when the client goes. Runs on the device
- * thread. Replies are flushed once per read batch, so a pipelined burst costs one write.
+ * thread. Replies are flushed once per read batch; a register access's reply goes to the socket at
+ * once when nothing is queued before it (the doorbell path: no message objects, one sendmsg).
  */
 public final class Connection extends ChannelInboundHandlerAdapter implements DeviceContext {
     private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
