@@ -4,6 +4,7 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
@@ -86,7 +87,13 @@ public final class MeshNode {
     private final int listenPort;
     private final long intervalNanos;
     private final long sendTimeoutNanos;
-    private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+    /**
+     * Buffers of every mesh connection and of the messages the application builds ({@link #alloc()}): pooled in
+     * 16 MiB chunks, so a message of up to 16 MiB reuses memory already mapped instead of allocating (and
+     * faulting in) a fresh buffer per message, as Netty's default allocator does above its pooled sizes.
+     */
+    private static final ByteBufAllocator POOL = new PooledByteBufAllocator(true, 0, 1, 8192, 11, 0, 0, true);
+    private final ByteBufAllocator alloc = POOL;
     private final List<MeshListener> listeners = new CopyOnWriteArrayList<>();
 
     private int nodeId = -1;
@@ -228,6 +235,7 @@ public final class MeshNode {
                 .channel(transport.server())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOCATOR, alloc)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark())
                 .childHandler(new ChannelInitializer<>() {
                     @Override
@@ -389,6 +397,11 @@ public final class MeshNode {
         }
         MeshLink l = closed || nodeId < 0 || dst == nodeId ? null : route(dst);
         return l == null ? SendResult.NO_ROUTE : l.isWritable() ? SendResult.QUEUED : SendResult.BUSY;
+    }
+
+    /** The allocator to build payloads for {@link #send} with (pooled, direct). */
+    public ByteBufAllocator alloc() {
+        return alloc;
     }
 
     /** The largest payload {@link #send} takes: what fits a frame of {@link MeshConfig#maxFrameLength()}. */
@@ -1376,6 +1389,7 @@ public final class MeshNode {
                 .channel(transport.socket())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) config.connectTimeout().toMillis())
                 .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.ALLOCATOR, alloc)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark())
                 .handler(new ChannelInitializer<>() {
                     @Override

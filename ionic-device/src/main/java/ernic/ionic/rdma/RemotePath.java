@@ -79,7 +79,7 @@ final class RemotePath implements MeshListener {
     private final DataPath data;
     private final RdmaCounters counters;
     private final MeshNode mesh;
-    private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+    private final ByteBufAllocator alloc;
     private final List<QueuePair> watched = new ArrayList<>();
     private final List<QueuePair> blocked = new ArrayList<>();
     private final Map<Integer, long[]> readReplies = new HashMap<>();
@@ -98,6 +98,7 @@ final class RemotePath implements MeshListener {
         this.data = data;
         this.counters = counters;
         this.mesh = mesh;
+        this.alloc = mesh.alloc();
         mesh.addListener(this);
         ticker = mesh.eventLoop().scheduleAtFixedRate(this::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -581,19 +582,11 @@ final class RemotePath implements MeshListener {
                 reply(sourceNode, m, WireHeader.ACK, V1.STS_RETRY_EXCEEDED, null, 0, 0);
                 return;
             }
-            if (qp.held != null && !qp.held.isEmpty()) {
+            if (qp.held != null && !qp.held.isEmpty() || apply(qp, sourceNode, m) == BLOCKED) {
                 hold(qp, sourceNode, m);
-                m = null;
-                return;
-            }
-            if (apply(qp, sourceNode, m) == BLOCKED) {
-                hold(qp, sourceNode, m);
-                m = null;
             }
         } finally {
-            if (m != null) {
-                m.release();
-            }
+            m.release();
         }
     }
 
@@ -775,6 +768,10 @@ final class RemotePath implements MeshListener {
     // ---------------------------------------------------------------------------------------------
     // Receiver not ready
 
+    /**
+     * Keeps a copy of {@code m} (the caller releases {@code m}): a received message is a slice of the
+     * connection's receive buffer, which it would otherwise keep whole for as long as it waits.
+     */
     private void hold(QueuePair qp, int node, ByteBuf m) {
         if (qp.held == null) {
             qp.held = new ArrayDeque<>();
@@ -782,6 +779,7 @@ final class RemotePath implements MeshListener {
         if (qp.held.isEmpty()) {
             rnrWaits++;
         }
+        m = alloc.directBuffer(m.readableBytes()).writeBytes(m, m.readerIndex(), m.readableBytes());
         qp.held.add(new Held(node, m, System.nanoTime()));
         heldBytes += m.readableBytes();
         heldMessages++;
