@@ -217,6 +217,72 @@ class MeshProcessTest {
         }
     }
 
+    /**
+     * A real manager process with 63 workers (mesh nodes in this JVM, direct connections off so every payload
+     * between two workers is relayed by the manager process): a full 64-node table, relay, refusal of a 65th
+     * node, and eviction of the dead node when it dies.
+     */
+    @Test
+    void aRealManagerRelaysFillsItsTableAndEvicts() throws Exception {
+        dir = Files.createTempDirectory("ernic-mesh");
+        int port = freePort();
+        serve("m", "tcp:manager:listen:" + port, "10.3.0.1");
+        ernic.mesh.MeshConfig cfg = ernic.mesh.MeshConfig.defaults().withDirectPeers(id -> false);
+        io.netty.channel.EventLoopGroup loops = new io.netty.channel.MultiThreadIoEventLoopGroup(4,
+                io.netty.channel.nio.NioIoHandler.newFactory());
+        List<ernic.mesh.MeshNode> workers = new ArrayList<>();
+        try {
+            for (int i = 1; i < ernic.mesh.MeshConfig.MAX_NODES; i++) {
+                ernic.mesh.MeshNode w = ernic.mesh.MeshNode.worker(loops, "127.0.0.1", port, cfg);
+                w.start();
+                workers.add(w);
+            }
+            await("m", "64 nodes alive", s -> alive(s).size() == 64);
+            Map<Integer, ernic.mesh.MeshNode> byId = new java.util.HashMap<>();
+            workers.forEach(w -> byId.put(w.nodeId(), w));
+            assertThat(byId.keySet()).hasSize(63).allMatch(id -> id >= 1 && id <= 63);
+
+            // Relay: worker 5 to worker 60, with no direct connection between them.
+            ernic.mesh.MeshNode from = byId.get(5), to = byId.get(60);
+            java.util.concurrent.LinkedBlockingQueue<String> got = new java.util.concurrent.LinkedBlockingQueue<>();
+            to.addListener(new ernic.mesh.MeshListener() {
+                @Override
+                public void onMessage(int src, io.netty.buffer.ByteBuf p) {
+                    got.add(src + ":" + p.toString(java.nio.charset.StandardCharsets.UTF_8));
+                    p.release();
+                }
+            });
+            await("m", "worker 5 knows worker 60", s -> from.hasRoute(60));
+            for (int i = 0; i < 10; i++) {
+                String text = "relayed " + i;
+                from.eventLoop().submit(() -> from.send(60, io.netty.buffer.Unpooled.copiedBuffer(text,
+                        java.nio.charset.StandardCharsets.UTF_8))).syncUninterruptibly();
+            }
+            for (int i = 0; i < 10; i++) {
+                assertThat(got.poll(30, TimeUnit.SECONDS)).isEqualTo("5:relayed " + i);
+            }
+            assertThat(from.peerCounters().get(60)).containsEntry("relayedMessages", 10L);
+
+            // A 65th node is refused while every node is alive ...
+            ernic.mesh.MeshNode extra = ernic.mesh.MeshNode.worker(loops, "127.0.0.1", port, cfg);
+            extra.start();
+            workers.add(extra);
+            await("m", "the 65th refused", s -> s.path("mesh").path("counters").path("node.registrationsRefused")
+                    .asLong() >= 1);
+            assertThat(extra.nodeId()).isEqualTo(-1);
+            // ... and takes the slot of a node that dies, under a new id.
+            byId.get(10).close().syncUninterruptibly();
+            JsonNode after = await("m", "node 64 in, node 10 evicted", s -> alive(s).contains(64)
+                    && s.path("mesh").path("counters").path("node.evictions").asLong() == 1);
+            assertThat(extra.nodeId()).isEqualTo(64);
+            assertThat(after.path("mesh").path("nodes")).hasSize(64);
+            assertThat(alive(after)).doesNotContain(10);
+        } finally {
+            workers.forEach(w -> w.close().awaitUninterruptibly(5, TimeUnit.SECONDS));
+            loops.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        }
+    }
+
     static byte[] pattern(int n, int seed) {
         byte[] p = new byte[n];
         for (int i = 0; i < n; i++) {
