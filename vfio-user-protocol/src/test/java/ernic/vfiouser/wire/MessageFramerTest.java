@@ -106,6 +106,76 @@ class MessageFramerTest {
         b.release();
     }
 
+    static byte[] messageWithPayload(int id, int payloadBytes, int fill) {
+        byte[] m = message(id, payloadBytes);
+        java.util.Arrays.fill(m, Header.SIZE, m.length, (byte) fill);
+        return m;
+    }
+
+    void expect(int id, int payloadBytes, int fill) {
+        VfioUserMessage m = next();
+        assertThat(m).as("message %d", id).isNotNull();
+        assertThat(m.msgId()).isEqualTo(id);
+        assertThat(m.commandCode()).isEqualTo(Command.REGION_READ.code);
+        assertThat(m.size()).isEqualTo(Header.SIZE + payloadBytes);
+        byte[] p = new byte[m.payload().readableBytes()];
+        m.payload().getBytes(m.payload().readerIndex(), p);
+        byte[] want = new byte[payloadBytes];
+        java.util.Arrays.fill(want, (byte) fill);
+        assertThat(p).isEqualTo(want);
+        m.release();
+    }
+
+    @Test
+    void readsOfWholeMessagesAndReadsEndingInsideOneGiveTheSameMessages() throws Exception {
+        // Whole messages only (the fast path), then whole ones and a partial tail, its rest, and whole ones again.
+        byte[] whole = concat(messageWithPayload(1, 24, 0x11), messageWithPayload(2, 0, 0), messageWithPayload(3, 8, 0x33));
+        read(whole);
+        java.util.Arrays.fill(whole, (byte) 0x7f); // the payloads are copies, not views of the read
+        expect(1, 24, 0x11);
+        expect(2, 0, 0);
+        expect(3, 8, 0x33);
+        assertThat(next()).isNull();
+
+        int[] fds = eventfds(1);
+        byte[] split = messageWithPayload(5, 40, 0x55);
+        read(concat(messageWithPayload(4, 16, 0x44), java.util.Arrays.copyOf(split, 10)), fds);
+        expect(4, 16, 0x44);
+        assertThat(next()).isNull();
+        read(java.util.Arrays.copyOfRange(split, 10, split.length));
+        VfioUserMessage five = next();
+        assertThat(five.msgId()).isEqualTo(5);
+        assertThat(five.takeFds()).containsExactly(fds);
+        five.release();
+
+        read(concat(messageWithPayload(6, 8, 0x66), messageWithPayload(7, 8, 0x77)));
+        expect(6, 8, 0x66);
+        expect(7, 8, 0x77);
+        assertThat(next()).isNull();
+    }
+
+    @Test
+    void aMessageOrPayloadStillHeldIsNeverOverwrittenByTheNext() {
+        read(messageWithPayload(1, 24, 0x11));
+        VfioUserMessage held = next();
+        read(messageWithPayload(2, 24, 0x22)); // the first is still in the handlers' hands
+        expect(2, 24, 0x22);
+        read(messageWithPayload(3, 24, 0x33)); // the second was let go of: its message may be used again
+        expect(3, 24, 0x33);
+        assertThat(held.msgId()).isEqualTo(1);
+        assertThat(held.payload().getByte(held.payload().readerIndex() + 23)).isEqualTo((byte) 0x11);
+        held.release();
+
+        read(messageWithPayload(4, 8, 0x44));
+        VfioUserMessage m = next();
+        ByteBuf kept = m.payload().retainedSlice();
+        m.release(); // the payload lives on in the slice
+        read(messageWithPayload(5, 8, 0x55));
+        expect(5, 8, 0x55);
+        assertThat(kept.getByte(0)).isEqualTo((byte) 0x44);
+        kept.release();
+    }
+
     @Test
     void sizeOutsideTheLimitsCloses() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> read(Unpooled.buffer().writeShortLE(1).writeShortLE(1)
