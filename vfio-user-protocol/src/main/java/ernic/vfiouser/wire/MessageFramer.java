@@ -34,13 +34,6 @@ public final class MessageFramer extends ChannelInboundHandlerAdapter {
     /** Stream offset just past the last byte received. */
     private long received;
     private final ArrayDeque<PendingFds> pendingFds = new ArrayDeque<>();
-    /** Fd-less messages with payloads up to this size reuse {@link #reusable}. */
-    private static final int REUSED_PAYLOAD_SIZE = 256;
-    /**
-     * The message the fast path hands out again and again, with one reference of ours: when the
-     * handlers let go of it (and of its payload), it carries the next message; else it stays theirs.
-     */
-    private VfioUserMessage reusable;
 
     /** @param maxMessageSize the largest whole message (header included) accepted */
     public MessageFramer(int maxMessageSize) {
@@ -65,59 +58,11 @@ public final class MessageFramer extends ChannelInboundHandlerAdapter {
                 pendingFds.add(new PendingFds(received, received + data.readableBytes(), fds));
             }
             received += data.readableBytes();
-            if (cumulation.readableBytes() == 0 && decodeWhole(ctx, data)) {
-                return; // every byte of the read was a whole message (or the channel closed)
-            }
             cumulation.addComponent(true, data.retain());
         } finally {
             chunk.release();
         }
         decode(ctx);
-    }
-
-    /**
-     * The fast path, for a read that starts on a message boundary (nothing buffered): cuts the whole
-     * messages straight out of {@code data}, with no composite buffer and no slices. Returns true when
-     * it used up the read (or the channel closed); otherwise it leaves {@code data}'s reader index at
-     * the first byte it did not take (a partial message or a bad size), for {@link #decode} to handle
-     * exactly as before.
-     */
-    private boolean decodeWhole(ChannelHandlerContext ctx, ByteBuf data) {
-        int i = data.readerIndex();
-        int end = data.writerIndex();
-        while (end - i >= Header.SIZE) {
-            if (!ctx.channel().isOpen()) {
-                return true; // as decode(): nothing more is taken from a closed channel
-            }
-            long size = data.getUnsignedIntLE(i + Header.OFF_SIZE);
-            if (size < Header.SIZE || size > maxMessageSize || size > end - i) {
-                break;
-            }
-            int msgId = data.getUnsignedShortLE(i + Header.OFF_MSG_ID);
-            int command = data.getUnsignedShortLE(i + Header.OFF_COMMAND);
-            int flags = data.getIntLE(i + Header.OFF_FLAGS);
-            int errno = data.getIntLE(i + Header.OFF_ERRNO);
-            int[] fds = claimFds(consumed, consumed + size);
-            // A copy, as decode() makes: the read buffer is used again for the next read.
-            int length = (int) size - Header.SIZE;
-            VfioUserMessage m;
-            if (fds.length == 0 && length <= REUSED_PAYLOAD_SIZE) {
-                m = reusable(ctx);
-                m.refill(msgId, command, flags, errno);
-                m.payload().clear().writeBytes(data, i + Header.SIZE, length);
-                m.retain(); // the handlers' reference
-            } else {
-                ByteBuf payload = ctx.alloc().buffer(length);
-                payload.writeBytes(data, i + Header.SIZE, length);
-                m = new VfioUserMessage(msgId, command, flags, errno, payload, fds);
-            }
-            consumed += size;
-            i += (int) size;
-            data.readerIndex(i);
-            ctx.fireChannelRead(m);
-        }
-        data.readerIndex(i);
-        return i == end || cumulation == null;
     }
 
     private void decode(ChannelHandlerContext ctx) {
@@ -148,23 +93,6 @@ public final class MessageFramer extends ChannelInboundHandlerAdapter {
             cumulation.discardReadComponents();
             ctx.fireChannelRead(new VfioUserMessage(msgId, command, flags, errno, payload, fds));
         }
-    }
-
-    /** The reusable message if nobody else holds it or its payload, else a new one (ours). */
-    private VfioUserMessage reusable(ChannelHandlerContext ctx) {
-        VfioUserMessage m = reusable;
-        if (m != null && (m.refCnt() != 1 || m.payload().refCnt() != 1 || m.fds().length != 0)) {
-            reusable = null;
-            if (m.refCnt() > 0) {
-                m.release(); // theirs now: freed when they release it
-            }
-            m = null;
-        }
-        if (m == null) {
-            m = new VfioUserMessage(0, 0, 0, 0, ctx.alloc().buffer(REUSED_PAYLOAD_SIZE), VfioUserMessage.NO_FDS);
-            reusable = m;
-        }
-        return m;
     }
 
     /** The fds of the read in which the message [start, end) is the last to start; closes unclaimable ones. */
@@ -204,12 +132,6 @@ public final class MessageFramer extends ChannelInboundHandlerAdapter {
     }
 
     private void releaseAll() {
-        if (reusable != null) {
-            if (reusable.refCnt() > 0) {
-                reusable.release();
-            }
-            reusable = null;
-        }
         if (cumulation != null) {
             cumulation.release();
             cumulation = null;

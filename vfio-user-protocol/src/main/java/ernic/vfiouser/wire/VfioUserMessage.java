@@ -12,10 +12,10 @@ import io.netty.util.ReferenceCounted;
  * it closes every fd nobody {@linkplain #takeFds() took}.
  */
 public final class VfioUserMessage extends AbstractReferenceCounted {
-    private int msgId;
-    private int command;
-    private int flags;
-    private int errno;
+    private final int msgId;
+    private final int command;
+    private final int flags;
+    private final int errno;
     private final ByteBuf payload;
     private int[] fds;
 
@@ -29,18 +29,6 @@ public final class VfioUserMessage extends AbstractReferenceCounted {
     }
 
     public static final int[] NO_FDS = new int[0];
-
-    /**
-     * Gives a message that nobody but its maker holds any more (one reference left, no fds) the header
-     * of the next one: {@link MessageFramer} uses one fd-less message again and again, as the socket
-     * channel does its read buffer. The caller refills the payload.
-     */
-    void refill(int msgId, int command, int flags, int errno) {
-        this.msgId = msgId & 0xffff;
-        this.command = command & 0xffff;
-        this.flags = flags;
-        this.errno = errno;
-    }
 
     public static VfioUserMessage command(int msgId, Command command, ByteBuf payload, int... fds) {
         return new VfioUserMessage(msgId, command.code, Header.TYPE_COMMAND, 0, payload, fds);
