@@ -146,15 +146,16 @@ class HostileGuestTest {
             cat > /tmp/hostile.py <<'PYEOF'
             %s
             PYEOF
-            # The well-behaved workloads, in the background: a validating RC ping-pong and a timed WRITE stream.
+            # The well-behaved workloads, in the background: a validating RC ping-pong and a timed WRITE stream
+            # (60 s: longer than the hostile process takes even on a loaded host, so the two overlap).
             timeout 150 ibv_rc_pingpong -d ionic_0 -g 1 -n 3000 -s 1000 -c > /tmp/pp-server.txt 2>&1 &
             pps=$!
-            timeout 150 ib_write_bw -d ionic_0 -x 1 -s 65536 -D 20 -p 18600 > /tmp/bw-server.txt 2>&1 &
+            timeout 150 ib_write_bw -d ionic_0 -x 1 -s 65536 -D 60 -p 18600 > /tmp/bw-server.txt 2>&1 &
             bws=$!
             sleep 2
             timeout 150 ibv_rc_pingpong -d ionic_0 -g 1 -n 3000 -s 1000 -c localhost > /tmp/pp-client.txt 2>&1 &
             ppc=$!
-            timeout 150 ib_write_bw -d ionic_0 -x 1 -s 65536 -D 20 -p 18600 localhost > /tmp/bw-client.txt 2>&1 &
+            timeout 150 ib_write_bw -d ionic_0 -x 1 -s 65536 -D 60 -p 18600 localhost > /tmp/bw-client.txt 2>&1 &
             bwc=$!
             sleep 2
             alive() { for p in "$@"; do kill -0 $p 2>/dev/null || { echo no; return; }; done; echo yes; }
