@@ -341,7 +341,12 @@ public final class BenchSuite {
             log("  booting a guest: perftest on ionic_0 and on rxe0 (several minutes under TCG)");
             Files.deleteIfExists(file);
             int rc = GuestPerftest.run(file, Path.of(GuestPerftest.SCRIPT), quick ? "64 65536" : null);
-            if (rc != 0 || !Files.isRegularFile(file)) {
+            if (rc == GuestPerftest.SOME_RUNS_FAILED && Files.isRegularFile(file)) {
+                // A run that printed no figure (perftest's clock calibration under TCG can give inf/nan) is
+                // marked in the file ("ok": false, "anomaly"); the others still stand.
+                md.append("Some runs gave no figure; they are marked `ok: false` with the anomaly below.\n\n");
+                log("  some perftest runs gave no figure (see their anomaly)");
+            } else if (rc != 0 || !Files.isRegularFile(file)) {
                 j.put("status", "failed");
                 j.put("reason", "the guest perftest exited with " + rc);
                 md.append("**Failed:** the guest perftest exited with ").append(rc).append(".\n\n");

@@ -34,6 +34,8 @@ import java.util.TreeMap;
  */
 public final class GuestPerftest {
     static final String SCRIPT = "guest/bench/perftest-vs-rxe.sh";
+    /** The script's exit status when it printed its JSON but some runs gave no figure ("ok": false). */
+    static final int SOME_RUNS_FAILED = 4;
     static final String BEGIN = "PERFTEST-JSON-BEGIN", END = "PERFTEST-JSON-END";
 
     private GuestPerftest() {}
