@@ -328,6 +328,45 @@ class RemoteDataPathTest {
         await("the drop", () -> on(() -> b.dev.counters()).get("rdma.ud.dropped") == 1L);
     }
 
+    /** What a hostile or broken peer server sends: counted and refused, and the device keeps serving. */
+    @Test
+    void malformedMessagesFromAPeerAreRefusedAndCounted() throws Exception {
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        run(() -> {
+            // Shorter than the header; an unknown opcode.
+            worker.send(0, io.netty.buffer.Unpooled.wrappedBuffer(new byte[10]));
+            io.netty.buffer.ByteBuf unknown = io.netty.buffer.Unpooled.buffer(100).writeZero(100);
+            unknown.setByte(0, 0x7f);
+            worker.send(0, unknown);
+            // A reply for a QP, slot and sequence number this node never used.
+            io.netty.buffer.ByteBuf reply = io.netty.buffer.Unpooled.buffer(88).writeZero(88);
+            reply.setByte(0, 16);
+            reply.setInt(4, 2);
+            reply.setInt(16, 5);
+            reply.setLong(24, 12345);
+            worker.send(0, reply);
+            // A request for a QP that does not exist here: answered with retry-exceeded, which B finds stale.
+            io.netty.buffer.ByteBuf orphan = io.netty.buffer.Unpooled.buffer(88).writeZero(88);
+            orphan.setByte(0, 4);
+            orphan.setInt(4, 3);
+            orphan.setInt(8, 77);
+            worker.send(0, orphan);
+        });
+        await("the refusals", () -> on(() -> a.dev.counters()).get("rdma.remote.badMessages") == 2L
+                && on(() -> a.dev.counters()).get("rdma.remote.staleReplies") == 1L
+                && on(() -> b.dev.counters()).get("rdma.remote.staleReplies") == 1L);
+        assertThat(on(() -> a.dev.refusals().snapshot())).containsKey("rdma-remote-message");
+        // Still serving: a WRITE across works.
+        run(() -> {
+            Le.put64(a.mem(VA, 8), 0, 0x1122_3344_5566_7788L);
+            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA + 512, MR).length(8)
+                    .sge(V1.Wqe.PLD, 0, VA, 8, MR));
+        });
+        assertThat(next(a).error()).isFalse();
+        assertThat(on(() -> Le.u64(b.mem(VA + 512, 8), 0))).isEqualTo(0x1122_3344_5566_7788L);
+    }
+
     @Test
     void withThePeerGoneRequestsCompleteWithRetryExceeded() throws Exception {
         assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();

@@ -72,6 +72,9 @@ final class DataPath {
     /** Power-on: the data path's own totals back to zero. */
     void clearCounters() {
         sqWqes = rqWqes = sendErrors = udDropped = bytes = flushes = rnrFailures = 0;
+        if (remote != null) {
+            remote.clearCounters();
+        }
     }
 
     void forget(QueuePair qp) {

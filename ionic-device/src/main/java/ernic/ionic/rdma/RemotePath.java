@@ -124,6 +124,12 @@ final class RemotePath implements MeshListener {
         resume();
     }
 
+    /** Power-on: the remote path's totals back to zero. */
+    void clearCounters() {
+        requestsSent = repliesReceived = requestsReceived = repliesSent = repliesDropped = staleReplies = noRoute =
+                timeouts = rnrWaits = rnrFailures = badMessages = readPauses = 0;
+    }
+
     void counters(Map<String, Long> m) {
         m.put("rdma.remote.requestsSent", requestsSent);
         m.put("rdma.remote.repliesReceived", repliesReceived);
