@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -75,7 +76,7 @@ public final class ServeCommand implements Callable<Integer> {
         ErnicServer server;
         try {
             server = ErnicServer.start(settings);
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | IOException e) {
             System.err.println("ernic serve: " + e.getMessage());
             return 2;
         }
