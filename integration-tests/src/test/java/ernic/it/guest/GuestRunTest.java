@@ -40,20 +40,29 @@ class GuestRunTest {
         GuestPrerequisites.require();
     }
 
+    /** What {@code ./ernic guest run} printed (streamed to stdout as it runs) and its exit status. */
+    record Run(int status, String out) {}
+
+    /** Runs {@code ./ernic guest run ARGS} in this JVM, as a person would, capturing its output. */
+    static Run guestRun(String... args) {
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        PrintStream original = System.out;
+        try (PrintStream tee = new PrintStream(new TeeStream(captured, original), true, StandardCharsets.UTF_8)) {
+            System.setOut(tee);
+            int status = new CommandLine(new GuestRun()).execute(args);
+            return new Run(status, captured.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(original);
+        }
+    }
+
     @Test
     void twoGuestsOnOneSegmentReachEachOther() throws Exception {
         Path script = Files.createDirectories(Path.of("target", "guest")).resolve("two-vms.sh");
         Files.writeString(script, SCRIPT);
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        PrintStream original = System.out;
-        int status;
-        try (PrintStream tee = new PrintStream(new TeeStream(captured, original), true, StandardCharsets.UTF_8)) {
-            System.setOut(tee);
-            status = new CommandLine(new GuestRun()).execute("--vms", "2", script.toString());
-        } finally {
-            System.setOut(original);
-        }
-        String out = captured.toString(StandardCharsets.UTF_8);
+        Run run = guestRun("--vms", "2", script.toString());
+        int status = run.status();
+        String out = run.out();
         assertThat(status).as("the first non-zero status of the scripts").isZero();
         assertThat(out).contains("vm0| vm 0 reached 192.168.77.2").contains("vm1| vm 1 reached 192.168.77.1")
                 .contains("[1dd8:1002]").contains("+deb14-amd64");

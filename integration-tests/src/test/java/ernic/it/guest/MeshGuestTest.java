@@ -1,13 +1,8 @@
 package ernic.it.guest;
 
-import ernic.it.harness.GuestRun;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -67,18 +62,9 @@ class MeshGuestTest {
     void twoGuestsTalkRdmaAcrossTheMesh() throws Exception {
         Path script = Files.createDirectories(Path.of("target", "guest")).resolve("mesh-two-vms.sh");
         Files.writeString(script, SCRIPT);
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        PrintStream original = System.out;
-        int status;
-        try (PrintStream tee = new PrintStream(new GuestRunTest.TeeStream(captured, original), true,
-                StandardCharsets.UTF_8)) {
-            System.setOut(tee);
-            status = new CommandLine(new GuestRun()).execute("--vms", "2", script.toString());
-        } finally {
-            System.setOut(original);
-        }
-        String out = captured.toString(StandardCharsets.UTF_8);
-        assertThat(status).as("the first non-zero status of the scripts").isZero();
+        GuestRunTest.Run run = GuestRunTest.guestRun("--vms", "2", script.toString());
+        String out = run.out();
+        assertThat(run.status()).as("the first non-zero status of the scripts").isZero();
         assertThat(out).contains("vm0| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d01")
                 .contains("vm1| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d02")
                 .doesNotContain("DMESG-ERRORS");
