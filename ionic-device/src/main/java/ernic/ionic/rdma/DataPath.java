@@ -238,8 +238,7 @@ final class DataPath {
         if (status != V1.STS_OK) {
             sendErrors++;
         }
-        moved = movedBytes;
-        count(qp, op, status);
+        count(qp, op, status, movedBytes);
         sendCompletion(qp, index, op, status);
     }
 
@@ -258,8 +257,8 @@ final class DataPath {
     }
 
     /** Counts one executed send WQE by opcode class. */
-    private void count(QueuePair qp, int op, int status) {
-        long bytes = status == V1.STS_OK ? moved : 0;
+    private void count(QueuePair qp, int op, int status, long movedBytes) {
+        long bytes = status == V1.STS_OK ? movedBytes : 0;
         RdmaCounters.Device reqs, data = null;
         switch (op) {
             case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
@@ -689,10 +688,7 @@ final class DataPath {
         }
         long old = Le.u64(word, 0);
         long next = op == V1.Wqe.OP_ATOMIC_CS ? (old == wqe.compare() ? wqe.swapAdd() : old) : old + wqe.swapAdd();
-        // The local SGE (v1 body: va @48, len @56, lkey @60).
-        long lva = Be.u64(wqeBuf, 48);
-        int lkey = Be.u32(wqeBuf, 60);
-        st = resolve(qp, lkey, lva, 8, V1.MRF_LOCAL_WRITE, false);
+        st = resolveAtomicResult(qp);
         if (st != V1.STS_OK) {
             return st;
         }
@@ -707,6 +703,14 @@ final class DataPath {
         moved = 8;
         counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         return wordIo(localMem, localOff, true) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+    }
+
+    /**
+     * The local SGE of the atomic WQE in wqeBuf (v1 body: va @48, len @56, lkey @60), which takes the old
+     * value: resolved for local write into spanMem/spanOff. Returns an ionic status.
+     */
+    int resolveAtomicResult(QueuePair qp) {
+        return resolve(qp, Be.u32(wqeBuf, 60), Be.u64(wqeBuf, 48), 8, V1.MRF_LOCAL_WRITE, false);
     }
 
     /** The 8 bytes of {@code word} to or from a checked range (which may cross a page). */
@@ -787,8 +791,7 @@ final class DataPath {
         }
         QueuePair dest = qp(wqe.destQpn() & 0xff_ffff);
         if (dest == null || !dest.datagram() || dest.qkey != qkey || !takeReceive(dest)) {
-            udDropped++;
-            counters.inc(RdmaCounters.Device.RX_UD_DROPPED);
+            udDropped();
             return V1.STS_OK; // a datagram that finds no taker is lost, not an error of the sender
         }
         buildGrh(ah, len);

@@ -83,7 +83,6 @@ final class RemotePath implements MeshListener {
     private final List<QueuePair> watched = new ArrayList<>();
     private final List<QueuePair> blocked = new ArrayList<>();
     private final Map<Integer, long[]> readReplies = new HashMap<>();
-    private final MemorySegment word = MemorySegment.ofArray(new long[1]);
     private ScheduledFuture<?> ticker;
     private long heldBytes;
     private int heldMessages;
@@ -314,9 +313,7 @@ final class RemotePath implements MeshListener {
                 return transmit(qp, m, index, total);
             }
             case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
-                // The local SGE must take the old value (v1 body: va @48, len @56, lkey @60).
-                int st = data.resolve(qp, Be.u32(data.wqeBuf, 60), Be.u64(data.wqeBuf, 48), 8, V1.MRF_LOCAL_WRITE,
-                        false);
+                int st = data.resolveAtomicResult(qp); // the local SGE must be able to take the old value
                 if (st != V1.STS_OK) {
                     return st;
                 }
@@ -468,11 +465,7 @@ final class RemotePath implements MeshListener {
         if (st != V1.STS_OK) {
             return st;
         }
-        Spans src = data.src.clear();
-        if (len > 0) {
-            src.addLocal(MemorySegment.ofBuffer(m.nioBuffer(m.readerIndex() + WireHeader.SIZE, len)), 0, len);
-        }
-        if (!data.copy(src, dst, len)) {
+        if (!data.copy(payload(m, len), dst, len)) {
             return V1.STS_LOCAL_PROT_ERR;
         }
         qp.outstanding.bytes[slot] = len;
@@ -483,16 +476,12 @@ final class RemotePath implements MeshListener {
         if (!rereadWqe(qp, slot)) {
             return V1.STS_BAD_RESP_ERR;
         }
-        int st = data.resolve(qp, Be.u32(data.wqeBuf, 60), Be.u64(data.wqeBuf, 48), 8, V1.MRF_LOCAL_WRITE, false);
+        int st = data.resolveAtomicResult(qp);
         if (st != V1.STS_OK) {
             return st;
         }
-        word.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN), 0, old);
-        Spans here = data.src.clear();
-        here.addLocal(word, 0, 8);
-        Spans guest = data.dst.clear();
-        data.addResolved(guest, 8);
-        return data.copy(here, guest, 8) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+        data.word(old);
+        return data.wordIo(data.spanMem, data.spanOff, true) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
     }
 
     private boolean rereadWqe(QueuePair qp, int slot) {
@@ -725,13 +714,7 @@ final class RemotePath implements MeshListener {
                 : len);
         WireHeader.put64(r, WireHeader.SWAP_ADD, old);
         if (data != null && !fill(r, data, len)) {
-            r.release();
-            r = alloc.directBuffer(WireHeader.SIZE);
-            WireHeader.start(r, op, 0, WireHeader.u32(request, WireHeader.SRC_QP), 0,
-                    WireHeader.u32(request, WireHeader.GENERATION), WireHeader.u32(request, WireHeader.SLOT),
-                    WireHeader.u64(request, WireHeader.SEQ));
-            WireHeader.putStatus(r, V1.STS_REMOTE_ACC_ERR);
-            WireHeader.put64(r, WireHeader.LENGTH, WireHeader.u64(request, WireHeader.LENGTH));
+            WireHeader.putStatus(r, V1.STS_REMOTE_ACC_ERR); // fill() left the payload empty
         }
         if (mesh.sendReply(node, r) == SendResult.QUEUED) {
             repliesSent++;
