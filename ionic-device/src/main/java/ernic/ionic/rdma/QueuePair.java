@@ -15,8 +15,8 @@ final class QueuePair {
     int pmtu;
     int retry, rnrTimer, retryTimeout, rsqDepth, rrqDepth, pkeyId, rateLimit;
     int ahId;
-    /** Destination GID from the header template at RTR (null: none recorded). */
-    byte[] destGid;
+    /** The address vector parsed from the header template at RTR (null: none recorded). */
+    AddressHandle av;
     /** The header template given with IB_QP_AV, for QUERY_QP. */
     byte[] header;
     /** Remote-op WQEs finished since the QP left RESET (msg_msn). */

@@ -597,8 +597,8 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             av = AddressHandle.parse(header);
         }
         int node = -1;
-        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !loopback(av)) {
-            node = data.remote.route(av == null ? null : av.dgid);
+        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected()) {
+            node = data.remote.route(av);
             if (node == RemotePath.UNOWNED) {
                 // Picking some node instead would deliver writes into the wrong VM's memory.
                 refusals.refuse("rdma-qp-unowned-gid", "MODIFY_QP " + id + ": no mesh node owns the destination GID");
@@ -611,7 +611,7 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
                 data.remote.place(qp, node);
             }
             qp.header = header;
-            qp.destGid = av == null ? null : av.dgid;
+            qp.av = av;
             qp.ahId = Le.u32(c, V1.MQP_AH_ID_LEN) & 0xff_ffff;
         }
         if ((mask & V1.IB_QP_ACCESS_FLAGS) != 0) {
@@ -662,11 +662,6 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             }
         }
         return V1.ASTS_OK;
-    }
-
-    /** A destination that is the source GID itself: this guest, whatever the mesh's table says. */
-    private static boolean loopback(AddressHandle av) {
-        return av != null && java.util.Arrays.equals(av.sgid, av.dgid);
     }
 
     private int queryQp(MemorySegment c) {
@@ -784,8 +779,8 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
             return V1.ASTS_BAD_ATTR;
         }
         AddressHandle ah = AddressHandle.parse(side.asSlice(0, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
-        if (ah != null && data.remote != null && !loopback(ah)) {
-            ah.node = Math.max(-1, data.remote.route(ah.dgid)); // no owner: treated as local
+        if (ah != null && data.remote != null) {
+            ah.node = Math.max(-1, data.remote.route(ah)); // no owner: treated as local
         }
         ahs[id] = ah;
         ahUsed[id] = true;

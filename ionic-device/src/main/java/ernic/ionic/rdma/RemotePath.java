@@ -151,12 +151,18 @@ final class RemotePath implements MeshListener {
     /** No node owns the GID. */
     static final int UNOWNED = -2;
 
-    /** The node a destination GID lives on: -1 for this node, {@link #UNOWNED}, or another node's id. */
-    int route(byte[] gid) {
-        if (gid == null) {
+    /**
+     * The node an address vector's destination lives on: -1 for this node (also when the destination is
+     * the source GID itself, whatever the table says), {@link #UNOWNED}, or another node's id.
+     */
+    int route(AddressHandle av) {
+        if (av == null) {
             return UNOWNED;
         }
-        OptionalInt owner = mesh.ownerOf(Gid.of(gid));
+        if (java.util.Arrays.equals(av.sgid, av.dgid)) {
+            return -1;
+        }
+        OptionalInt owner = mesh.ownerOf(Gid.of(av.dgid));
         if (owner.isEmpty()) {
             return UNOWNED;
         }
@@ -176,8 +182,8 @@ final class RemotePath implements MeshListener {
     public void onGidOwnership(int nodeId, Set<Gid> gids) {
         // A node restarted with a new id, or a GID moved: follow it.
         for (QueuePair qp : lif.qps) {
-            if (qp != null && qp.connected() && qp.destGid != null) {
-                int r = route(qp.destGid);
+            if (qp != null && qp.connected() && qp.av != null) {
+                int r = route(qp.av);
                 if (r != UNOWNED) {
                     place(qp, r);
                 }
@@ -185,7 +191,7 @@ final class RemotePath implements MeshListener {
         }
         for (AddressHandle ah : lif.ahs) {
             if (ah != null) {
-                ah.node = Math.max(-1, route(ah.dgid));
+                ah.node = Math.max(-1, route(ah)); // no owner: treated as local
             }
         }
     }
