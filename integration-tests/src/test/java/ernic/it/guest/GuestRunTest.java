@@ -22,6 +22,8 @@ class GuestRunTest {
             set -e
             uname -r
             lspci -nn -d 1dd8:
+            # ernic-vm's lpj=: one delay loop for every vCPU (ionic_rdma's busy-waits count on mdelay).
+            echo "bogomips: $(grep bogomips /proc/cpuinfo | sort -u | wc -l) distinct over $(nproc) vCPUs"
             modprobe ionic
             ip link set eth0 up
             ip addr add $ERNIC_GUEST_IP/24 dev eth0
@@ -65,7 +67,8 @@ class GuestRunTest {
         String out = run.out();
         assertThat(status).as("the first non-zero status of the scripts").isZero();
         assertThat(out).contains("vm0| vm 0 reached 192.168.77.2").contains("vm1| vm 1 reached 192.168.77.1")
-                .contains("[1dd8:1002]").contains("+deb14-amd64");
+                .contains("[1dd8:1002]").contains("+deb14-amd64")
+                .contains("vm0| bogomips: 1 distinct over 4 vCPUs").contains("vm1| bogomips: 1 distinct over 4 vCPUs");
     }
 
     /** Writes to two streams at once. */

@@ -12,11 +12,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Two real guests, each with its own server, the servers joined in a mesh ({@code ./ernic guest run --vms 2}
  * makes server 0 the manager): rdma-core's and perftest's tools with the server end in guest 0 and the client in
  * guest 1, so every byte crosses the mesh. The tools exchange their QP details over the guests' Ethernet segment,
- * as on a real fabric.
- *
- * <p>rping (rdma_cm across the mesh) passed here in three runs of four; in the fourth the guest's
- * ionic_rdma timed out a busy-waited admin command (CREATE_AH/DESTROY_AH path) and reset the RDMA LIF.
- * Until that is understood it is not in this test (issue 6 stays open for it).
+ * as on a real fabric; rdma_cm's tools (rping, udaddy) resolve and connect through the GSI QPs, which cross the
+ * mesh too.
  */
 class MeshGuestTest {
     static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + """
@@ -36,6 +33,8 @@ class MeshGuestTest {
                 serve read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603
                 serve send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604
                 serve atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605
+                serve rping rping -s -a $srv -C 10 -V -v -p 18606
+                serve udaddy udaddy -b $srv
             else
                 client() { # name, command: the client end, tried until the server listens (at most 5 minutes)
                     name=$1; shift
@@ -53,6 +52,8 @@ class MeshGuestTest {
                 client read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603 $srv
                 client send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604 $srv
                 client atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605 $srv
+                client rping rping -c -a $srv -C 10 -V -v -p 18606
+                client udaddy udaddy -s $srv
             fi
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """;
@@ -72,10 +73,13 @@ class MeshGuestTest {
         assertThat(out).contains("vm0| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d01")
                 .contains("vm1| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d02")
                 .doesNotContain("DMESG-ERRORS");
-        for (String tool : new String[]{"rc", "write-bw", "read-bw", "send-bw", "atomic-bw"}) {
+        for (String tool : new String[]{"rc", "write-bw", "read-bw", "send-bw", "atomic-bw", "rping", "udaddy"}) {
             assertThat(out).contains("vm0| RESULT " + tool + " server=0").contains("vm1| RESULT " + tool + " client=0");
         }
-        // Payload validation passed (-c).
-        assertThat(out).contains("100 iters in");
+        // Payload validation passed (ibv_rc_pingpong -c, rping -V); rping's tenth ping reached both ends.
+        assertThat(out).contains("100 iters in")
+                .contains("vm0| server ping data: rdma-ping-9").contains("vm1| ping data: rdma-ping-9");
+        // udaddy: SIDR over the GSI QPs, an AH per peer, datagrams both ways.
+        assertThat(out).containsPattern("vm0\\| .*data transfers complete").containsPattern("vm1\\| .*test complete");
     }
 }
