@@ -14,6 +14,7 @@ import io.netty.handler.codec.DecoderException;
 
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,7 +26,8 @@ import java.util.List;
  * channel's write watermarks) and go down to the socket while fewer than {@link #IN_FLIGHT_LIMIT} bytes are
  * being written. A heartbeat and an answer to one each have a one-deep slot that is emptied before the queue, so
  * they go ahead of queued data; a second heartbeat while one waits is merged into it. Writes report progress, so
- * the send time-out sees partial writes of large frames.
+ * the send time-out sees partial writes of large frames. A data frame queued with a {@link Recall} is offered back
+ * to its sender when it reaches the head of the queue; a frame the sender takes back is released unsent.
  */
 final class MeshLink extends ChannelInboundHandlerAdapter {
     /** Bytes passed down to the socket at once; the rest waits in the queue, behind the priority slots. */
@@ -59,6 +61,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     long activeNanos;
     private long lastProgressNanos;
     private PendingWriteQueue queue;
+    /**
+     * Queued frames that can be taken back, in queue order, three entries each: the frame, its {@link Recall} and
+     * its payload. Frames without one (control, relayed) have no entry, so the head entry names its frame.
+     */
+    private final ArrayDeque<Object> recallable = new ArrayDeque<>();
     private long inFlight;
     private boolean pumpScheduled;
     private boolean heartbeatSlot;
@@ -109,6 +116,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         queue.removeAndFailAll(new ClosedChannelException());
+        recallable.clear();
         heartbeatSlot = false;
         answerSlot = false;
         node.linkClosed(this);
@@ -164,6 +172,14 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
 
     /** Queues a frame behind earlier ones; the link takes it over. */
     void write(ByteBuf frame) {
+        write(frame, null, null);
+    }
+
+    /**
+     * Queues a frame behind earlier ones; the link takes it over. With a {@code recall}, the sender is asked about
+     * {@code payload} (the frame's) when it reaches the head of the queue.
+     */
+    void write(ByteBuf frame, Recall recall, ByteBuf payload) {
         if (!isActive()) {
             frame.release();
             return;
@@ -172,6 +188,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
             lastProgressNanos = System.nanoTime();
         }
         queue.add(frame, promise(frame.readableBytes()));
+        if (recall != null) {
+            recallable.add(frame);
+            recallable.add(recall);
+            recallable.add(payload);
+        }
         // Writes made in one task go down together, after it: one flush (one system call) for a burst.
         if (!pumpScheduled) {
             pumpScheduled = true;
@@ -263,7 +284,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
                 answerSlot = false;
                 writeDown(Wire.empty(channel.alloc(), Wire.HEARTBEAT_ACK));
             } else if (!queue.isEmpty()) {
-                inFlight += ((ByteBuf) queue.current()).readableBytes();
+                ByteBuf frame = (ByteBuf) queue.current();
+                if (recallable.peekFirst() == frame && takenBack(frame)) {
+                    continue;
+                }
+                inFlight += frame.readableBytes();
                 queue.removeAndWrite();
             } else {
                 break;
@@ -273,6 +298,27 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         if (wrote) {
             ctx.flush();
         }
+    }
+
+    /** Asks the sender of the head frame whether it takes it back; if so, drops it unsent. */
+    private boolean takenBack(ByteBuf frame) {
+        recallable.removeFirst();
+        Recall recall = (Recall) recallable.removeFirst();
+        ByteBuf payload = (ByteBuf) recallable.removeFirst();
+        int dst = Wire.dataDestination(frame);
+        boolean back;
+        try {
+            back = recall.recalled(dst, payload);
+        } catch (RuntimeException e) {
+            MeshNode.log.warn("mesh {}: a sender's recall failed; the message goes out", node.describe(), e);
+            back = false;
+        }
+        if (back) {
+            // Never written, so never in flight: cancelling runs the listener, which counts only written frames.
+            queue.remove().cancel(false);
+            node.takenBack(dst);
+        }
+        return back;
     }
 
     private void writeDown(ByteBuf frame) {
@@ -291,7 +337,8 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
 
             @Override
             public void operationComplete(ChannelProgressiveFuture future) {
-                // A failed write means the channel is closing; the link is finished with then.
+                // A failed write means the channel is closing (the link is finished with then); a cancelled one
+                // was taken back before it went down.
                 if (future.isSuccess()) {
                     inFlight -= size;
                     lastProgressNanos = System.nanoTime();

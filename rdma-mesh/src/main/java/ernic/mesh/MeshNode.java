@@ -345,7 +345,16 @@ public final class MeshNode {
      * {@link SendResult#QUEUED}.
      */
     public SendResult send(int dst, ByteBuf payload) {
-        return send(dst, payload, false);
+        return send(dst, payload, false, null);
+    }
+
+    /**
+     * Sends {@code payload} to {@code dst} like {@link #send(int, ByteBuf)}, and lets the sender take it back while it
+     * still waits on its connection: {@code recall} is asked when the payload reaches the head of the queue, just
+     * before it would be written (see {@link Recall}).
+     */
+    public SendResult send(int dst, ByteBuf payload, Recall recall) {
+        return send(dst, payload, false, recall);
     }
 
     /**
@@ -354,10 +363,10 @@ public final class MeshNode {
      * cannot wait for the requester to read on. BUSY means the reply should be dropped.
      */
     public SendResult sendReply(int dst, ByteBuf payload) {
-        return send(dst, payload, true);
+        return send(dst, payload, true, null);
     }
 
-    private SendResult send(int dst, ByteBuf payload, boolean reply) {
+    private SendResult send(int dst, ByteBuf payload, boolean reply, Recall recall) {
         if (!loop.inEventLoop()) {
             throw new IllegalStateException("MeshNode.send must run on the node's event loop");
         }
@@ -376,7 +385,7 @@ public final class MeshNode {
         if (reply ? l.queuedBytes() + len > 2L * config.writeBufferHigh() : !l.isWritable()) {
             return SendResult.BUSY;
         }
-        l.write(Wire.data(alloc, nodeId, dst, payload));
+        l.write(Wire.data(alloc, nodeId, dst, payload), recall, payload);
         PeerCounters pc = peer(dst);
         pc.bytesSent += len;
         pc.messagesSent++;
@@ -521,7 +530,10 @@ public final class MeshNode {
         });
     }
 
-    /** Per-peer counters: bytesSent, messagesSent, bytesReceived, messagesReceived, queueDepth, reconnects, relayed. */
+    /**
+     * Per-peer counters: bytesSent, messagesSent, bytesReceived, messagesReceived, queueDepth, reconnects, relayed,
+     * takenBack.
+     */
     public Map<Integer, Map<String, Long>> peerCounters() {
         return onLoop(() -> {
             Map<Integer, Map<String, Long>> m = new TreeMap<>();
@@ -607,6 +619,11 @@ public final class MeshNode {
             return "manager";
         }
         return nodeId < 0 ? "worker (unregistered)" : "worker " + nodeId;
+    }
+
+    /** A link dropped a message for {@code dst} that its sender took back. */
+    void takenBack(int dst) {
+        peer(dst).takenBack++;
     }
 
     private PeerCounters peer(int id) {

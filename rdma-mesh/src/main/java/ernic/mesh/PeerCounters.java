@@ -14,6 +14,8 @@ final class PeerCounters {
     /** Messages to or from this peer that went by way of the manager (on the manager: relayed to this peer). */
     long relayedMessages;
     long relayedBytes;
+    /** Messages to this peer whose sender took them back while they were still queued (counted in messagesSent). */
+    long takenBack;
 
     void connected() {
         connections++;
@@ -29,6 +31,7 @@ final class PeerCounters {
         m.put("reconnects", Math.max(0, connections - 1));
         m.put("relayedMessages", relayedMessages);
         m.put("relayedBytes", relayedBytes);
+        m.put("takenBack", takenBack);
         return m;
     }
 }

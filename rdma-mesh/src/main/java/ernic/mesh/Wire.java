@@ -232,6 +232,11 @@ final class Wire {
         return c;
     }
 
+    /** The destination of an outbound DATA frame (one {@link #data} built). */
+    static int dataDestination(ByteBuf frame) {
+        return frame.getInt(frame.readerIndex() + LENGTH_BYTES + 1 + 4);
+    }
+
     /** A frame as received (type and body, length stripped) made sendable again; takes over {@code body}. */
     static ByteBuf reframe(ByteBufAllocator alloc, ByteBuf body) {
         ByteBuf h = alloc.buffer(LENGTH_BYTES);

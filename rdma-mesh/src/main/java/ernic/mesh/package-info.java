@@ -15,6 +15,8 @@
  * // on the loop:
  * switch (node.send(peer, payload)) { case QUEUED -> ...; case BUSY -> keep it, retry on onWritable;
  *                                     case NO_ROUTE -> complete in error at once; }
+ * node.send(peer, payload, recall);   // recall.recalled(peer, payload), asked just before it is written: true takes
+ *                                     // it back (released unsent)
  * node.ownerOf(gid);   // OptionalInt: the node that owns the GID
  * }</pre>
  *

@@ -1,6 +1,7 @@
 package ernic.mesh;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
@@ -77,6 +78,88 @@ class MeshLinkTest {
         while (!socket.held.isEmpty()) {
             socket.releaseOne();
         }
+        assertThat(link.busy()).isFalse();
+        ch.finishAndReleaseAll();
+    }
+
+    /** A data frame to node 2 whose payload is {@code bytes} long and starts with {@code id}. */
+    private static ByteBuf payload(int id, int bytes) {
+        return Unpooled.buffer(bytes).writeInt(id).writeZero(bytes - 4);
+    }
+
+    @Test
+    void aSenderTakesBackWhatIsStillQueuedAndWhatWentDownStillGoes() {
+        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
+        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
+        StalledSocket socket = new StalledSocket();
+        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
+        List<Integer> asked = new ArrayList<>();
+        List<Integer> askedFor = new ArrayList<>();
+        boolean[] takeBackOdd = {false};
+        Recall recall = (dst, p) -> {
+            int id = p.getInt(p.readerIndex());
+            asked.add(id);
+            askedFor.add(dst);
+            return takeBackOdd[0] && (id & 1) != 0;
+        };
+
+        // Frame 1 goes down (asked, kept) and fills what may be in flight; 2..7 wait, 5 without a recall.
+        ByteBuf first = payload(1, MeshLink.IN_FLIGHT_LIMIT);
+        link.write(Wire.data(ByteBufAllocator.DEFAULT, 1, 2, first), recall, first);
+        ch.runPendingTasks();
+        ByteBuf[] payloads = new ByteBuf[8];
+        for (int id = 2; id <= 7; id++) {
+            ByteBuf p = payloads[id] = payload(id, 100);
+            link.write(Wire.data(ByteBufAllocator.DEFAULT, 1, 2, p), id == 5 ? null : recall, p);
+        }
+        link.write(Wire.empty(ByteBufAllocator.DEFAULT, Wire.GIDS)); // a control frame: never asked
+        ch.runPendingTasks();
+        assertThat(asked).containsExactly(1);
+        long queued = link.queuedBytes();
+        assertThat(queued).isGreaterThanOrEqualTo(6 * 100L);
+
+        // The sender now gives up the odd ones: 3 and 7 are taken back, 1 (being written) and 5 (no recall) go.
+        takeBackOdd[0] = true;
+        socket.releaseOne();
+        ch.runPendingTasks();
+        assertThat(asked).containsExactly(1, 2, 3, 4, 6, 7);
+        assertThat(askedFor).containsOnly(2);
+        assertThat(socket.held).hasSize(5);
+        List<Integer> ids = new ArrayList<>();
+        for (StalledSocket.Held h : socket.held.subList(0, 4)) {
+            ids.add(h.frame().getInt(h.frame().readerIndex() + Wire.DATA_OVERHEAD));
+        }
+        assertThat(ids).containsExactly(2, 4, 5, 6);
+        assertThat(socket.types).containsExactly(Wire.DATA, Wire.DATA, Wire.DATA, Wire.DATA, Wire.DATA, Wire.GIDS);
+        assertThat(node.peerCounters().get(2)).containsEntry("takenBack", 2L);
+        assertThat(payloads[3].refCnt()).isZero();
+        assertThat(payloads[7].refCnt()).isZero();
+        assertThat(payloads[4].refCnt()).isOne();
+
+        // Nothing is left over: the taken-back frames are released and their bytes are off the watermarks.
+        while (!socket.held.isEmpty()) {
+            socket.releaseOne();
+            ch.runPendingTasks();
+        }
+        assertThat(link.busy()).isFalse();
+        assertThat(link.queuedBytes()).isZero();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aRecallThatFailsLetsTheFrameGo() {
+        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
+        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
+        StalledSocket socket = new StalledSocket();
+        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
+        ByteBuf p = payload(9, 100);
+        link.write(Wire.data(ByteBufAllocator.DEFAULT, 1, 2, p), (dst, b) -> {
+            throw new IllegalStateException("broken sender");
+        }, p);
+        ch.runPendingTasks();
+        assertThat(socket.types).containsExactly(Wire.DATA);
+        assertThat(node.peerCounters()).doesNotContainKey(2);
+        socket.releaseOne();
         assertThat(link.busy()).isFalse();
         ch.finishAndReleaseAll();
     }
