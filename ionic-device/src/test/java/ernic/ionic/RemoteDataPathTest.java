@@ -378,4 +378,27 @@ class RemoteDataPathTest {
         assertThat(next(a).statusLength()).isEqualTo(V1.STS_RETRY_EXCEEDED);
         assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.noRoute", 1L);
     }
+
+    @Test
+    void theReplyToAFlushedReadIsStaleAndItsDataDoesNotLand() throws Exception {
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        worker.setReceiving(0, false); // the READ waits in the socket until B reads again
+        run(() -> {
+            Le.put64(b.mem(VA + 64, 8), 0, 0x5555_6666_7777_8888L);
+            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(VA + 64, MR).length(8)
+                    .sge(V1.Wqe.PLD, 0, VA + 256, 8, MR));
+        });
+        assertThat(on(() -> a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status())).isZero();
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        worker.setReceiving(0, true);
+        await("the READ's reply", () -> counter(a, "rdma.remote.repliesReceived") == 1L);
+        assertThat(counter(a, "rdma.remote.staleReplies")).isEqualTo(1L);
+        assertThat(on(() -> Le.u64(a.mem(VA + 256, 8), 0))).as("the consumer has had this memory back").isZero();
+        assertThat(on(a::poll)).isNull();
+    }
+
+    long counter(Side s, String name) {
+        return on(() -> s.dev.counters()).get(name);
+    }
 }

@@ -440,8 +440,9 @@ final class RemotePath implements MeshListener {
             }
         }
         if (out == null || qp.generation != WireHeader.u32(m, WireHeader.GENERATION) || slot < 0
-                || slot >= out.status.length || out.status[slot] != PENDING || out.seq[slot] != seq) {
-            staleReplies++; // for a destroyed QP, a flushed or timed-out WQE: ignored
+                || slot >= out.status.length || out.status[slot] != PENDING || out.seq[slot] != seq
+                || !issued(qp, slot)) {
+            staleReplies++; // for a destroyed QP, a flushed, reset or timed-out WQE: ignored
             retryBlocked();
             return;
         }
@@ -457,6 +458,12 @@ final class RemotePath implements MeshListener {
         out.status[slot] = status;
         complete(qp);
         retryBlocked();
+    }
+
+    /** Whether {@code slot} is in the QP's window of issued, not yet completed WQEs [done, SQ consumer index). */
+    private static boolean issued(QueuePair qp, int slot) {
+        int mask = qp.sq.mask(), done = qp.outstanding.done;
+        return ((slot - done) & mask) < ((qp.sq.cons - done) & mask);
     }
 
     /** Scatters a READ's data into the WQE's local SGEs (the WQE is read again from the SQ ring). */
