@@ -30,12 +30,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Two devices, each in its own mesh node (a manager and a worker on 127.0.0.1), and RC and UD traffic
  * between their guests: the ionic wire protocol, rkeys resolved by the responder, completions after the
- * reply, receiver-not-ready waits, the RTR refusal for a GID no node owns, and a lost peer.
+ * reply, receiver-not-ready waits, the RTR refusal for a GID no node owns, a lost peer, and the requests a
+ * flushed QP takes back while its responder is not reading.
  */
 class RemoteDataPathTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8, MR = 1 << 8 | 0x11;
     static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
     static final long VA = 0x7f00_0000_0000L;
+    /** A second, larger MR (created by {@link Side#bigMr}): 4 MiB at BIG_VA. */
+    static final int BIG = 2 << 8 | 0x22, BIG_PAGES = 1024;
+    static final long BIG_VA = 0x7f10_0000_0000L, BIG_BYTES = 4096L * BIG_PAGES;
 
     EventLoopGroup loop;
     MeshNode manager, worker;
@@ -51,7 +55,8 @@ class RemoteDataPathTest {
         int cqCons;
         boolean cqColor = true;
         final long[] sq = new long[8], rq = new long[8];
-        final int[] sqProd = new int[8], rqProd = new int[8];
+        final int[] sqProd = new int[8], rqProd = new int[8], sqMask = new int[8];
+        long big;
 
         Side(MeshNode node, int ip) {
             this.ip = ip;
@@ -71,9 +76,16 @@ class RemoteDataPathTest {
         }
 
         int rc(int id, int destQpn, int destIp) {
-            sq[id] = guest.alloc(64 * DEPTH);
+            return rc(id, destQpn, destIp, LOG2);
+        }
+
+        /** An RC QP whose SQ has {@code 1 << sqLog2} slots. */
+        int rc(int id, int destQpn, int destIp, int sqLog2) {
+            sq[id] = guest.alloc(64L << sqLog2);
             rq[id] = guest.alloc(64 * DEPTH);
-            assertThat(rdma.createQp(id, V1.QPT_RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+            sqProd[id] = 0;
+            sqMask[id] = (1 << sqLog2) - 1;
+            assertThat(rdma.createQp(id, V1.QPT_RC, 0, CQ, sq[id], sqLog2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_INIT, 0, 0).status()).isZero();
             long hdr = rdma.ipv4Header(guest.alloc(64), ip, destIp);
             int st = rdma.modifyQpAv(id, V1.QPS_RTR, 0, destQpn, hdr, 42).status();
@@ -83,8 +95,25 @@ class RemoteDataPathTest {
             return st;
         }
 
+        /** Registers the 4 MiB MR {@link #BIG} (4 KiB pages). */
+        void bigMr() {
+            big = guest.alloc(BIG_BYTES);
+            long table = guest.alloc(8L * BIG_PAGES);
+            for (int i = 0; i < BIG_PAGES; i++) {
+                Le.put64(guest.at(table, 8L * BIG_PAGES), 8L * i, big + 4096L * i);
+            }
+            assertThat(rdma.createMr(BIG, BIG_VA, BIG_BYTES, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE
+                    | V1.MRF_REMOTE_READ, BIG_PAGES,
+                    table, 12).status()).isZero();
+        }
+
+        MemorySegment bigMem(long offset, long len) {
+            return guest.at(big + offset, len);
+        }
+
         void ud(int id) {
             sq[id] = guest.alloc(64 * DEPTH);
+            sqMask[id] = DEPTH - 1;
             rq[id] = guest.alloc(64 * DEPTH);
             assertThat(rdma.createQp(id, V1.QPT_UD, V1.QPF_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, V1.IB_QP_STATE | V1.IB_QP_QKEY, V1.QPS_INIT, 0, 0x1234).status()).isZero();
@@ -96,7 +125,7 @@ class RemoteDataPathTest {
             MemorySegment slot = guest.at(sq[qp] + 64L * sqProd[qp], 64);
             slot.fill((byte) 0);
             fill.accept(new V1.Wqe().wrap(slot, 0).wqeId(sqProd[qp]));
-            sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
+            sqProd[qp] = (sqProd[qp] + 1) & sqMask[qp];
             rdma.drv.doorbell(1, Rdma.SQ_QTYPE, Ring.Doorbell.encode(qp, 0, sqProd[qp]));
         }
 
@@ -156,7 +185,10 @@ class RemoteDataPathTest {
     @BeforeEach
     void setUp() throws Exception {
         loop = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        MeshConfig cfg = MeshConfig.defaults().withHeartbeatInterval(Duration.ofMillis(200));
+        // Small socket buffers: a responder that stops reading soon leaves the requester's requests queued. A long
+        // send time-out: such a pause is not a dead peer here.
+        MeshConfig cfg = MeshConfig.defaults().withHeartbeatInterval(Duration.ofMillis(200))
+                .withSocketBufferBytes(64 * 1024).withSendTimeout(Duration.ofSeconds(60));
         manager = MeshNode.manager(loop, 0, cfg);
         manager.start().syncUninterruptibly();
         worker = MeshNode.worker(loop, "127.0.0.1", manager.localPort(), cfg);
@@ -400,5 +432,194 @@ class RemoteDataPathTest {
 
     long counter(Side s, String name) {
         return on(() -> s.dev.counters()).get(name);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Taking back what a flushed QP still has queued
+
+    /** WRITEs posted at once in the take-back cases: a full 256-slot SQ, 16 KiB each (4 MiB in all). */
+    static final int WRITES = 255, WRITE_BYTES = 16 * 1024, BIG_LOG2 = 8;
+
+    /** The word at {@code j} of write {@code i}'s pattern: distinct for every write and every word. */
+    static long pattern(int i, int j) {
+        return (long) (i + 1) << 32 | j;
+    }
+
+    /** A's QP 2 (256 slots) and B's QP 3 connected, with the big MR on both sides, and B no longer reading. */
+    void stalledPair() {
+        assertThat(on(() -> a.rc(2, 3, IP_B, BIG_LOG2))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A, BIG_LOG2))).isZero();
+        run(() -> {
+            a.bigMr();
+            b.bigMr();
+        });
+        worker.setReceiving(0, false); // B, the responder, stops reading what A sends
+    }
+
+    /** A posts {@link #WRITES} WRITEs, write i from and to offset i * WRITE_BYTES, and they queue up. */
+    void postWrites() throws InterruptedException {
+        run(() -> {
+            for (int i = 0; i < WRITES; i++) {
+                long off = (long) i * WRITE_BYTES;
+                MemorySegment src = a.bigMem(off, WRITE_BYTES);
+                for (int j = 0; j < WRITE_BYTES / 8; j++) {
+                    Le.put64(src, 8L * j, pattern(i, j));
+                }
+                a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(BIG_VA + off, BIG)
+                        .length(WRITE_BYTES).sge(V1.Wqe.PLD, 0, BIG_VA + off, WRITE_BYTES, BIG));
+            }
+        });
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", (long) WRITES);
+        // The socket buffers fill and the rest waits in A's queue: far more than one frame being written.
+        long[] last = {-1};
+        await("A's queue to stop draining", () -> {
+            long q = manager.queuedBytes(1);
+            boolean stable = q == last[0];
+            last[0] = q;
+            if (!stable) {
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return stable;
+        });
+        assertThat(manager.queuedBytes(1)).isGreaterThan(1L << 20);
+    }
+
+    /** What each write left in B's memory: 1 its whole pattern, 0 nothing, -1 anything else. */
+    int[] landed() {
+        return on(() -> {
+            int[] r = new int[WRITES];
+            for (int i = 0; i < WRITES; i++) {
+                MemorySegment dst = b.bigMem((long) i * WRITE_BYTES, WRITE_BYTES);
+                boolean all = true, none = true;
+                for (int j = 0; j < WRITE_BYTES / 8; j++) {
+                    long v = Le.u64(dst, 8L * j);
+                    all &= v == pattern(i, j);
+                    none &= v == 0;
+                }
+                r[i] = all ? 1 : none ? 0 : -1;
+            }
+            return r;
+        });
+    }
+
+    @Test
+    void aFlushedQpTakesBackTheRequestsStillQueuedAndOnlyThoseBeingWrittenArrive() throws Exception {
+        stalledPair();
+        postWrites();
+        assertThat(on(a::poll)).as("nothing answered while B does not read").isNull();
+
+        // A's QP moves to ERROR: one flush completion for all its WQEs, none answered.
+        assertThat(on(() -> a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status())).isZero();
+        V1.Cqe flushed = next(a);
+        assertThat(flushed.type()).isEqualTo(V1.Cqe.TYPE_SEND_NPG);
+        assertThat(flushed.error()).isTrue();
+        assertThat(flushed.statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(flushed.qid()).isEqualTo(2);
+
+        worker.setReceiving(0, true);
+        await("every WRITE received by B or taken back by A", () -> counter(b, "rdma.remote.requestsReceived")
+                + counter(a, "rdma.remote.takenBack") == WRITES);
+        long received = counter(b, "rdma.remote.requestsReceived");
+        long takenBack = counter(a, "rdma.remote.takenBack");
+        assertThat(takenBack).as("some were still queued").isPositive();
+        assertThat(received).as("the ones being written still arrive").isPositive();
+        // The replies to those come back to a QP that has completed them all: stale, nothing completes twice.
+        await("B's replies back at A", () -> counter(a, "rdma.remote.repliesReceived") == received);
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.staleReplies", received)
+                .containsEntry("rdma.remote.timeouts", 0L);
+        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.repliesSent", received);
+        assertThat(on(() -> manager.peerCounters().get(1))).containsEntry("takenBack", takenBack);
+        assertThat(on(a::poll)).isNull();
+
+        // B's memory holds a prefix of the writes, whole, and nothing of the ones taken back.
+        int[] landed = landed();
+        for (int i = 0; i < WRITES; i++) {
+            assertThat(landed[i]).as("write " + i).isEqualTo(i < received ? 1 : 0);
+        }
+        await("A's queue empty", () -> manager.queuedBytes(1) == 0);
+    }
+
+    @Test
+    void aDestroyedQpsWritesStillArriveEvenWhenItsIdIsTakenAgain() throws Exception {
+        stalledPair();
+        postWrites();
+        // Destroyed straight after posting: nothing completed those WRITEs, so they go out. A new QP with the
+        // same id, flushed at once, does not take back the old one's requests.
+        run(() -> {
+            assertThat(a.rdma.destroy(V1.ADMIN_DESTROY_QP, 2).status()).isZero();
+            assertThat(a.rc(2, 3, IP_B, BIG_LOG2)).isZero();
+            assertThat(a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+        });
+        worker.setReceiving(0, true);
+        await("every WRITE received by B", () -> counter(b, "rdma.remote.requestsReceived") == WRITES);
+        await("B's replies back at A", () -> counter(a, "rdma.remote.repliesReceived") == WRITES);
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.takenBack", 0L)
+                .containsEntry("rdma.remote.staleReplies", (long) WRITES);
+        assertThat(on(a::poll)).as("no completion for the destroyed QP, none for the new one").isNull();
+        assertThat(landed()).containsOnly(1);
+    }
+
+    @Test
+    void aQpFlushedThenDestroyedStillTakesBackWhatItGaveUp() throws Exception {
+        stalledPair();
+        postWrites();
+        run(() -> {
+            assertThat(a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+            assertThat(a.rdma.destroy(V1.ADMIN_DESTROY_QP, 2).status()).isZero();
+        });
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        worker.setReceiving(0, true);
+        await("every WRITE received by B or taken back by A", () -> counter(b, "rdma.remote.requestsReceived")
+                + counter(a, "rdma.remote.takenBack") == WRITES);
+        long received = counter(b, "rdma.remote.requestsReceived");
+        assertThat(counter(a, "rdma.remote.takenBack")).isPositive();
+        await("B's replies back at A", () -> counter(a, "rdma.remote.staleReplies") == received);
+        int[] landed = landed();
+        for (int i = 0; i < WRITES; i++) {
+            assertThat(landed[i]).as("write " + i).isEqualTo(i < received ? 1 : 0);
+        }
+    }
+
+    @Test
+    void aReadTakenBackGivesBackItsShareOfTheReadBudget() throws Exception {
+        stalledPair();
+        postWrites();
+        // Behind the queued WRITEs, QP 4 asks B for the whole 32 MiB of READ data a node may ask of one peer.
+        assertThat(on(() -> a.rc(4, 5, IP_B))).isZero();
+        assertThat(on(() -> b.rc(5, 4, IP_A))).isZero();
+        int reads = 8;
+        run(() -> {
+            for (int k = 0; k < reads; k++) {
+                a.postSend(4, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
+                        .sge(V1.Wqe.PLD, 0, BIG_VA, BIG_BYTES, BIG));
+            }
+        });
+        assertThat(counter(a, "rdma.remote.requestsSent")).isEqualTo(WRITES + reads);
+        run(() -> {
+            assertThat(a.rdma.modifyQp(4, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+            assertThat(a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+        });
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        worker.setReceiving(0, true);
+        await("every request received by B or taken back by A", () -> counter(b, "rdma.remote.requestsReceived")
+                + counter(a, "rdma.remote.takenBack") == WRITES + reads);
+        assertThat(counter(a, "rdma.remote.takenBack")).as("the READs and the WRITEs still queued")
+                .isGreaterThan(reads);
+
+        // No reply will come for the READs taken back: a new READ does not wait for them.
+        run(() -> Le.put64(b.bigMem(0, 8), 0, 0x0123_4567_89ab_cdefL));
+        assertThat(on(() -> a.rc(6, 7, IP_B))).isZero();
+        assertThat(on(() -> b.rc(7, 6, IP_A))).isZero();
+        run(() -> a.postSend(6, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
+                .sge(V1.Wqe.PLD, 0, BIG_VA, BIG_BYTES, BIG)));
+        V1.Cqe read = next(a);
+        assertThat(read.error()).isFalse();
+        assertThat(read.qid()).isEqualTo(6);
+        assertThat(on(() -> Le.u64(a.bigMem(0, 8), 0))).isEqualTo(0x0123_4567_89ab_cdefL);
     }
 }

@@ -3,6 +3,7 @@ package ernic.ionic.rdma;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshListener;
 import ernic.mesh.MeshNode;
+import ernic.mesh.Recall;
 import ernic.mesh.SendResult;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -31,7 +32,9 @@ import java.util.concurrent.TimeUnit;
  * as a NIC out of transmit credits holds its queue, until the mesh says it is writable again; so does a READ
  * that would have more than 32 MiB of replies outstanding to one node. A WQE no connection can carry
  * completes with retry-exceeded at once; one whose answer never comes, after 30 s. Datagrams complete when
- * they are handed to the mesh.
+ * they are handed to the mesh. When a QP is flushed or its requests time out, those still queued on their
+ * connection are taken back, so none reaches the peer after its WQE has completed; one being written
+ * arrives (its reply is stale). A destroyed QP's requests still go out.
  *
  * <p>Responder: a request is checked against the destination QP (it must exist, be connected to the
  * requester's QP and be ready to receive), rkeys are resolved in this server's MR table, and the answer
@@ -61,6 +64,12 @@ final class RemotePath implements MeshListener {
         /** The next SQ slot to complete; the WQEs from here to the SQ's consumer index were issued. */
         int done;
         long nextSeq = 1;
+        /**
+         * Requests numbered below this were given up (flushed or timed out). A flush or a time-out gives up
+         * every request issued so far, and later ones are numbered higher, so this one number tells which
+         * queued requests to take back.
+         */
+        long givenUpBelow = 1;
 
         Outstanding(int depth) {
             op = new int[depth];
@@ -89,8 +98,17 @@ final class RemotePath implements MeshListener {
     private long pausedSinceNanos;
     private boolean retryScheduled;
 
+    /**
+     * For each QP id, the generation and {@link Outstanding#givenUpBelow} of the last QP of that id destroyed:
+     * its requests given up before it went are still taken back, the rest still go out.
+     */
+    private final int[] goneGeneration;
+    private final long[] goneGivenUpBelow;
+    /** The one question the mesh asks of every queued request (no allocation per send). */
+    private final Recall takeBack = this::takeBack;
+
     private long requestsSent, repliesReceived, requestsReceived, repliesSent, repliesDropped, staleReplies,
-            noRoute, timeouts, rnrWaits, rnrFailures, badMessages, readPauses;
+            noRoute, timeouts, rnrWaits, rnrFailures, badMessages, readPauses, takenBack;
 
     RemotePath(RdmaLif lif, DataPath data, RdmaCounters counters, MeshNode mesh) {
         this.lif = lif;
@@ -98,6 +116,8 @@ final class RemotePath implements MeshListener {
         this.counters = counters;
         this.mesh = mesh;
         this.alloc = mesh.alloc();
+        this.goneGeneration = new int[lif.qpCount];
+        this.goneGivenUpBelow = new long[lif.qpCount];
         mesh.addListener(this);
         ticker = mesh.eventLoop().scheduleAtFixedRate(this::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -126,7 +146,7 @@ final class RemotePath implements MeshListener {
     /** Power-on: the remote path's totals back to zero. */
     void clearCounters() {
         requestsSent = repliesReceived = requestsReceived = repliesSent = repliesDropped = staleReplies = noRoute =
-                timeouts = rnrWaits = rnrFailures = badMessages = readPauses = 0;
+                timeouts = rnrWaits = rnrFailures = badMessages = readPauses = takenBack = 0;
     }
 
     void counters(Map<String, Long> m) {
@@ -142,6 +162,7 @@ final class RemotePath implements MeshListener {
         m.put("rdma.remote.rnrFailures", rnrFailures);
         m.put("rdma.remote.badMessages", badMessages);
         m.put("rdma.remote.readPauses", readPauses);
+        m.put("rdma.remote.takenBack", takenBack);
         m.put("rdma.remote.heldBytes", heldBytes);
     }
 
@@ -361,9 +382,9 @@ final class RemotePath implements MeshListener {
         return true;
     }
 
-    /** Hands a request to the mesh. */
+    /** Hands a request to the mesh, which asks {@link #takeBack} before it writes it. */
     private int transmit(QueuePair qp, ByteBuf m, int slot, long readBytes) {
-        SendResult r = mesh.send(qp.node, m);
+        SendResult r = mesh.send(qp.node, m, takeBack);
         switch (r) {
             case QUEUED -> {
                 Outstanding out = qp.outstanding;
@@ -386,6 +407,41 @@ final class RemotePath implements MeshListener {
                 return V1.STS_RETRY_EXCEEDED;
             }
         }
+    }
+
+    /**
+     * Whether a request still queued for {@code node} is taken back: yes when its QP (the same one, by
+     * generation, live or destroyed) gave it up. Requests of a QP destroyed while they were unanswered, or
+     * of one this path no longer knows, go out. Only this path's own requests come here.
+     */
+    private boolean takeBack(int node, ByteBuf m) {
+        int qid = WireHeader.u32(m, WireHeader.SRC_QP);
+        if (qid < 0 || qid >= lif.qpCount) {
+            return false;
+        }
+        int generation = WireHeader.u32(m, WireHeader.GENERATION);
+        QueuePair qp = lif.qps[qid];
+        long givenUpBelow;
+        if (qp != null && qp.generation == generation && qp.outstanding != null) {
+            givenUpBelow = qp.outstanding.givenUpBelow;
+        } else if (goneGeneration[qid] == generation) {
+            givenUpBelow = goneGivenUpBelow[qid];
+        } else {
+            return false;
+        }
+        if (WireHeader.u64(m, WireHeader.SEQ) >= givenUpBelow) {
+            return false;
+        }
+        takenBack++;
+        if (WireHeader.op(m) == WireHeader.READ) {
+            // Its reply will not come: give its share of the READ budget back.
+            long[] asked = readReplies.get(node);
+            if (asked != null) {
+                asked[0] = Math.max(0, asked[0] - WireHeader.u64(m, WireHeader.LENGTH));
+            }
+            retryBlocked();
+        }
+        return true;
     }
 
     /** A remote datagram: sent with its GRH, completed at once (a send completion does not mean delivery). */
@@ -540,12 +596,20 @@ final class RemotePath implements MeshListener {
         blocked.remove(qp);
         if (qp.outstanding != null && qp.sq != null) {
             qp.outstanding.done = qp.sq.cons;
+            qp.outstanding.givenUpBelow = qp.outstanding.nextSeq; // what is still queued is taken back
         }
         failHeld(qp, V1.STS_RETRY_EXCEEDED);
     }
 
-    /** The QP is destroyed: nothing more is completed for it; requests waiting on it are dropped. */
+    /**
+     * The QP is destroyed (or reset): nothing more is completed for it; requests waiting on it are dropped.
+     * Its own requests still queued go out, unless it gave them up before.
+     */
     void forget(QueuePair qp) {
+        if (qp.outstanding != null) {
+            goneGeneration[qp.id] = qp.generation;
+            goneGivenUpBelow[qp.id] = qp.outstanding.givenUpBelow;
+        }
         blocked.remove(qp);
         releaseHeld(qp);
         if (qp.watched) {
@@ -879,6 +943,7 @@ final class RemotePath implements MeshListener {
                     }
                 }
                 if (expired) {
+                    out.givenUpBelow = out.nextSeq; // all issued so far: those still queued are taken back
                     log.warn("QP {}: no answer from node {} for 30 s; its requests complete with retry-exceeded",
                             qp.id, qp.node);
                     complete(qp);
