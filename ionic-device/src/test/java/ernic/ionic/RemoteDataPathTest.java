@@ -622,4 +622,31 @@ class RemoteDataPathTest {
         assertThat(read.qid()).isEqualTo(6);
         assertThat(on(() -> Le.u64(a.bigMem(0, 8), 0))).isEqualTo(0x0123_4567_89ab_cdefL);
     }
+
+    @Test
+    void aReadThatTimesOutGivesItsShareOfTheReadBudgetBack() throws Exception {
+        stalledPair();
+        // Eight 4 MiB READs ask B for the whole 32 MiB a node may ask of one peer; the ninth waits on the SQ.
+        int reads = 9;
+        run(() -> {
+            for (int k = 0; k < reads; k++) {
+                a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
+                        .sge(V1.Wqe.PLD, 0, BIG_VA, BIG_BYTES, BIG));
+            }
+        });
+        assertThat(counter(a, "rdma.remote.requestsSent")).isEqualTo(reads - 1);
+        // B answers nothing: after 30 s the eight complete with retry-exceeded ...
+        for (int k = 0; k < reads - 1; k++) {
+            assertThat(next(a).statusLength()).isEqualTo(V1.STS_RETRY_EXCEEDED);
+        }
+        assertThat(counter(a, "rdma.remote.timeouts")).isEqualTo(reads - 1);
+        // ... and their shares are back, so the ninth goes out while B still reads nothing.
+        await("the ninth READ sent", () -> counter(a, "rdma.remote.requestsSent") == reads);
+        run(() -> Le.put64(b.bigMem(0, 8), 0, 0x0fed_cba9_8765_4321L));
+        worker.setReceiving(0, true);
+        V1.Cqe ninth = next(a);
+        assertThat(ninth.error()).isFalse();
+        assertThat(on(() -> Le.u64(a.bigMem(0, 8), 0))).isEqualTo(0x0fed_cba9_8765_4321L);
+        await("the eight late replies", () -> counter(a, "rdma.remote.staleReplies") == reads - 1);
+    }
 }

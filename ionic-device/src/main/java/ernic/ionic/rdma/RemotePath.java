@@ -61,6 +61,8 @@ final class RemotePath implements MeshListener {
     static final class Outstanding {
         final int[] op, status;
         final long[] seq, bytes, sinceNanos;
+        /** READ data a slot's request asked of its node's 32 MiB budget (0 when none). */
+        final long[] readAsked;
         /** The next SQ slot to complete; the WQEs from here to the SQ's consumer index were issued. */
         int done;
         long nextSeq = 1;
@@ -77,6 +79,7 @@ final class RemotePath implements MeshListener {
             seq = new long[depth];
             bytes = new long[depth];
             sinceNanos = new long[depth];
+            readAsked = new long[depth];
         }
     }
 
@@ -390,6 +393,7 @@ final class RemotePath implements MeshListener {
                 Outstanding out = qp.outstanding;
                 out.seq[slot] = out.nextSeq++;
                 out.sinceNanos[slot] = System.nanoTime();
+                out.readAsked[slot] = readBytes;
                 requestsSent++;
                 if (readBytes > 0) {
                     readReplies.computeIfAbsent(qp.node, k -> new long[1])[0] += readBytes;
@@ -434,14 +438,22 @@ final class RemotePath implements MeshListener {
         }
         takenBack++;
         if (WireHeader.op(m) == WireHeader.READ) {
-            // Its reply will not come: give its share of the READ budget back.
-            long[] asked = readReplies.get(node);
-            if (asked != null) {
-                asked[0] = Math.max(0, asked[0] - WireHeader.u64(m, WireHeader.LENGTH));
-            }
-            retryBlocked();
+            readDone(node, WireHeader.u64(m, WireHeader.LENGTH)); // its reply will not come
         }
         return true;
+    }
+
+    /**
+     * A READ of {@code bytes} to {@code node} asks no more of its budget: answered, taken back or timed out.
+     * A reply that still comes after its READ timed out gives the share back twice; the floor at 0 bounds
+     * that, and it only follows a peer that did not answer for 30 s.
+     */
+    private void readDone(int node, long bytes) {
+        long[] asked = readReplies.get(node);
+        if (asked != null && bytes > 0) {
+            asked[0] = Math.max(0, asked[0] - bytes);
+            retryBlocked();
+        }
     }
 
     /** A remote datagram: sent with its GRH, completed at once (a send completion does not mean delivery). */
@@ -490,10 +502,7 @@ final class RemotePath implements MeshListener {
         Outstanding out = qp == null ? null : qp.outstanding;
         int op = WireHeader.op(m);
         if (op == WireHeader.READ_RESP) {
-            long[] asked = readReplies.get(node);
-            if (asked != null) {
-                asked[0] = Math.max(0, asked[0] - WireHeader.u64(m, WireHeader.LENGTH));
-            }
+            readDone(node, WireHeader.u64(m, WireHeader.LENGTH));
         }
         if (out == null || qp.generation != WireHeader.u32(m, WireHeader.GENERATION) || slot < 0
                 || slot >= out.status.length || out.status[slot] != PENDING || out.seq[slot] != seq
@@ -585,9 +594,15 @@ final class RemotePath implements MeshListener {
         retryBlocked();
     }
 
-    /** A node died or came back: SQs stopped on its connection go on (to another route, or to no route). */
+    /**
+     * A node died or came back: SQs stopped on its connection go on (to another route, or to no route). A dead
+     * node answers none of the READs asked of it, so their shares of its budget go.
+     */
     @Override
     public void onNodeState(int nodeId, boolean alive) {
+        if (!alive) {
+            readReplies.remove(nodeId);
+        }
         retryBlocked();
     }
 
@@ -940,6 +955,8 @@ final class RemotePath implements MeshListener {
                         expired = true;
                         out.status[i] = V1.STS_RETRY_EXCEEDED;
                         timeouts++;
+                        readDone(qp.node, out.readAsked[i]);
+                        out.readAsked[i] = 0;
                     }
                 }
                 if (expired) {
