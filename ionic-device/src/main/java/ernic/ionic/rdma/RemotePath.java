@@ -445,8 +445,8 @@ final class RemotePath implements MeshListener {
 
     /**
      * A READ of {@code bytes} to {@code node} asks no more of its budget: answered, taken back or timed out.
-     * A reply that still comes after its READ timed out gives the share back twice; the floor at 0 bounds
-     * that, and it only follows a peer that did not answer for 30 s.
+     * A READ that timed out and is then answered late, or taken back from the queue, gives its share back
+     * twice; the floor at 0 bounds that, and it only follows a peer that did not answer for 30 s.
      */
     private void readDone(int node, long bytes) {
         long[] asked = readReplies.get(node);
