@@ -52,8 +52,10 @@ final class Wire {
     static final int GID_UPDATE = 10;
     static final int DATA = 11;
 
+    /** Where a DATA frame (length, type, source, destination, payload) holds its destination. */
+    static final int DATA_DESTINATION = LENGTH_BYTES + 1 + 4;
     /** Bytes of a DATA frame besides the payload: length, type, source, destination. */
-    static final int DATA_OVERHEAD = LENGTH_BYTES + 1 + 4 + 4;
+    static final int DATA_OVERHEAD = DATA_DESTINATION + 4;
 
     static final int REFUSE_VERSION = 1;
     static final int REFUSE_FULL = 2;
@@ -234,7 +236,7 @@ final class Wire {
 
     /** The destination of an outbound DATA frame (one {@link #data} built). */
     static int dataDestination(ByteBuf frame) {
-        return frame.getInt(frame.readerIndex() + LENGTH_BYTES + 1 + 4);
+        return frame.getInt(frame.readerIndex() + DATA_DESTINATION);
     }
 
     /** A frame as received (type and body, length stripped) made sendable again; takes over {@code body}. */
