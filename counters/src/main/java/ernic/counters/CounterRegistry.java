@@ -1,0 +1,81 @@
+package ernic.counters;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * The one registry of a server's counters. Each module registers its enum-described sets under a
+ * prefix ({@code eth.}, {@code rdma.}, {@code rdma.remote.}, {@code mesh.}, {@code vfio.}, ...); sets that
+ * exist once per QP or per peer are registered as a family under a label ({@code qp}, {@code peer}).
+ * The stats file, the metrics endpoint and power-on reset walk this, so no counter is forgotten in one
+ * of them. Owned by the device loop: {@link #snapshot()} and {@link #reset(String)} run there.
+ */
+public final class CounterRegistry {
+    /** One counter value: full name (prefix + key), its labels (empty for a single set), its value. */
+    public record Sample(String name, Map<String, String> labels, long value) {
+    }
+
+    private record Single(String prefix, Counters<?> set) {
+    }
+
+    private record Family(String prefix, String label, Supplier<Map<String, ? extends Counters<?>>> members) {
+    }
+
+    private final List<Single> singles = new ArrayList<>();
+    private final List<Family> families = new ArrayList<>();
+
+    /** Registers one set; its counters are named {@code prefix + key}. */
+    public void register(String prefix, Counters<?> set) {
+        checkPrefix(prefix);
+        singles.add(new Single(prefix, set));
+    }
+
+    /**
+     * Registers a family: sets that come and go (one per live QP, one per peer), read through
+     * {@code members} (label value to set) at each snapshot.
+     */
+    public void registerFamily(String prefix, String label, Supplier<Map<String, ? extends Counters<?>>> members) {
+        checkPrefix(prefix);
+        families.add(new Family(prefix, label, members));
+    }
+
+    private static void checkPrefix(String prefix) {
+        if (prefix.isEmpty() || !prefix.endsWith(".")) {
+            throw new IllegalArgumentException("a counter prefix ends with '.': " + prefix);
+        }
+    }
+
+    /** Every counter now, singles first, in registration order. Device loop only. */
+    public List<Sample> snapshot() {
+        List<Sample> out = new ArrayList<>();
+        for (Single s : singles) {
+            s.set.forEach((k, v) -> out.add(new Sample(s.prefix + k, Map.of(), v)));
+        }
+        for (Family f : families) {
+            f.members.get().forEach((id, set) -> set.forEach((k, v) ->
+                    out.add(new Sample(f.prefix + k, Map.of(f.label, id), v))));
+        }
+        return out;
+    }
+
+    /** The single sets' counters by full name (families left out), in registration order. */
+    public Map<String, Long> totals() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (Single s : singles) {
+            s.set.forEach((k, v) -> m.put(s.prefix + k, v));
+        }
+        return m;
+    }
+
+    /** Zeroes every single set whose prefix starts with {@code prefix} ("" for all): power-on. */
+    public void reset(String prefix) {
+        for (Single s : singles) {
+            if (s.prefix.startsWith(prefix)) {
+                s.set.reset();
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package ernic.counters;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+import java.util.TreeMap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class CounterRegistryTest {
+    enum Q implements Counter {
+        WQES("sq.wqes"), BYTES("bytes");
+
+        private final String key;
+
+        Q(String key) {
+            this.key = key;
+        }
+
+        @Override
+        public String key() {
+            return key;
+        }
+    }
+
+    @Test
+    void singlesAndFamiliesAreNamedByPrefixAndLabelled() {
+        CounterRegistry r = new CounterRegistry();
+        Counters<Q> device = new Counters<>(Q.class);
+        Counters<Q> qp7 = new Counters<>(Q.class);
+        device.add(Q.BYTES, 4096);
+        device.inc(Q.WQES);
+        qp7.inc(Q.WQES);
+        r.register("rdma.", device);
+        Map<String, Counters<Q>> qps = new TreeMap<>(Map.of("7", qp7));
+        r.registerFamily("rdma.qp.", "qp", () -> qps);
+
+        assertThat(r.snapshot()).containsExactly(
+                new CounterRegistry.Sample("rdma.sq.wqes", Map.of(), 1),
+                new CounterRegistry.Sample("rdma.bytes", Map.of(), 4096),
+                new CounterRegistry.Sample("rdma.qp.sq.wqes", Map.of("qp", "7"), 1),
+                new CounterRegistry.Sample("rdma.qp.bytes", Map.of("qp", "7"), 0));
+        assertThat(r.totals()).containsExactly(Map.entry("rdma.sq.wqes", 1L), Map.entry("rdma.bytes", 4096L));
+
+        qps.clear(); // the QP went away: so did its counters
+        assertThat(r.snapshot()).hasSize(2);
+    }
+
+    @Test
+    void resetZeroesTheSetsUnderAPrefixOnly() {
+        CounterRegistry r = new CounterRegistry();
+        Counters<Q> eth = new Counters<>(Q.class), rdma = new Counters<>(Q.class);
+        eth.inc(Q.WQES);
+        rdma.inc(Q.WQES);
+        r.register("eth.", eth);
+        r.register("rdma.", rdma);
+        r.reset("rdma.");
+        assertThat(eth.get(Q.WQES)).isOne();
+        assertThat(rdma.get(Q.WQES)).isZero();
+        r.reset("");
+        assertThat(eth.get(Q.WQES)).isZero();
+    }
+
+    @Test
+    void aPrefixMustEndWithADot() {
+        assertThatThrownBy(() -> new CounterRegistry().register("rdma", new Counters<>(Q.class)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}
