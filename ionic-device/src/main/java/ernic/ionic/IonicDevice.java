@@ -1,7 +1,8 @@
 package ernic.ionic;
 
+import ernic.ionic.base.DoorbellHandler;
 import ernic.ionic.eth.DeviceCommands;
-import ernic.ionic.eth.Dma;
+import ernic.ionic.base.Dma;
 import ernic.ionic.eth.EthLif;
 import ernic.ionic.eth.FrameClaimer;
 import ernic.ionic.eth.FrameSink;
@@ -86,13 +87,6 @@ public final class IonicDevice implements VfioUserDevice {
     private DoorbellHandler rdmaDoorbells;
     private long devcmds;
     private volatile Map<String, Long> lastSession = Map.of();
-
-    /** Handles doorbells of queue types the Ethernet side does not own (the RDMA types 5..9). */
-    @FunctionalInterface
-    public interface DoorbellHandler {
-        /** True when the type was handled. */
-        boolean doorbell(int page, int qtype, long value);
-    }
 
     public IonicDevice(Profile profile, FaultPlan faults, long mac, String serial) {
         if (mac == 0 || Mac.isMulticast(mac) || (mac >>> 48) != 0) {

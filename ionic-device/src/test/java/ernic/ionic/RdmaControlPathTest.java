@@ -3,7 +3,7 @@ package ernic.ionic;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Le;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.rdma.Be;
+import ernic.ionic.layout.Be;
 import ernic.ionic.rdma.V1;
 import ernic.ionic.regs.Opcode;
 import ernic.ionic.regs.Status;

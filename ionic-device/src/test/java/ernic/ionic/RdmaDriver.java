@@ -1,11 +1,11 @@
 package ernic.ionic;
 
-import ernic.ionic.eth.DeviceCommands.Rdma;
+import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Ring;
 import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.Opcode;
-import ernic.ionic.rdma.Be;
+import ernic.ionic.layout.Be;
 import ernic.ionic.rdma.V1;
 
 import java.lang.foreign.MemorySegment;
@@ -83,7 +83,7 @@ final class RdmaDriver {
             }
         }
         aqProd = (first + slots) & ((1 << AQ_LOG2) - 1);
-        drv.doorbell(0, Rdma.AQ_QTYPE, Ring.Doorbell.encode(AQ_ID, 0, aqProd));
+        drv.doorbell(0, RdmaIdentity.AQ_QTYPE, Ring.Doorbell.encode(AQ_ID, 0, aqProd));
         MemorySegment c = guest.at(acqRing + 32L * acqCons, 32);
         V1.Cqe cqe = new V1.Cqe().wrap(c, 0);
         if (cqe.color() != acqColor) {
@@ -206,6 +206,6 @@ final class RdmaDriver {
     }
 
     void cqDoorbell(int cq, int ring, int index) {
-        drv.doorbell(0, Rdma.CQ_QTYPE, Ring.Doorbell.encode(cq, ring, index));
+        drv.doorbell(0, RdmaIdentity.CQ_QTYPE, Ring.Doorbell.encode(cq, ring, index));
     }
 }

@@ -1,11 +1,11 @@
 package ernic.ionic;
 
-import ernic.ionic.eth.DeviceCommands.Rdma;
+import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.rdma.Be;
+import ernic.ionic.layout.Be;
 import ernic.ionic.rdma.V1;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -558,7 +558,7 @@ class RdmaWqePropertyTest {
             w.sge(V1.Wqe.PLD, i, s.va(), s.len, s.key());
         }
         rqProd[q] = (rqProd[q] + 1) & (DEPTH - 1);
-        rdma.drv.doorbell(1, Rdma.RQ_QTYPE, Ring.Doorbell.encode(QP[q], 0, rqProd[q]));
+        rdma.drv.doorbell(1, RdmaIdentity.RQ_QTYPE, Ring.Doorbell.encode(QP[q], 0, rqProd[q]));
     }
 
     static void post(Op op, int q, byte[] inlineData, boolean useInline, long compare) {
@@ -602,7 +602,7 @@ class RdmaWqePropertyTest {
             }
         }
         sqProd[q] = (sqProd[q] + 1) & (DEPTH - 1);
-        rdma.drv.doorbell(1, Rdma.SQ_QTYPE, Ring.Doorbell.encode(QP[q], 0, sqProd[q]));
+        rdma.drv.doorbell(1, RdmaIdentity.SQ_QTYPE, Ring.Doorbell.encode(QP[q], 0, sqProd[q]));
     }
 
     /** The next CQE (a copy), or null; the consumer index goes back to the device as ring 0. */

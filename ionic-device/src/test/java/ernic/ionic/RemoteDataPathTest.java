@@ -1,11 +1,11 @@
 package ernic.ionic;
 
-import ernic.ionic.eth.DeviceCommands.Rdma;
+import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.rdma.Be;
+import ernic.ionic.layout.Be;
 import ernic.ionic.rdma.V1;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshConfig;
@@ -126,7 +126,7 @@ class RemoteDataPathTest {
             slot.fill((byte) 0);
             fill.accept(new V1.Wqe().wrap(slot, 0).wqeId(sqProd[qp]));
             sqProd[qp] = (sqProd[qp] + 1) & sqMask[qp];
-            rdma.drv.doorbell(1, Rdma.SQ_QTYPE, Ring.Doorbell.encode(qp, 0, sqProd[qp]));
+            rdma.drv.doorbell(1, RdmaIdentity.SQ_QTYPE, Ring.Doorbell.encode(qp, 0, sqProd[qp]));
         }
 
         void postRecv(int qp, long va, long len) {
@@ -134,7 +134,7 @@ class RemoteDataPathTest {
             slot.fill((byte) 0);
             new V1.Wqe().wrap(slot, 0).wqeId(100 + rqProd[qp]).numSgeKey(1).sge(V1.Wqe.PLD, 0, va, len, MR);
             rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-            rdma.drv.doorbell(1, Rdma.RQ_QTYPE, Ring.Doorbell.encode(qp, 0, rqProd[qp]));
+            rdma.drv.doorbell(1, RdmaIdentity.RQ_QTYPE, Ring.Doorbell.encode(qp, 0, rqProd[qp]));
         }
 
         V1.Cqe poll() {

@@ -1,5 +1,7 @@
 package ernic.ionic.eth;
 
+import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.base.RdmaCommandHandler;
 import ernic.ionic.layout.Cmd;
 import ernic.ionic.layout.Comp;
 import ernic.ionic.layout.Identity;
@@ -25,36 +27,13 @@ public final class DeviceCommands {
     /** Identity versions the device speaks. */
     public static final int DEV_IDENTITY_VERSION = 2, LIF_IDENTITY_VERSION = 1, PORT_IDENTITY_VERSION = 1;
 
-    /** The RDMA part of LIF_IDENTIFY: what ionic_rdma and libionic need to attach. */
-    public static final class Rdma {
-        public static final int VERSION = 1, MINOR_VERSION = 0, QP_OPCODES = 11, ADMIN_OPCODES = 19;
-        /** max_mr_size = npts * 4096 / 2 = 4 TiB. */
-        public static final int NPTS_PER_LIF = 1 << 31;
-        public static final int NMRS_PER_LIF = 1 << 16, NAHS_PER_LIF = 1 << 16;
-        public static final int MAX_STRIDE = 8, CL_STRIDE = 6, PTE_STRIDE = 3, RRQ_STRIDE = 6, RSQ_STRIDE = 6;
-        public static final int UDMA_SHIFT = 3;
-        /** stats_type: bit 0 device hw_counters (STATS_HDRS/VALS), bit 1 per-QP (QP_STATS_HDRS/VALS). */
-        public static final int STATS_GLOBAL = 1, STATS_QP = 2, STATS_TYPE = STATS_GLOBAL | STATS_QP;
-        /** 4 KiB | 2 MiB | 1 GiB. */
-        public static final long PAGE_SIZE_CAP = 0x4020_1000L;
-        public static final int AQ_QTYPE = 5, SQ_QTYPE = 6, RQ_QTYPE = 7, CQ_QTYPE = 8, EQ_QTYPE = 9;
-        public static final int AQ_COUNT = 4, QP_COUNT = 1 << 12, RQ_COUNT = 1 << 13, CQ_COUNT = 1 << 13;
 
-        private Rdma() {}
-    }
-
-    /** Handles the RDMA bootstrap opcodes 50-53 once the RDMA side exists. */
-    @FunctionalInterface
-    public interface RdmaHandler {
-        /** Returns an ionic status; {@code data} is null on the admin queue. */
-        int execute(int opcode, MemorySegment cmd, MemorySegment comp, MemorySegment data);
-    }
 
     private final Profile profile;
     private final EthLif lif;
     private final int interrupts;
     private final Refusals refusals;
-    private RdmaHandler rdma;
+    private RdmaCommandHandler rdma;
 
     private final Cmd.Admin admin = new Cmd.Admin();
     private final Cmd.Identify identify = new Cmd.Identify();
@@ -90,7 +69,7 @@ public final class DeviceCommands {
         lif.commands(this);
     }
 
-    public void rdmaHandler(RdmaHandler handler) {
+    public void rdmaHandler(RdmaCommandHandler handler) {
         this.rdma = handler;
     }
 
@@ -196,7 +175,7 @@ public final class DeviceCommands {
                 return lif.queueControl(qControl.wrap(cmd, 0));
             }
             case Opcode.RDMA_RESET_LIF, Opcode.RDMA_CREATE_EQ, Opcode.RDMA_CREATE_CQ, Opcode.RDMA_CREATE_ADMINQ -> {
-                RdmaHandler h = rdma;
+                RdmaCommandHandler h = rdma;
                 if (h != null) {
                     return h.execute(opcode, cmd, comp, data);
                 }
@@ -253,18 +232,18 @@ public final class DeviceCommands {
                 .queueCount(EthLif.QTYPE_NOTIFYQ, 1)
                 .queueCount(EthLif.QTYPE_RXQ, n)
                 .queueCount(EthLif.QTYPE_TXQ, n)
-                .rdmaVersion(Rdma.VERSION, Rdma.MINOR_VERSION, Rdma.QP_OPCODES, Rdma.ADMIN_OPCODES)
-                .rdmaPerLif(Rdma.NPTS_PER_LIF, Rdma.NMRS_PER_LIF, Rdma.NAHS_PER_LIF)
-                .rdmaStrides(Rdma.MAX_STRIDE, Rdma.CL_STRIDE, Rdma.PTE_STRIDE, Rdma.RRQ_STRIDE, Rdma.RSQ_STRIDE)
+                .rdmaVersion(RdmaIdentity.VERSION, RdmaIdentity.MINOR_VERSION, RdmaIdentity.QP_OPCODES, RdmaIdentity.ADMIN_OPCODES)
+                .rdmaPerLif(RdmaIdentity.NPTS_PER_LIF, RdmaIdentity.NMRS_PER_LIF, RdmaIdentity.NAHS_PER_LIF)
+                .rdmaStrides(RdmaIdentity.MAX_STRIDE, RdmaIdentity.CL_STRIDE, RdmaIdentity.PTE_STRIDE, RdmaIdentity.RRQ_STRIDE, RdmaIdentity.RSQ_STRIDE)
                 .rdmaDcqcnProfiles(0)
-                .rdmaUdmaShift(Rdma.UDMA_SHIFT)
-                .rdmaPageSizeCap(Rdma.PAGE_SIZE_CAP)
-                .rdmaQueue(RdmaQueue.AQ, Rdma.AQ_QTYPE, Rdma.AQ_COUNT, 0)
-                .rdmaQueue(RdmaQueue.SQ, Rdma.SQ_QTYPE, Rdma.QP_COUNT, 0)
-                .rdmaQueue(RdmaQueue.RQ, Rdma.RQ_QTYPE, Rdma.RQ_COUNT, 0)
-                .rdmaQueue(RdmaQueue.CQ, Rdma.CQ_QTYPE, Rdma.CQ_COUNT, 0)
-                .rdmaQueue(RdmaQueue.EQ, Rdma.EQ_QTYPE, profile.rdmaEqs(), 0)
-                .rdmaStatsType(Rdma.STATS_TYPE);
+                .rdmaUdmaShift(RdmaIdentity.UDMA_SHIFT)
+                .rdmaPageSizeCap(RdmaIdentity.PAGE_SIZE_CAP)
+                .rdmaQueue(RdmaQueue.AQ, RdmaIdentity.AQ_QTYPE, RdmaIdentity.AQ_COUNT, 0)
+                .rdmaQueue(RdmaQueue.SQ, RdmaIdentity.SQ_QTYPE, RdmaIdentity.QP_COUNT, 0)
+                .rdmaQueue(RdmaQueue.RQ, RdmaIdentity.RQ_QTYPE, RdmaIdentity.RQ_COUNT, 0)
+                .rdmaQueue(RdmaQueue.CQ, RdmaIdentity.CQ_QTYPE, RdmaIdentity.CQ_COUNT, 0)
+                .rdmaQueue(RdmaQueue.EQ, RdmaIdentity.EQ_QTYPE, profile.rdmaEqs(), 0)
+                .rdmaStatsType(RdmaIdentity.STATS_TYPE);
         identifyComp.wrap(comp, 0).ver(LIF_IDENTITY_VERSION);
         return Status.SUCCESS;
     }

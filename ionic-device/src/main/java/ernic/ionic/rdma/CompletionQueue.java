@@ -1,6 +1,7 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.eth.Dma;
+import ernic.ionic.layout.Be;
+import ernic.ionic.base.Dma;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,7 +1,8 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.eth.DeviceCommands;
-import ernic.ionic.eth.Dma;
+import ernic.ionic.layout.Be;
+import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.base.Dma;
 import ernic.ionic.layout.Le;
 import ernic.vfiouser.server.Refusals;
 
@@ -33,8 +34,8 @@ final class DataPath {
     /** Bytes the WQE being executed moved (its message length once it succeeded). */
     long moved;
     private final Arena arena = Arena.ofAuto();
-    final MemorySegment wqeBuf = arena.allocate(1 << DeviceCommands.Rdma.MAX_STRIDE, 8);
-    private final MemorySegment rqeBuf = arena.allocate(1 << DeviceCommands.Rdma.MAX_STRIDE, 8);
+    final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
+    private final MemorySegment rqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
     private final MemorySegment word = arena.allocate(8, 8);
     private final MemorySegment grh = arena.allocate(GRH_SIZE, 8);

@@ -1,6 +1,7 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.eth.Dma;
+import ernic.ionic.layout.Be;
+import ernic.ionic.base.Dma;
 import ernic.ionic.regs.InterruptController;
 
 import java.lang.foreign.Arena;

@@ -1,6 +1,6 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.eth.Dma;
+import ernic.ionic.base.Dma;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

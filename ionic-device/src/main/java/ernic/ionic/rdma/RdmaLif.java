@@ -1,8 +1,10 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.IonicDevice;
-import ernic.ionic.eth.DeviceCommands;
-import ernic.ionic.eth.Dma;
+import ernic.ionic.layout.Be;
+import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.base.DoorbellHandler;
+import ernic.ionic.base.RdmaCommandHandler;
+import ernic.ionic.base.Dma;
 import ernic.ionic.fault.FaultKind;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Le;
@@ -25,7 +27,7 @@ import java.util.TreeMap;
  * what LIF_IDENTIFY advertises, and an id outside it, or one already in use, is refused with an
  * admin status, leaving nothing behind. Device thread only.
  */
-public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.DoorbellHandler {
+public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     /** Ring depth bounds (log2): the doorbell index is 16 bits. */
     static final int MAX_DEPTH_LOG2 = 16;
     /** Longest header template accepted (Ethernet + VLAN + IPv6 + UDP is 66 bytes). */
@@ -75,11 +77,11 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
         this.refusals = refusals;
         this.faults = faults;
         this.eqCount = profile.rdmaEqs();
-        this.aqCount = DeviceCommands.Rdma.AQ_COUNT;
-        this.cqCount = DeviceCommands.Rdma.CQ_COUNT;
-        this.qpCount = DeviceCommands.Rdma.QP_COUNT;
-        this.mrCount = DeviceCommands.Rdma.NMRS_PER_LIF;
-        this.ahCount = DeviceCommands.Rdma.NAHS_PER_LIF;
+        this.aqCount = RdmaIdentity.AQ_COUNT;
+        this.cqCount = RdmaIdentity.CQ_COUNT;
+        this.qpCount = RdmaIdentity.QP_COUNT;
+        this.mrCount = RdmaIdentity.NMRS_PER_LIF;
+        this.ahCount = RdmaIdentity.NAHS_PER_LIF;
         eqs = new EventQueue[eqCount];
         aqs = new AdminQueue[aqCount];
         cqs = new CompletionQueue[cqCount];
@@ -283,7 +285,7 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
     public boolean doorbell(int page, int qtype, long value) {
         int qid = Ring.Doorbell.qid(value), index = Ring.Doorbell.pIndex(value), ring = Ring.Doorbell.ring(value) & 7;
         switch (qtype) {
-            case DeviceCommands.Rdma.AQ_QTYPE -> {
+            case RdmaIdentity.AQ_QTYPE -> {
                 AdminQueue aq = qid < aqCount ? aqs[qid] : null;
                 if (aq == null) {
                     refusals.refuse("rdma-db-aq", "doorbell for admin queue " + qid + " that does not exist");
@@ -292,7 +294,7 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
                 aq.prod = index & aq.mask();
                 serviceAdminq(aq);
             }
-            case DeviceCommands.Rdma.CQ_QTYPE -> {
+            case RdmaIdentity.CQ_QTYPE -> {
                 CompletionQueue cq = qid < cqCount ? cqs[qid] : null;
                 if (cq == null) {
                     refusals.refuse("rdma-db-cq", "doorbell for CQ " + qid + " that does not exist");
@@ -302,9 +304,9 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
                     notify(cq);
                 }
             }
-            case DeviceCommands.Rdma.SQ_QTYPE -> data.sqDoorbell(qid, index);
-            case DeviceCommands.Rdma.RQ_QTYPE -> data.rqDoorbell(qid, index);
-            case DeviceCommands.Rdma.EQ_QTYPE -> refusals.refuse("rdma-db-eq", "doorbell on the EQ type (there is none)");
+            case RdmaIdentity.SQ_QTYPE -> data.sqDoorbell(qid, index);
+            case RdmaIdentity.RQ_QTYPE -> data.rqDoorbell(qid, index);
+            case RdmaIdentity.EQ_QTYPE -> refusals.refuse("rdma-db-eq", "doorbell on the EQ type (there is none)");
             default -> {
                 return false;
             }
@@ -504,7 +506,7 @@ public final class RdmaLif implements DeviceCommands.RdmaHandler, IonicDevice.Do
         if (count == 0) {
             return null;
         }
-        if (depth > MAX_DEPTH_LOG2 || stride < 6 || stride > DeviceCommands.Rdma.MAX_STRIDE) {
+        if (depth > MAX_DEPTH_LOG2 || stride < 6 || stride > RdmaIdentity.MAX_STRIDE) {
             return null;
         }
         PageTable mem = ringMemory(Le.u64(c, addrAt), count, Le.u8(c, pageAt), 1L << (depth + stride));

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.ionic.layout.Be;
 import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Struct;
 

@@ -1,4 +1,4 @@
-package ernic.ionic.eth;
+package ernic.ionic.base;
 
 import ernic.vfiouser.server.GuestMemory;
 

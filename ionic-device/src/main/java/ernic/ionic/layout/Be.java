@@ -1,4 +1,4 @@
-package ernic.ionic.rdma;
+package ernic.ionic.layout;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
