@@ -83,7 +83,7 @@ public final class IonicDevice implements VfioUserDevice {
     private final boolean[] doorbellLowValid = new boolean[DOORBELL_PAGE / 8];
 
     private DeviceContext context;
-    private ScheduledFuture<?> heartbeatTimer, statsTimer;
+    private ScheduledFuture<?> heartbeatTimer, statsTimer, rdmaTimer;
     private DoorbellHandler rdmaDoorbells;
     private long devcmds;
     private volatile Map<String, Long> lastSession = Map.of();
@@ -147,6 +147,9 @@ public final class IonicDevice implements VfioUserDevice {
         EventLoop loop = context.eventLoop();
         if (loop != null) {
             heartbeatTimer = loop.scheduleAtFixedRate(this::heartbeatTick, 1, 1, TimeUnit.SECONDS);
+            rdma.clock(loop.ticker());
+            rdmaTimer = loop.scheduleAtFixedRate(() -> rdma.tick(loop.ticker().nanoTime()), RdmaLif.TICK_MILLIS,
+                    RdmaLif.TICK_MILLIS, TimeUnit.MILLISECONDS);
             if (profile.statsIntervalMs() > 0) {
                 statsTimer = loop.scheduleAtFixedRate(this::statisticsTick, profile.statsIntervalMs(),
                         profile.statsIntervalMs(), TimeUnit.MILLISECONDS);
@@ -186,6 +189,10 @@ public final class IonicDevice implements VfioUserDevice {
             statsTimer.cancel(false);
             statsTimer = null;
         }
+        if (rdmaTimer != null) {
+            rdmaTimer.cancel(false);
+            rdmaTimer = null;
+        }
         dma.detach();
         intr.target(null);
         context = null;
@@ -200,7 +207,6 @@ public final class IonicDevice implements VfioUserDevice {
     /** Advances fw_heartbeat (every second while attached). */
     public void heartbeatTick() {
         Le.put32(regs, Bar0.FW_HEARTBEAT, Le.u32(regs, Bar0.FW_HEARTBEAT) + 1);
-        rdma.tick(System.nanoTime());
     }
 
     /** Rewrites the LIF and port statistics blocks (on the profile's interval while attached). */

@@ -11,7 +11,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
+
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,12 +33,15 @@ class RdmaDataPathTest {
     final int[] sqProd = new int[8], rqProd = new int[8];
     long buf, bufVa = 0x7f00_0000_0000L;
     static final int MR = 1 << 8 | 0x11;
+    /** The device's RDMA clock: the test moves time on. */
+    final MockTicker clock = Ticker.newMockTicker();
 
     @BeforeEach
     void setUp() {
         guest = new FakeGuest(16 << 20);
         dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
         dev.attach(guest);
+        dev.rdma().clock(clock);
         rdma = new RdmaDriver(new Driver(dev, guest));
         assertThat(rdma.bootstrap()).isZero();
         cqRing = guest.alloc(32L << CQ_LOG2);
@@ -192,9 +199,11 @@ class RdmaDataPathTest {
         qp(3, V1.QPT_RC, 0, 2);
         postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).flags(V1.Wqe.FLAG_SIG).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
         postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
-        dev.rdma().tick(System.nanoTime() + 4_000_000_000L);
+        clock.advance(4, TimeUnit.SECONDS);
+        dev.rdma().tick(clock.nanoTime());
         assertThat(poll()).as("4 s: still waiting for a receive").isNull();
-        dev.rdma().tick(System.nanoTime() + 5_100_000_000L);
+        clock.advance(1100, TimeUnit.MILLISECONDS);
+        dev.rdma().tick(clock.nanoTime());
         V1.Cqe rnr = poll();
         assertThat(rnr.error()).isTrue();
         assertThat(rnr.statusLength()).isEqualTo(V1.STS_RNR_RETRY_EXCEEDED);

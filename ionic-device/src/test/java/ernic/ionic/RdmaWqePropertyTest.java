@@ -473,27 +473,24 @@ class RdmaWqePropertyTest {
                     }
                 }
             }
-            default -> { // atomics
-                long va = op.remote.va(8);
-                if ((va & 7) != 0) {
-                    st = V1.STS_REMOTE_INV_REQ_ERR;
-                } else {
-                    st = resolve(op.remote.key(), va, 8, V1.MRF_REMOTE_ATOMIC, true, dst);
-                }
+            default -> { // atomics: the local SGE that takes the old value is checked first, as a READ's SGEs are
                 Sge l = op.local.getFirst().aligned();
+                st = resolve(l.key(), l.va(8), 8, V1.MRF_LOCAL_WRITE, false, src);
+                long va = op.remote.va(8);
+                if (st == V1.STS_OK) {
+                    st = (va & 7) != 0 ? V1.STS_REMOTE_INV_REQ_ERR
+                            : resolve(op.remote.key(), va, 8, V1.MRF_REMOTE_ATOMIC, true, dst);
+                }
                 if (st == V1.STS_OK) {
                     long old = le64(dst.getFirst());
                     if (op.compareHits) {
                         compare = old;
                     }
                     long next = op.kind == Kind.CMP_SWAP ? (old == compare ? op.operand : old) : old + op.operand;
-                    st = resolve(l.key(), l.va(8), 8, V1.MRF_LOCAL_WRITE, false, src);
-                    if (st == V1.STS_OK) {
-                        apply = () -> {
-                            putLe64(dst.getFirst(), next);
-                            putLe64(src.getFirst(), old);
-                        };
-                    }
+                    apply = () -> {
+                        putLe64(dst.getFirst(), next);
+                        putLe64(src.getFirst(), old);
+                    };
                 }
             }
         }

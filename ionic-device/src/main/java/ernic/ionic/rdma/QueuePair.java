@@ -27,10 +27,10 @@ final class QueuePair {
     int generation;
     /** For a connected QP, the mesh node that owns its destination GID, or -1 when the peer is local. */
     int node = -1;
-    /** Its send queue's work waiting for peers' answers (a remote QP only). */
-    RemotePath.Outstanding outstanding;
+    /** Its send queue's issued WQEs not yet completed (created when the SQ first runs). */
+    Outstanding outstanding;
     /** Requests from a peer waiting for a receive (receiver not ready), oldest first; null when none. */
-    java.util.ArrayDeque<RemotePath.Held> held;
+    java.util.ArrayDeque<RemoteResponder.Held> held;
     /** When its SQ began waiting for a receive on its (local) destination. */
     long blockedSinceNanos;
     /** In the remote path's list of QPs it checks for time-outs. */

@@ -97,23 +97,36 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
      * guest. The node must run on this device's thread. Call before the guest creates QPs.
      */
     public void attachMesh(ernic.mesh.MeshNode node) {
+        attach(PeerPort.of(node));
+    }
+
+    /** Joins a mesh through a port (a mesh node, or a loopback in tests). */
+    void attach(PeerPort port) {
         if (data.remote != null) {
             throw new IllegalStateException("already in a mesh");
         }
-        data.remote = new RemotePath(this, data, counters, node);
+        data.attach(port);
     }
 
-    /** About once a second on the device thread: receiver-not-ready time-outs within this guest. */
-    public void tick(long nowNanos) {
-        data.rnrTick(nowNanos);
+    /** The clock of every RDMA timer: the device loop's ticker (a mock one in tests). */
+    public void clock(io.netty.util.concurrent.Ticker ticker) {
+        data.clock(ticker);
     }
+
+    /**
+     * The RDMA tick, every {@link #TICK_MILLIS} on the device thread: receiver-not-ready waits, lost
+     * peers and the responder's held messages.
+     */
+    public void tick(long nowNanos) {
+        data.tick(nowNanos);
+    }
+
+    /** How often {@link #tick} is to run. */
+    public static final long TICK_MILLIS = DataPath.TICK_MILLIS;
 
     /** Leaves the mesh (server shutdown). */
     public void detachMesh() {
-        if (data.remote != null) {
-            data.remote.close();
-            data.remote = null;
-        }
+        data.detach();
     }
 
     Dma dma() {

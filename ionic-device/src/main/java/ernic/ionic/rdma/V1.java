@@ -242,6 +242,29 @@ public final class V1 {
             return (long) Be.u32(seg, base + ATOMIC_COMPARE_HIGH) << 32
                     | Integer.toUnsignedLong(Be.u32(seg, base + ATOMIC_COMPARE_LOW));
         }
+        // struct ionic_v1_atomic: after compare, rsvd[4], then the local SGE that takes the old value.
+        static final int ATOMIC_SGE_VA = ATOMIC_SGE, ATOMIC_SGE_LKEY = ATOMIC_SGE + 12;
+        // struct ionic_v1_reg_mr (base.imm_data_key = mr_id, base.num_sge_key = the new key).
+        static final int REG_MR_VA = 16;          // va __be64
+        static final int REG_MR_LENGTH = 24;      // length __be64
+        static final int REG_MR_OFFSET = 32;      // offset __be64
+        static final int REG_MR_DMA_ADDR = 40;    // dma_addr __be64: the page list (or the one page)
+        static final int REG_MR_MAP_COUNT = 48;   // map_count __be32
+        static final int REG_MR_FLAGS = 52;       // flags __be16
+        static final int REG_MR_PAGE_SIZE_LOG2 = 55; // page_size_log2 u8
+
+        /** The atomic's local SGE, which takes the value the target held. */
+        public long atomicSgeVa() { return Be.u64(seg, base + ATOMIC_SGE_VA); }
+        public int atomicSgeLkey() { return Be.u32(seg, base + ATOMIC_SGE_LKEY); }
+
+        public long regMrVa() { return Be.u64(seg, base + REG_MR_VA); }
+        public long regMrLength() { return Be.u64(seg, base + REG_MR_LENGTH); }
+        public long regMrOffset() { return Be.u64(seg, base + REG_MR_OFFSET); }
+        public long regMrPageList() { return Be.u64(seg, base + REG_MR_DMA_ADDR); }
+        public int regMrMapCount() { return Be.u32(seg, base + REG_MR_MAP_COUNT); }
+        public int regMrFlags() { return Be.u16(seg, base + REG_MR_FLAGS); }
+        public int regMrPageShift() { return u8(REG_MR_PAGE_SIZE_LOG2); }
+
         /** SGE {@code i} whose list starts at {@code sgl}: va __be64, len __be32, lkey __be32. */
         public long sgeVa(int sgl, int i) { return Be.u64(seg, base + sgl + (long) i * SGE_SIZE); }
         public long sgeLen(int sgl, int i) { return Integer.toUnsignedLong(Be.u32(seg, base + sgl + (long) i * SGE_SIZE + 8)); }

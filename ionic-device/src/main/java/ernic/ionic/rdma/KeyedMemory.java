@@ -1,0 +1,246 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.base.Dma;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Guest memory as RDMA reaches it: through the MR table by key, checked for access and bounds before
+ * anything moves (key 0 only for a privileged QP's local SGEs, as a raw bus address), and copied one
+ * contiguous run at a time. Requester and responder both go through here, whatever the end. Device
+ * thread only; nothing here allocates per operation.
+ */
+final class KeyedMemory {
+    /** Largest message (the port's max_msg_sz). */
+    static final long MAX_MESSAGE = 1L << 31;
+    /** Access a local SGE being read needs (no MR flag). */
+    static final int ACCESS_LOCAL_READ = 0;
+    /** Copies where one side is not mapped go through this, one run of at most BOUNCE bytes at a time. */
+    static final int BOUNCE = 64 * 1024;
+
+    private final RdmaLif lif;
+    private final Dma dma;
+    private final MemorySegment bounce = Arena.ofAuto().allocate(BOUNCE, 64);
+    /** What view() found: a segment and the offset of the entry's bytes in it. */
+    private MemorySegment viewSeg;
+    private long viewOff;
+    /** Bytes copied (rdma.bytes). */
+    long bytes;
+
+    KeyedMemory(RdmaLif lif, Dma dma) {
+        this.lif = lif;
+        this.dma = dma;
+    }
+
+    Dma dma() {
+        return dma;
+    }
+
+    /**
+     * Resolves {@code [va, va + len)} under {@code key} for {@code access} (MR flags; 0 = local read) and
+     * appends it to {@code into}. {@code remote}: the key came from a peer (an rkey), so key 0 is refused and
+     * a failure is the remote access error. Returns an ionic status.
+     */
+    int resolve(QueuePair qp, int key, long va, long len, int access, boolean remote, Spans into) {
+        int err = remote ? V1.STS_REMOTE_ACC_ERR : V1.STS_LOCAL_PROT_ERR;
+        if (key == 0) {
+            if (remote || !qp.privileged() || !Dma.validRange(va, len)) {
+                return err;
+            }
+            return into.addGuest(null, va, len) ? V1.STS_OK : V1.STS_LOCAL_QP_OPER_ERR;
+        }
+        MemoryRegion mr = region(key);
+        if (mr == null || !mr.covers(va, len) || (mr.flags & access) != access) {
+            return err;
+        }
+        return into.addGuest(mr.mem, mr.offset(va), len) ? V1.STS_OK : V1.STS_LOCAL_QP_OPER_ERR;
+    }
+
+    /** The MR a key names (index above the 8-bit key), or null. */
+    private MemoryRegion region(int key) {
+        int index = key >>> 8;
+        MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
+        return mr != null && mr.key == (key & 0xff) ? mr : null;
+    }
+
+    /** LOCAL_INV / SEND_INV: the key no longer opens its MR. False when it names none. */
+    boolean invalidate(int key) {
+        MemoryRegion mr = region(key);
+        if (mr == null) {
+            return false;
+        }
+        mr.valid = false;
+        return true;
+    }
+
+    /** SGL offset of a WQE (after the spec lengths when a SPEC flag is set). */
+    static int sgl(V1.Wqe w) {
+        return (w.flags() & V1.Wqe.SPEC_MASK) != 0 ? V1.Wqe.SPEC_SGL : V1.Wqe.PLD;
+    }
+
+    /** The WQE's payload (inline data or its SGEs, each checked for local read) into {@code src}. */
+    int gather(QueuePair qp, V1.Wqe wqe, int stride, Spans src) {
+        if ((wqe.flags() & V1.Wqe.FLAG_INL) != 0) {
+            long len = wqe.length();
+            if (len > stride - V1.Wqe.PLD) {
+                return V1.STS_LOCAL_LEN_ERR;
+            }
+            src.addLocal(wqe.segment(), wqe.base() + V1.Wqe.PLD, len);
+            return V1.STS_OK;
+        }
+        int n = wqe.numSgeKey(), sgl = sgl(wqe);
+        if (sgl + (long) n * V1.Wqe.SGE_SIZE > stride || n > Spans.MAX - 2) {
+            return V1.STS_LOCAL_QP_OPER_ERR;
+        }
+        for (int i = 0; i < n; i++) {
+            long len = wqe.sgeLen(sgl, i);
+            if (len == 0) {
+                continue;
+            }
+            int st = resolve(qp, wqe.sgeLkey(sgl, i), wqe.sgeVa(sgl, i), len, ACCESS_LOCAL_READ, false, src);
+            if (st != V1.STS_OK) {
+                return st;
+            }
+            if (src.total > MAX_MESSAGE) {
+                return V1.STS_LOCAL_LEN_ERR;
+            }
+        }
+        return V1.STS_OK;
+    }
+
+    /** The sum of a WQE's SGE lengths (a READ's length), or -1 when the list does not fit the stride. */
+    static long sgeTotal(V1.Wqe w, int stride) {
+        int n = w.numSgeKey(), sgl = sgl(w);
+        if (sgl + (long) n * V1.Wqe.SGE_SIZE > stride) {
+            return -1;
+        }
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            total += w.sgeLen(sgl, i);
+        }
+        return total;
+    }
+
+    /** The first {@code len} bytes of the SGEs of {@code w}, checked for local write, into {@code dst}. */
+    int scatterList(QueuePair qp, V1.Wqe w, int stride, long len, Spans dst) {
+        int n = w.numSgeKey(), sgl = sgl(w);
+        if (sgl + (long) n * V1.Wqe.SGE_SIZE > stride || n > Spans.MAX - 2) {
+            return V1.STS_LOCAL_QP_OPER_ERR;
+        }
+        long left = len;
+        for (int i = 0; i < n && left > 0; i++) {
+            long chunk = Math.min(w.sgeLen(sgl, i), left);
+            if (chunk == 0) {
+                continue;
+            }
+            int st = resolve(qp, w.sgeLkey(sgl, i), w.sgeVa(sgl, i), chunk, V1.MRF_LOCAL_WRITE, false, dst);
+            if (st != V1.STS_OK) {
+                return st;
+            }
+            left -= chunk;
+        }
+        return left > 0 ? V1.STS_LOCAL_LEN_ERR : V1.STS_OK;
+    }
+
+    /** The atomic WQE's local SGE (8 bytes, for local write), which takes the old value, into {@code dst}. */
+    int atomicResult(QueuePair qp, V1.Wqe w, Spans dst) {
+        return resolve(qp, w.atomicSgeLkey(), w.atomicSgeVa(), 8, V1.MRF_LOCAL_WRITE, false, dst);
+    }
+
+    /**
+     * Copies {@code len} bytes from {@code src} to {@code dst} (both already checked), one contiguous run
+     * at a time: straight from segment to segment where both sides are mapped (one MemorySegment.copy),
+     * else through the 64 KiB bounce buffer. False when guest memory cannot be reached.
+     */
+    boolean copy(Spans src, Spans dst, long len) {
+        int si = 0, di = 0;
+        long so = 0, dOff = 0, left = len;
+        while (left > 0) {
+            while (si < src.count && so == src.len[si]) {
+                si++;
+                so = 0;
+            }
+            while (di < dst.count && dOff == dst.len[di]) {
+                di++;
+                dOff = 0;
+            }
+            if (si == src.count || di == dst.count) {
+                return false;
+            }
+            long chunk = Math.min(left, Math.min(src.len[si] - so, dst.len[di] - dOff));
+            chunk = Math.min(chunk, run(src, si, so, chunk));
+            chunk = Math.min(chunk, run(dst, di, dOff, chunk));
+            if (chunk <= 0) {
+                return false;
+            }
+            if (view(src, si, so, chunk, false)) {
+                MemorySegment from = viewSeg;
+                long fromOff = viewOff;
+                if (view(dst, di, dOff, chunk, true)) {
+                    MemorySegment.copy(from, fromOff, viewSeg, viewOff, chunk);
+                } else {
+                    chunk = Math.min(chunk, BOUNCE);
+                    MemorySegment.copy(from, fromOff, bounce, 0, chunk);
+                    if (!move(dst, di, dOff, chunk, true)) {
+                        return false;
+                    }
+                }
+            } else {
+                chunk = Math.min(chunk, BOUNCE);
+                if (!move(src, si, so, chunk, false) || !move(dst, di, dOff, chunk, true)) {
+                    return false;
+                }
+            }
+            so += chunk;
+            dOff += chunk;
+            left -= chunk;
+        }
+        bytes += len;
+        return true;
+    }
+
+    /**
+     * Entry {@code i} at {@code o}, {@code n} bytes, as a segment to copy from (or to, marking it dirty):
+     * device-local bytes, or guest memory in one mapping. False when there is no such segment.
+     */
+    private boolean view(Spans s, int i, long o, long n, boolean write) {
+        if (s.local[i] != null) {
+            viewSeg = s.local[i];
+            viewOff = s.off[i] + o;
+            return true;
+        }
+        long addr = s.mem[i] == null ? s.off[i] + o : s.mem[i].addr(s.off[i] + o);
+        if (addr < 0) {
+            return false;
+        }
+        viewSeg = write ? dma.writable(addr, n) : dma.readable(addr, n);
+        viewOff = 0;
+        return viewSeg != null;
+    }
+
+    /** Contiguous bytes of entry {@code i} from {@code o} (at most {@code max}); 0 when unreachable. */
+    private static long run(Spans s, int i, long o, long max) {
+        if (s.local[i] != null || s.mem[i] == null) {
+            return max;
+        }
+        return s.mem[i].addr(s.off[i] + o) < 0 ? 0 : s.mem[i].run(s.off[i] + o, max);
+    }
+
+    /** Moves {@code n} bytes between entry {@code i} at {@code o} and the bounce buffer. */
+    private boolean move(Spans s, int i, long o, long n, boolean toEntry) {
+        if (s.local[i] != null) {
+            if (toEntry) {
+                MemorySegment.copy(bounce, 0, s.local[i], s.off[i] + o, n);
+            } else {
+                MemorySegment.copy(s.local[i], s.off[i] + o, bounce, 0, n);
+            }
+            return true;
+        }
+        long addr = s.mem[i] == null ? s.off[i] + o : s.mem[i].addr(s.off[i] + o);
+        if (addr < 0) {
+            return false;
+        }
+        return toEntry ? dma.write(addr, bounce, 0, n) : dma.read(addr, bounce, 0, n);
+    }
+}

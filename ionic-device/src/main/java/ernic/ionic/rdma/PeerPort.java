@@ -1,0 +1,70 @@
+package ernic.ionic.rdma;
+
+import ernic.mesh.Gid;
+import ernic.mesh.MeshListener;
+import ernic.mesh.MeshNode;
+import ernic.mesh.Recall;
+import ernic.mesh.SendResult;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+
+import java.util.OptionalInt;
+import java.util.concurrent.Executor;
+
+/**
+ * What the remote data path needs of the mesh, and nothing more: who owns a GID, send a request (which
+ * the mesh may ask to take back) or a reply, stop reading when the responder holds too much, and the
+ * events of a {@link MeshListener}. A {@link MeshNode} is one; tests join two devices on one event loop
+ * with a loopback port instead. Inbound payloads reach the listener as the mesh holds them (possibly
+ * several buffers): the data path reads them where they lie.
+ */
+interface PeerPort {
+    int nodeId();
+
+    OptionalInt ownerOf(Gid gid);
+
+    ByteBufAllocator alloc();
+
+    /** What {@link #send} would answer now, without a payload. */
+    SendResult probe(int node);
+
+    SendResult send(int node, ByteBuf payload, Recall recall);
+
+    /** A reply, which gets twice a request's room (replies must not wait behind requests). */
+    SendResult sendReply(int node, ByteBuf payload);
+
+    void setReceivingFromAll(boolean on);
+
+    /** Starts ({@code listener}) or stops (null) the events. */
+    void listen(MeshListener listener);
+
+    /** Runs a task later on the device loop (never inside the caller). */
+    Executor loop();
+
+    /** A port over a real mesh node, which runs on the device loop. */
+    static PeerPort of(MeshNode node) {
+        return new PeerPort() {
+            private MeshListener current;
+
+            @Override public int nodeId() { return node.nodeId(); }
+            @Override public OptionalInt ownerOf(Gid gid) { return node.ownerOf(gid); }
+            @Override public ByteBufAllocator alloc() { return node.alloc(); }
+            @Override public SendResult probe(int dst) { return node.probe(dst); }
+            @Override public SendResult send(int dst, ByteBuf p, Recall r) { return node.send(dst, p, r); }
+            @Override public SendResult sendReply(int dst, ByteBuf p) { return node.sendReply(dst, p); }
+            @Override public void setReceivingFromAll(boolean on) { node.setReceivingFromAll(on); }
+            @Override public Executor loop() { return node.eventLoop(); }
+
+            @Override
+            public void listen(MeshListener listener) {
+                if (current != null) {
+                    node.removeListener(current);
+                }
+                current = listener;
+                if (listener != null) {
+                    node.addListener(listener);
+                }
+            }
+        };
+    }
+}

@@ -1,0 +1,443 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.layout.Be;
+import ernic.ionic.layout.Le;
+import ernic.vfiouser.server.Refusals;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * The requester: the one loop that runs every send queue. It reads each WQE out of the SQ ring, checks
+ * its local memory (payload for local read, READ and atomic results for local write), does the local
+ * operations itself (REG_MR, LOCAL_INV) and hands the rest to the QP's {@link End}. Every WQE gets
+ * exactly one send completion, in SQ order (MSN for remote operations on RC/UC, NPG by SQ index
+ * otherwise), whether its end answered at once or later. Device thread only.
+ */
+final class Requester {
+    /** An end's answer: the WQE is on its way and completes through {@link #answered}. */
+    static final int PENDING = Integer.MIN_VALUE;
+    /** An end's answer: the destination has no receive posted; the SQ waits for one. */
+    static final int WAIT_RECEIVE = -1;
+    /** An end's answer: no room on the way to the destination; the SQ waits for {@link #retry}. */
+    static final int WAIT_ROOM = -2;
+    static final long RNR_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    private final RdmaLif lif;
+    private final KeyedMemory memory;
+    private final Refusals refusals;
+    private final RdmaCounters counters;
+    private final End local;
+    private final LongSupplier clock;
+    /** The end for destinations on other servers, while in a mesh. */
+    End remote;
+    private final Arena arena = Arena.ofAuto();
+    private final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
+    private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
+    private final MemorySegment grh = arena.allocate(Responder.GRH_SIZE, 8);
+    private final MemorySegment oldWord = arena.allocate(8, 8);
+    private final V1.Cqe cqe = new V1.Cqe();
+    private final Request request = new Request();
+    private final V1.Wqe again = new V1.Wqe();
+    /** SQs waiting for a receive on their (local) destination, and those waiting for room on their way. */
+    private final List<QueuePair> waitingForReceive = new ArrayList<>(), waitingForRoom = new ArrayList<>();
+    long sqWqes, sendErrors, rnrFailures;
+
+    Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, End local,
+              LongSupplier clock) {
+        this.lif = lif;
+        this.clock = clock;
+        this.memory = memory;
+        this.refusals = refusals;
+        this.counters = counters;
+        this.local = local;
+    }
+
+    private End end(QueuePair qp) {
+        return qp.remote() && remote != null ? remote : local;
+    }
+
+    void reset() {
+        waitingForReceive.clear();
+        waitingForRoom.clear();
+    }
+
+    /** The QP is gone or flushed: it waits for nothing any more. */
+    void forget(QueuePair qp) {
+        waitingForReceive.remove(qp);
+        waitingForRoom.remove(qp);
+    }
+
+    /** The SQ's producer index moved. */
+    void doorbell(QueuePair qp) {
+        if (!waitingForReceive.contains(qp)) {
+            run(qp);
+        }
+    }
+
+    /** Receives were posted on QP {@code qid}: SQs of this guest waiting for one go on. */
+    void receivesPosted(int qid) {
+        if (waitingForReceive.isEmpty()) {
+            return;
+        }
+        for (QueuePair waiting : List.copyOf(waitingForReceive)) {
+            if (waiting.destQpn == qid) {
+                waitingForReceive.remove(waiting);
+                run(waiting);
+            }
+        }
+    }
+
+    /** SQs that waited for room try again. */
+    void retry() {
+        if (waitingForRoom.isEmpty()) {
+            return;
+        }
+        List<QueuePair> again = List.copyOf(waitingForRoom);
+        waitingForRoom.clear();
+        for (QueuePair qp : again) {
+            if (lif.qps[qp.id] == qp) {
+                run(qp);
+            }
+        }
+    }
+
+    boolean waitingForRoom() {
+        return !waitingForRoom.isEmpty();
+    }
+
+    /** Issues what the SQ holds, then completes what is answered, in order. */
+    void run(QueuePair qp) {
+        WorkQueue sq = qp.sq;
+        if (qp.outstanding == null) {
+            qp.outstanding = new Outstanding(sq.mask() + 1);
+            qp.outstanding.done = sq.cons;
+        }
+        Outstanding out = qp.outstanding;
+        Request r = request;
+        while (!sq.empty()) {
+            int index = sq.cons; // the driver never posts over a WQE it has no completion for
+            long at = sq.slot(index);
+            int stride = sq.stride();
+            if (at < 0 || !memory.dma().read(at, wqeBuf, 0, stride)) {
+                refusals.refuse("rdma-sq-read", "QP " + qp.id + " SQ slot " + index + " unreadable");
+                break;
+            }
+            r.wqe.wrap(wqeBuf, 0);
+            r.qp = qp;
+            r.slot = index;
+            r.moved = 0;
+            int op = r.wqe.op(), status;
+            try {
+                status = issue(r, stride);
+            } catch (RuntimeException e) {
+                refusals.refuse("rdma-sq-internal", "QP " + qp.id + " WQE failed: " + e);
+                status = V1.STS_LOCAL_QP_OPER_ERR;
+            }
+            if (status == WAIT_RECEIVE) {
+                if (!waitingForReceive.contains(qp)) {
+                    qp.blockedSinceNanos = clock.getAsLong();
+                    waitingForReceive.add(qp);
+                }
+                break;
+            }
+            if (status == WAIT_ROOM) {
+                if (!waitingForRoom.contains(qp)) {
+                    waitingForRoom.add(qp);
+                }
+                break;
+            }
+            out.op[index] = op;
+            out.status[index] = status;
+            out.bytes[index] = r.moved;
+            sq.cons = (index + 1) & sq.mask();
+        }
+        r.qp = null;
+        r.ah = null;
+        complete(qp);
+    }
+
+    /** Checks one WQE's local side and hands it to its end. */
+    private int issue(Request r, int stride) {
+        QueuePair qp = r.qp;
+        V1.Wqe w = r.wqe;
+        int op = w.op();
+        switch (op) {
+            case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
+                if (qp.datagram()) {
+                    return datagram(r, stride);
+                }
+                int st = memory.gather(qp, w, stride, r.payload.clear());
+                return st != V1.STS_OK ? st : end(qp).send(r);
+            }
+            case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
+                int st = memory.gather(qp, w, stride, r.payload.clear());
+                return st != V1.STS_OK ? st : end(qp).write(r);
+            }
+            case V1.Wqe.OP_RDMA_READ -> {
+                long total = KeyedMemory.sgeTotal(w, stride);
+                if (total < 0) {
+                    return V1.STS_LOCAL_QP_OPER_ERR;
+                }
+                if (total > KeyedMemory.MAX_MESSAGE) {
+                    return V1.STS_LOCAL_LEN_ERR;
+                }
+                r.length = total;
+                int st = memory.scatterList(qp, w, stride, total, r.local.clear());
+                return st != V1.STS_OK ? st : end(qp).read(r);
+            }
+            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
+                int st = memory.atomicResult(qp, w, r.local.clear());
+                return st != V1.STS_OK ? st : end(qp).atomic(r);
+            }
+            case V1.Wqe.OP_LOCAL_INV -> {
+                return memory.invalidate(w.immDataKey()) ? V1.STS_OK : V1.STS_MEM_MGMT_OPER_ERR;
+            }
+            case V1.Wqe.OP_REG_MR -> {
+                return regMr(w);
+            }
+            default -> {
+                refusals.refuse("rdma-sq-opcode", "QP " + qp.id + " WQE opcode " + op);
+                return V1.STS_LOCAL_QP_OPER_ERR;
+            }
+        }
+    }
+
+    /** A UD send: the GRH area, then the payload; the AH says which end (this guest's, or a peer's). */
+    private int datagram(Request r, int stride) {
+        QueuePair qp = r.qp;
+        V1.Wqe w = r.wqe;
+        Spans payload = r.payload.clear();
+        payload.addLocal(grh, 0, Responder.GRH_SIZE); // filled in below, once the length is known
+        int st = memory.gather(qp, w, stride, payload);
+        if (st != V1.STS_OK) {
+            return st;
+        }
+        int qkey = w.destQkey();
+        r.qkey = qkey < 0 ? qp.qkey : qkey; // a controlled key stands for the sending QP's own
+        r.destQpn = w.destQpn() & 0xff_ffff;
+        int ahId = w.ahId();
+        r.ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
+        buildGrh(r.ah, payload.total - Responder.GRH_SIZE);
+        return (r.ah != null && r.ah.node >= 0 && remote != null ? remote : local).datagram(r);
+    }
+
+    /** Kernel fast registration: bind a new key and page table to an MR. */
+    private int regMr(V1.Wqe w) {
+        int mrid = w.immDataKey();
+        int index = mrid >>> 8;
+        MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
+        if (mr == null) {
+            return V1.STS_MEM_MGMT_OPER_ERR;
+        }
+        long va = w.regMrVa(), length = w.regMrLength(), offset = w.regMrOffset(), table = w.regMrPageList();
+        int count = w.regMrMapCount(), pageShift = w.regMrPageShift();
+        if (length < 0 || Long.compareUnsigned(va, -1L - length) > 0 || pageShift < 12 || pageShift > 30) {
+            return V1.STS_MEM_MGMT_OPER_ERR;
+        }
+        long pageMask = (1L << pageShift) - 1;
+        PageTable mem = count == 1
+                ? PageTable.contiguous((table & pageMask) == 0 ? table + (offset & pageMask) : table, length)
+                : PageTable.read(memory.dma(), table, count, pageShift, offset & pageMask, length);
+        if (mem == null) {
+            return V1.STS_MEM_MGMT_OPER_ERR;
+        }
+        mr.key = w.numSgeKey();
+        mr.va = va;
+        mr.length = length;
+        mr.flags = w.regMrFlags();
+        mr.mem = mem;
+        mr.valid = true;
+        return V1.STS_OK;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Answers from ends that answer later
+
+    /** The end's answer for the WQE in {@code slot} (issued, still pending), then completions in order. */
+    void answered(QueuePair qp, int slot, int status) {
+        Outstanding out = qp.outstanding;
+        out.status[slot] = status;
+        complete(qp);
+    }
+
+    /** Re-reads the WQE in {@code slot} of the QP's SQ (its answer has come), or null when unreadable. */
+    private V1.Wqe reread(QueuePair qp, int slot) {
+        long at = qp.sq.slot(slot);
+        if (at < 0 || !memory.dma().read(at, wqeBuf, 0, qp.sq.stride())) {
+            return null;
+        }
+        return again.wrap(wqeBuf, 0);
+    }
+
+    /** A READ's data came back ({@code data}, {@code len} bytes): scattered into the WQE's SGEs. */
+    int landRead(QueuePair qp, int slot, Spans data, long len) {
+        V1.Wqe w = reread(qp, slot);
+        if (w == null) {
+            return V1.STS_BAD_RESP_ERR;
+        }
+        Spans dst = request.local.clear();
+        int st = memory.scatterList(qp, w, qp.sq.stride(), len, dst);
+        if (st != V1.STS_OK) {
+            return st;
+        }
+        if (!memory.copy(data, dst, len)) {
+            return V1.STS_LOCAL_PROT_ERR;
+        }
+        qp.outstanding.bytes[slot] = len;
+        return V1.STS_OK;
+    }
+
+    /** An atomic's old value came back: written to the WQE's local SGE. */
+    int landAtomic(QueuePair qp, int slot, long old) {
+        V1.Wqe w = reread(qp, slot);
+        if (w == null) {
+            return V1.STS_BAD_RESP_ERR;
+        }
+        Spans dst = request.local.clear();
+        int st = memory.atomicResult(qp, w, dst);
+        if (st != V1.STS_OK) {
+            return st;
+        }
+        Le.put64(oldWord, 0, old);
+        Spans src = request.payload.clear();
+        src.addLocal(oldWord, 0, 8);
+        return memory.copy(src, dst, 8) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+    }
+
+    /** Posts the completions of answered WQEs, oldest first, stopping at the first still pending. */
+    void complete(QueuePair qp) {
+        Outstanding out = qp.outstanding;
+        WorkQueue sq = qp.sq;
+        while (out.done != sq.cons && out.status[out.done] != PENDING) {
+            int i = out.done;
+            finish(qp, i, out.op[i], out.status[i], out.bytes[i]);
+            out.done = (i + 1) & sq.mask();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Receiver not ready, within this guest
+
+    /**
+     * An SQ whose SEND (or WRITE_IMM) has waited {@link #RNR_TIMEOUT_NANOS} for a receive on its destination
+     * in this guest completes that WQE with RNR-retry-exceeded and goes on. Called by the RDMA tick.
+     */
+    void tick(long now) {
+        if (waitingForReceive.isEmpty()) {
+            return;
+        }
+        for (QueuePair qp : List.copyOf(waitingForReceive)) {
+            if (now - qp.blockedSinceNanos < RNR_TIMEOUT_NANOS || lif.qps[qp.id] != qp) {
+                continue;
+            }
+            waitingForReceive.remove(qp);
+            WorkQueue sq = qp.sq;
+            int index = sq.cons;
+            V1.Wqe w = reread(qp, index);
+            if (w == null) {
+                continue;
+            }
+            Outstanding out = qp.outstanding;
+            out.op[index] = w.op();
+            out.status[index] = V1.STS_RNR_RETRY_EXCEEDED;
+            out.bytes[index] = 0;
+            sq.cons = (index + 1) & sq.mask();
+            rnrFailures++;
+            run(qp);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Completions
+
+    /** One send WQE done: counted and completed. */
+    private void finish(QueuePair qp, int index, int op, int status, long movedBytes) {
+        sqWqes++;
+        if (status != V1.STS_OK) {
+            sendErrors++;
+        }
+        count(qp, op, status, movedBytes);
+        CompletionQueue cq = lif.cqs[qp.sqCqId];
+        if (cq == null) {
+            return;
+        }
+        counters.add(qp, RdmaCounters.Device.SEND_COMPLETIONS, 1);
+        if (status != V1.STS_OK) {
+            counters.error(qp, status);
+        }
+        cqe.wrap(cqeBuf, 0).clear();
+        if (qp.connected() && op <= V1.Wqe.OP_ATOMIC_FA) {
+            qp.msn++;
+            cqe.msn(qp.msn).qidType(qp.id, V1.Cqe.TYPE_SEND_MSN, status != V1.STS_OK);
+        } else {
+            cqe.npgWqeId(index & qp.sq.mask()).qidType(qp.id, V1.Cqe.TYPE_SEND_NPG, status != V1.STS_OK);
+        }
+        cqe.statusLength(status);
+        lif.complete(cq, cqeBuf, false);
+    }
+
+    /** Counts one executed send WQE by opcode class. */
+    private void count(QueuePair qp, int op, int status, long movedBytes) {
+        long bytes = status == V1.STS_OK ? movedBytes : 0;
+        RdmaCounters.Device reqs, data = null;
+        switch (op) {
+            case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
+                reqs = qp.datagram() ? RdmaCounters.Device.TX_UD_REQS : RdmaCounters.Device.TX_SEND_REQS;
+                data = qp.datagram() ? RdmaCounters.Device.TX_UD_BYTES : RdmaCounters.Device.TX_SEND_BYTES;
+            }
+            case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
+                reqs = RdmaCounters.Device.TX_WRITE_REQS;
+                data = RdmaCounters.Device.TX_WRITE_BYTES;
+            }
+            case V1.Wqe.OP_RDMA_READ -> {
+                reqs = RdmaCounters.Device.TX_READ_REQS;
+                data = RdmaCounters.Device.TX_READ_BYTES;
+            }
+            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> reqs = RdmaCounters.Device.TX_ATOMIC_REQS;
+            default -> reqs = RdmaCounters.Device.LOCAL_REQS;
+        }
+        counters.add(qp, reqs, 1);
+        if (data != null) {
+            counters.add(qp, data, bytes);
+        }
+    }
+
+    /** The 40-byte GRH area: an IPv6 header, or for IPv4 the IPv4 header at offset 20. */
+    private void buildGrh(AddressHandle ah, long len) {
+        grh.fill((byte) 0);
+        if (ah == null) {
+            return;
+        }
+        if (ah.ipv4) {
+            int h = 20;
+            Le.put8(grh, h, 0x45);
+            Le.put8(grh, h + 1, ah.trafficClass);
+            Be.put16(grh, h + 2, (int) Math.min(0xffff, 20 + 8 + 12 + 8 + len + 4));
+            Be.put16(grh, h + 6, 0x4000); // DF
+            Le.put8(grh, h + 8, ah.hopLimit);
+            Le.put8(grh, h + 9, 17);
+            MemorySegment.copy(MemorySegment.ofArray(ah.sgid), 12, grh, h + 12, 4);
+            MemorySegment.copy(MemorySegment.ofArray(ah.dgid), 12, grh, h + 16, 4);
+            int sum = 0;
+            for (int i = 0; i < 20; i += 2) {
+                sum += Be.u16(grh, h + i);
+            }
+            sum = (sum & 0xffff) + (sum >>> 16);
+            sum = (sum & 0xffff) + (sum >>> 16);
+            Be.put16(grh, h + 10, ~sum & 0xffff);
+        } else {
+            Be.put32(grh, 0, 6 << 28 | (ah.trafficClass & 0xff) << 20);
+            Be.put16(grh, 4, (int) Math.min(0xffff, 8 + 12 + 8 + len + 4));
+            Le.put8(grh, 6, 17);
+            Le.put8(grh, 7, ah.hopLimit);
+            MemorySegment.copy(MemorySegment.ofArray(ah.sgid), 0, grh, 8, 16);
+            MemorySegment.copy(MemorySegment.ofArray(ah.dgid), 0, grh, 24, 16);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.layout.Le;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The responder: applies one RDMA operation to a QP of this device, whoever asked (a QP of this device,
+ * a peer server's guest, an in-process target). The operation's data arrives as checked {@link Spans}
+ * (guest memory of a local requester, or a received message's buffers) and its result is returned as a
+ * value: an ionic status as the requester must see it, or {@link #RNR} when the QP has no receive posted.
+ * A receive it consumes is completed here. Device thread only; nothing allocates per operation.
+ */
+final class Responder {
+    /** No receive is posted on the QP: receiver not ready, the requester waits and asks again. */
+    static final int RNR = -1;
+    static final int GRH_SIZE = 40;
+
+    private final RdmaLif lif;
+    private final KeyedMemory memory;
+    private final RdmaCounters counters;
+    private final Arena arena = Arena.ofAuto();
+    private final MemorySegment rqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
+    private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
+    private final MemorySegment word = arena.allocate(8, 8);
+    private final V1.Wqe rqe = new V1.Wqe();
+    private final V1.Cqe cqe = new V1.Cqe();
+    private final Spans target = new Spans(), here = new Spans();
+    /** Receive WQEs consumed (rdma.rq.wqes) and datagrams that found no taker (rdma.ud.dropped). */
+    long rqWqes, udDropped;
+
+    Responder(RdmaLif lif, KeyedMemory memory, RdmaCounters counters) {
+        this.lif = lif;
+        this.memory = memory;
+        this.counters = counters;
+    }
+
+    /**
+     * A SEND, SEND_IMM or SEND_INV ({@code op}, a V1.Wqe opcode) from QP {@code srcQpn} with {@code payload}.
+     * A message longer than the receive buffer is the requester's fault (NAK invalid request); a receive
+     * WQE the responder may not use (bad key, SGE past its MR, malformed) is its own (remote operational error).
+     */
+    int send(QueuePair dest, int srcQpn, int op, int imm, Spans payload, boolean solicited) {
+        if (dest.rq == null) {
+            return V1.STS_REMOTE_INV_REQ_ERR;
+        }
+        if (!takeReceive(dest)) {
+            return RNR;
+        }
+        long len = payload.total;
+        int recvSt = memory.scatterList(dest, rqe, dest.rq.stride(), len, target.clear());
+        if (recvSt == V1.STS_OK && !memory.copy(payload, target, len)) {
+            recvSt = V1.STS_LOCAL_PROT_ERR;
+        }
+        if (op == V1.Wqe.OP_SEND_INV && recvSt == V1.STS_OK) {
+            memory.invalidate(imm);
+        }
+        int recvOp = switch (op) {
+            case V1.Wqe.OP_SEND_IMM -> V1.Cqe.RECV_OP_SEND_IMM;
+            case V1.Wqe.OP_SEND_INV -> V1.Cqe.RECV_OP_SEND_INV;
+            default -> V1.Cqe.RECV_OP_SEND;
+        };
+        receiveCompletion(dest, srcQpn | recvOp << 24, op == V1.Wqe.OP_SEND ? 0 : imm, len, recvSt, 0, 0, solicited);
+        return switch (recvSt) {
+            case V1.STS_OK -> V1.STS_OK;
+            case V1.STS_LOCAL_LEN_ERR -> V1.STS_REMOTE_INV_REQ_ERR;
+            default -> V1.STS_REMOTE_OPER_ERR;
+        };
+    }
+
+    /** An RDMA WRITE (with immediate data when {@code withImm}, which also consumes a receive). */
+    int write(QueuePair dest, int srcQpn, boolean withImm, int imm, int rkey, long va, Spans payload,
+              boolean solicited) {
+        if (withImm && dest.rq == null) {
+            return V1.STS_REMOTE_INV_REQ_ERR;
+        }
+        if (withImm && dest.rq.empty()) {
+            return RNR;
+        }
+        long len = payload.total;
+        int st = memory.resolve(dest, rkey, va, len, V1.MRF_REMOTE_WRITE, true, target.clear());
+        if (st != V1.STS_OK) {
+            return st;
+        }
+        if (!memory.copy(payload, target, len)) {
+            return V1.STS_REMOTE_ACC_ERR;
+        }
+        counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
+        if (withImm && takeReceive(dest)) {
+            receiveCompletion(dest, srcQpn | V1.Cqe.RECV_OP_RDMA_IMM << 24, imm, len, V1.STS_OK, 0, 0, solicited);
+        }
+        return V1.STS_OK;
+    }
+
+    /** An RDMA READ of {@code len} bytes: the checked source range is appended to {@code source}. */
+    int read(QueuePair dest, int rkey, long va, long len, Spans source) {
+        int st = memory.resolve(dest, rkey, va, len, V1.MRF_REMOTE_READ, true, source);
+        if (st == V1.STS_OK) {
+            counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
+        }
+        return st;
+    }
+
+    /**
+     * ATOMIC_CS ({@code compareSwap}) or ATOMIC_FA on the aligned 8 bytes at {@code va}; the value they held
+     * goes to {@code old} (8 bytes, little-endian as in guest memory).
+     */
+    int atomic(QueuePair dest, boolean compareSwap, int rkey, long va, long compare, long swapAdd, MemorySegment old) {
+        if ((va & 7) != 0) {
+            return V1.STS_REMOTE_INV_REQ_ERR;
+        }
+        int st = memory.resolve(dest, rkey, va, 8, V1.MRF_REMOTE_ATOMIC, true, target.clear());
+        if (st != V1.STS_OK) {
+            return st;
+        }
+        here.clear().addLocal(word, 0, 8);
+        if (!memory.copy(target, here, 8)) {
+            return V1.STS_REMOTE_ACC_ERR;
+        }
+        long was = Le.u64(word, 0);
+        Le.put64(word, 0, compareSwap ? (was == compare ? swapAdd : was) : was + swapAdd);
+        if (!memory.copy(here, target, 8)) {
+            return V1.STS_REMOTE_ACC_ERR;
+        }
+        memory.bytes -= 16; // two 8-byte moves here (and one to the requester) for one 8-byte operation
+        Le.put64(old, 0, was);
+        counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
+        return V1.STS_OK;
+    }
+
+    /**
+     * A datagram (its 40-byte GRH area first in {@code payload}) for UD QP {@code destQpn} under {@code qkey}:
+     * delivered into the next receive, or dropped and counted when nothing takes it.
+     * {@code cqeFlags}: the source QPN with RECV_IS_IPV4 / RECV_IS_VLAN as the CQE carries them.
+     */
+    void datagram(int destQpn, int qkey, int cqeFlags, boolean withImm, int imm, Spans payload, long smac,
+                  int vlan, boolean solicited) {
+        QueuePair dest = destQpn >= 0 && destQpn < lif.qpCount ? lif.qps[destQpn] : null;
+        if (payload.total < GRH_SIZE || dest == null || !dest.datagram() || dest.qkey != qkey
+                || !takeReceive(dest)) {
+            udDropped();
+            return;
+        }
+        long len = payload.total;
+        int recvSt = memory.scatterList(dest, rqe, dest.rq.stride(), len, target.clear());
+        if (recvSt == V1.STS_OK && !memory.copy(payload, target, len)) {
+            recvSt = V1.STS_LOCAL_PROT_ERR;
+        }
+        int op = withImm ? V1.Cqe.RECV_OP_SEND_IMM : V1.Cqe.RECV_OP_SEND;
+        receiveCompletion(dest, cqeFlags | op << 24, withImm ? imm : 0, len, recvSt, smac, vlan, solicited);
+    }
+
+    void udDropped() {
+        udDropped++;
+        counters.inc(RdmaCounters.Device.RX_UD_DROPPED);
+    }
+
+    /** Takes the next receive WQE of {@code dest} into rqeBuf; false when its RQ is empty or unreadable. */
+    private boolean takeReceive(QueuePair dest) {
+        WorkQueue rq = dest.rq;
+        if (rq == null || rq.empty()) {
+            return false;
+        }
+        long at = rq.slot(rq.cons);
+        if (at < 0 || !memory.dma().read(at, rqeBuf, 0, rq.stride())) {
+            return false;
+        }
+        rqe.wrap(rqeBuf, 0);
+        rq.cons = (rq.cons + 1) & rq.mask();
+        rqWqes++;
+        return true;
+    }
+
+    /** Posts a receive completion on {@code dest}'s RQ CQ for the WQE in rqeBuf. */
+    private void receiveCompletion(QueuePair dest, int srcQpnOp, int imm, long length, int status, long srcMac,
+                                   int vlan, boolean solicited) {
+        counters.add(dest, RdmaCounters.Device.RX_RECV_REQS, 1);
+        if (status == V1.STS_OK) {
+            counters.add(dest, RdmaCounters.Device.RX_RECV_BYTES, length);
+        }
+        CompletionQueue cq = lif.cqs[dest.rqCqId];
+        if (cq == null) {
+            return;
+        }
+        counters.add(dest, RdmaCounters.Device.RECV_COMPLETIONS, 1);
+        if (status != V1.STS_OK) {
+            counters.error(dest, status);
+        }
+        cqe.wrap(cqeBuf, 0).clear().wqeId(rqe.wqeId()).srcQpnOp(srcQpnOp).immDataRkey(imm)
+                .srcMac(srcMac).vlanTag(vlan)
+                .statusLength(status == V1.STS_OK ? (int) length : status)
+                .qidType(dest.id, V1.Cqe.TYPE_RECV, status != V1.STS_OK);
+        lif.complete(cq, cqeBuf, solicited);
+    }
+}
