@@ -1,14 +1,14 @@
 package ernic.it.bench;
 
-import ernic.it.driver.IonicDriverModel;
-import ernic.it.driver.RdmaVerbs;
-import ernic.it.driver.RdmaVerbs.Buffer;
-import ernic.it.driver.RdmaVerbs.Cq;
-import ernic.it.driver.RdmaVerbs.Mr;
-import ernic.it.driver.RdmaVerbs.Path;
-import ernic.it.driver.RdmaVerbs.Qp;
-import ernic.it.driver.RdmaVerbs.SendWr;
-import ernic.it.driver.RdmaVerbs.Wc;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.Buffer;
+import ernic.model.rdma.Cq;
+import ernic.model.rdma.Mr;
+import ernic.model.rdma.Path;
+import ernic.model.rdma.Qp;
+import ernic.model.rdma.RdmaVerbs;
+import ernic.model.rdma.SendWr;
+import ernic.model.rdma.Wc;
 import ernic.server.ErnicServer;
 
 import java.io.IOException;

@@ -1,7 +1,9 @@
 package ernic.it.bench;
 
-import ernic.it.driver.IonicDriverModel;
-import ernic.it.driver.RdmaVerbs;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.Buffer;
+import ernic.model.rdma.Cq;
+import ernic.model.rdma.RdmaVerbs;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -37,13 +39,13 @@ public final class MemoryBench {
             points.add(read(p, "started, no client"));
             try (IonicDriverModel drv = IonicDriverModel.connect(server.socket.toString(), 64L << 20)) {
                 RdmaVerbs v = RdmaVerbs.open(drv);
-                RdmaVerbs.Cq cq = v.createCq(12);
+                Cq cq = v.createCq(12);
                 points.add(read(p, "client connected, Ethernet + RDMA up (idle)"));
                 for (int i = 0; i < QPS; i++) {
                     v.createQp(RdmaVerbs.RC, cq, cq, 2, 2, 6, 0);
                 }
                 points.add(read(p, "+ " + QPS + " RC QPs"));
-                RdmaVerbs.Buffer buf = v.buffer(64 << 10, false);
+                Buffer buf = v.buffer(64 << 10, false);
                 int access = RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_REMOTE_WRITE | RdmaVerbs.ACCESS_REMOTE_READ;
                 for (int i = 0; i < MRS; i++) {
                     v.regMr(buf, (i % 16) * 4096L, 4096, access);

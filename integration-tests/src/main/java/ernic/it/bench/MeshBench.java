@@ -1,7 +1,13 @@
 package ernic.it.bench;
 
-import ernic.it.driver.IonicDriverModel;
-import ernic.it.driver.RdmaVerbs;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.AdminException;
+import ernic.model.rdma.Buffer;
+import ernic.model.rdma.Cq;
+import ernic.model.rdma.Mr;
+import ernic.model.rdma.Path;
+import ernic.model.rdma.Qp;
+import ernic.model.rdma.RdmaVerbs;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -55,21 +61,21 @@ public final class MeshBench {
              IonicDriverModel drvA = IonicDriverModel.connect(manager.socket.toString(), 64L << 20);
              IonicDriverModel drvB = IonicDriverModel.connect(worker.socket.toString(), 64L << 20)) {
             RdmaVerbs va = RdmaVerbs.open(drvA), vb = RdmaVerbs.open(drvB);
-            RdmaVerbs.Cq cqA = va.createCq(10), cqB = vb.createCq(10);
+            Cq cqA = va.createCq(10), cqB = vb.createCq(10);
             int access = RdmaVerbs.QP_REMOTE_WRITE | RdmaVerbs.QP_REMOTE_READ;
-            RdmaVerbs.Qp a = va.createQp(RdmaVerbs.RC, cqA, cqA, 7, 7, 6, access);
-            RdmaVerbs.Qp b = vb.createQp(RdmaVerbs.RC, cqB, cqB, 7, 7, 6, access);
+            Qp a = va.createQp(RdmaVerbs.RC, cqA, cqA, 7, 7, 6, access);
+            Qp b = vb.createQp(RdmaVerbs.RC, cqB, cqB, 7, 7, 6, access);
             va.init(a, access);
             vb.init(b, access);
             // RTR is refused while no node owns the destination GID: wait for the mesh to form.
-            rtrWhenOwned(va, a, b.id, RdmaVerbs.Path.of(GID_A, GID_B), manager);
-            rtrWhenOwned(vb, b, a.id, RdmaVerbs.Path.of(GID_B, GID_A), worker);
+            rtrWhenOwned(va, a, b.id, Path.of(GID_A, GID_B), manager);
+            rtrWhenOwned(vb, b, a.id, Path.of(GID_B, GID_A), worker);
             va.rts(a);
             vb.rts(b);
             long max = DataPathBench.SIZES[DataPathBench.SIZES.length - 1];
             int all = RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_REMOTE_WRITE | RdmaVerbs.ACCESS_REMOTE_READ;
-            RdmaVerbs.Buffer bufA = va.buffer(max, false), bufB = vb.buffer(max, false);
-            RdmaVerbs.Mr mrA = va.regMr(bufA, 0, max, all), mrB = vb.regMr(bufB, 0, max, all);
+            Buffer bufA = va.buffer(max, false), bufB = vb.buffer(max, false);
+            Mr mrA = va.regMr(bufA, 0, max, all), mrB = vb.regMr(bufB, 0, max, all);
             byte[] pattern = new byte[4096];
             for (int i = 0; i < pattern.length; i++) {
                 pattern[i] = (byte) (i * 7 + 3);
@@ -83,14 +89,14 @@ public final class MeshBench {
         return new Result(write, tcp(), checked);
     }
 
-    private void rtrWhenOwned(RdmaVerbs v, RdmaVerbs.Qp qp, int dest, RdmaVerbs.Path path, ServerFork server)
+    private void rtrWhenOwned(RdmaVerbs v, Qp qp, int dest, Path path, ServerFork server)
             throws IOException, InterruptedException {
         long deadline = System.nanoTime() + 30_000_000_000L;
         for (;;) {
             try {
                 v.rtr(qp, dest, path);
                 return;
-            } catch (RdmaVerbs.AdminException e) {
+            } catch (AdminException e) {
                 if (System.nanoTime() > deadline) {
                     throw new IOException("RTR to " + path + " still refused after 30 s (status " + e.status
                             + "); server log:\n" + server.logText(), e);

@@ -2,16 +2,17 @@ package ernic.it.mesh;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import ernic.it.driver.IonicDriverModel;
-import ernic.it.driver.RdmaVerbs;
-import ernic.it.driver.RdmaVerbs.Buffer;
-import ernic.it.driver.RdmaVerbs.Cq;
-import ernic.it.driver.RdmaVerbs.Mr;
-import ernic.it.driver.RdmaVerbs.Path;
-import ernic.it.driver.RdmaVerbs.Qp;
-import ernic.it.driver.RdmaVerbs.SendWr;
-import ernic.it.driver.RdmaVerbs.Wc;
 import ernic.it.harness.ServerProcess;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.AdminException;
+import ernic.model.rdma.Buffer;
+import ernic.model.rdma.Cq;
+import ernic.model.rdma.Mr;
+import ernic.model.rdma.Path;
+import ernic.model.rdma.Qp;
+import ernic.model.rdma.RdmaVerbs;
+import ernic.model.rdma.SendWr;
+import ernic.model.rdma.Wc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -26,14 +27,14 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-import static ernic.it.driver.RdmaVerbs.ACCESS_LOCAL_WRITE;
-import static ernic.it.driver.RdmaVerbs.ACCESS_REMOTE_ATOMIC;
-import static ernic.it.driver.RdmaVerbs.ACCESS_REMOTE_READ;
-import static ernic.it.driver.RdmaVerbs.ACCESS_REMOTE_WRITE;
-import static ernic.it.driver.RdmaVerbs.QP_REMOTE_ATOMIC;
-import static ernic.it.driver.RdmaVerbs.QP_REMOTE_READ;
-import static ernic.it.driver.RdmaVerbs.QP_REMOTE_WRITE;
-import static ernic.it.driver.RdmaVerbs.RC;
+import static ernic.model.rdma.RdmaVerbs.ACCESS_LOCAL_WRITE;
+import static ernic.model.rdma.RdmaVerbs.ACCESS_REMOTE_ATOMIC;
+import static ernic.model.rdma.RdmaVerbs.ACCESS_REMOTE_READ;
+import static ernic.model.rdma.RdmaVerbs.ACCESS_REMOTE_WRITE;
+import static ernic.model.rdma.RdmaVerbs.QP_REMOTE_ATOMIC;
+import static ernic.model.rdma.RdmaVerbs.QP_REMOTE_READ;
+import static ernic.model.rdma.RdmaVerbs.QP_REMOTE_WRITE;
+import static ernic.model.rdma.RdmaVerbs.RC;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -348,8 +349,8 @@ class MeshProcessTest {
         Qp stray = g0.v.createQp(RC, g0.cq, g0.cq, 5, 5, 8, QP_REMOTE_WRITE);
         g0.v.init(stray, QP_REMOTE_WRITE);
         assertThatThrownBy(() -> g0.v.rtr(stray, 9, Path.of("10.1.0.1", "10.1.0.99")))
-                .isInstanceOf(RdmaVerbs.AdminException.class)
-                .satisfies(e -> assertThat(((RdmaVerbs.AdminException) e).status).isEqualTo(RdmaVerbs.ASTS_BAD_ATTR));
+                .isInstanceOf(AdminException.class)
+                .satisfies(e -> assertThat(((AdminException) e).status).isEqualTo(RdmaVerbs.ASTS_BAD_ATTR));
 
         // Kill worker 1: guest 0's next WRITE to it completes with retry-exceeded; worker 2 stays in the mesh.
         w1.kill();

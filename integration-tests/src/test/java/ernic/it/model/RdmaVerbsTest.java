@@ -1,13 +1,17 @@
-package ernic.it.driver;
+package ernic.it.model;
 
-import ernic.it.driver.RdmaVerbs.Ah;
-import ernic.it.driver.RdmaVerbs.Buffer;
-import ernic.it.driver.RdmaVerbs.Cq;
-import ernic.it.driver.RdmaVerbs.Mr;
-import ernic.it.driver.RdmaVerbs.Path;
-import ernic.it.driver.RdmaVerbs.Qp;
-import ernic.it.driver.RdmaVerbs.SendWr;
-import ernic.it.driver.RdmaVerbs.Wc;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.AdminException;
+import ernic.model.rdma.Ah;
+import ernic.model.rdma.Buffer;
+import ernic.model.rdma.Cq;
+import ernic.model.rdma.Mr;
+import ernic.model.rdma.Path;
+import ernic.model.rdma.Qp;
+import ernic.model.rdma.QpInfo;
+import ernic.model.rdma.RdmaVerbs;
+import ernic.model.rdma.SendWr;
+import ernic.model.rdma.Wc;
 import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -18,7 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.Arrays;
 
-import static ernic.it.driver.RdmaVerbs.*;
+import static ernic.model.rdma.RdmaVerbs.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -382,8 +386,8 @@ class RdmaVerbsTest {
         assertThat(w.imm).isEqualTo(42);
         grh = buf.get(5000, GRH);
         assertThat(grh[0] >>> 4 & 0xf).as("IPv6 version").isEqualTo(6);
-        assertThat(Arrays.copyOfRange(grh, 8, 24)).isEqualTo(RdmaVerbs.gid("fd00::1"));
-        assertThat(Arrays.copyOfRange(grh, 24, 40)).isEqualTo(RdmaVerbs.gid("fd00::2"));
+        assertThat(Arrays.copyOfRange(grh, 8, 24)).isEqualTo(Path.gid("fd00::1"));
+        assertThat(Arrays.copyOfRange(grh, 24, 40)).isEqualTo(Path.gid("fd00::2"));
 
         // A wrong qkey: the datagram is dropped, the sender still completes.
         wr.qkey = 0x2222;
@@ -405,7 +409,7 @@ class RdmaVerbsTest {
         v.init(q6, QP_REMOTE_READ);
         v.rtr(q4, 0x123, Path.of("10.1.2.3", "10.4.5.6"));
         v.rtr(q6, 0x456, Path.of("2001:db8::10", "2001:db8::20"));
-        RdmaVerbs.QpInfo i4 = v.query(q4);
+        QpInfo i4 = v.query(q4);
         assertThat(i4.state()).isEqualTo(RTR);
         assertThat(i4.destQpnOrQkey()).isEqualTo(0x123);
         assertThat(i4.pmtu()).isEqualTo(12);
@@ -414,15 +418,15 @@ class RdmaVerbsTest {
         assertThat(h[12] << 8 | h[13] & 0xff).as("IPv4 ethertype").isEqualTo(0x0800);
         assertThat(Arrays.copyOfRange(h, 14 + 16, 14 + 20)).isEqualTo(new byte[] {10, 4, 5, 6});
         assertThat((h[14 + 20 + 2] & 0xff) << 8 | h[14 + 20 + 3] & 0xff).as("UDP to 4791").isEqualTo(4791);
-        RdmaVerbs.QpInfo i6 = v.query(q6);
+        QpInfo i6 = v.query(q6);
         assertThat(i6.destQpnOrQkey()).isEqualTo(0x456);
         h = i6.header();
         assertThat((h[12] & 0xff) << 8 | h[13] & 0xff).as("IPv6 ethertype").isEqualTo(0x86dd);
-        assertThat(Arrays.copyOfRange(h, 14 + 24, 14 + 40)).isEqualTo(RdmaVerbs.gid("2001:db8::20"));
+        assertThat(Arrays.copyOfRange(h, 14 + 24, 14 + 40)).isEqualTo(Path.gid("2001:db8::20"));
         v.rts(q4);
         assertThat(v.query(q4).state()).isEqualTo(RTS);
         // Out of order transitions are refused.
-        assertThatThrownBy(() -> v.toState(q6, INIT)).isInstanceOf(RdmaVerbs.AdminException.class);
+        assertThatThrownBy(() -> v.toState(q6, INIT)).isInstanceOf(AdminException.class);
     }
 
     @Test
@@ -574,12 +578,12 @@ class RdmaVerbsTest {
         v.destroyQp(a);
         v.destroyQp(b);
         v.deregMr(mrA);
-        assertThatThrownBy(() -> v.deregMr(mrA)).isInstanceOfSatisfying(RdmaVerbs.AdminException.class,
+        assertThatThrownBy(() -> v.deregMr(mrA)).isInstanceOfSatisfying(AdminException.class,
                 e -> assertThat(e.status).isEqualTo(ASTS_BAD_INDEX));
-        assertThatThrownBy(() -> v.destroyQp(a)).isInstanceOf(RdmaVerbs.AdminException.class);
+        assertThatThrownBy(() -> v.destroyQp(a)).isInstanceOf(AdminException.class);
         v.destroyCq(cqA);
         v.destroyCq(cqB);
-        assertThatThrownBy(() -> v.destroyCq(cqA)).isInstanceOf(RdmaVerbs.AdminException.class);
+        assertThatThrownBy(() -> v.destroyCq(cqA)).isInstanceOf(AdminException.class);
         // The freed MR index is reused and works.
         Mr again = v.regMr(bufA, 0, 4096, ALL);
         assertThat(again.lkey() >>> 8).isEqualTo(mrA.lkey() >>> 8);

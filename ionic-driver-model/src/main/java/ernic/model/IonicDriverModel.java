@@ -1,9 +1,4 @@
-package ernic.it.driver;
-
-import ernic.vfiouser.client.EventFd;
-import ernic.vfiouser.client.GuestRam;
-import ernic.vfiouser.client.VfioUserClient;
-import ernic.vfiouser.server.IrqType;
+package ernic.model;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -12,9 +7,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * The driver model: a Java stand-in for what {@code ionic.ko} does, over the real vfio-user socket
- * with memfd guest RAM and MSI-X eventfds. It brings the device up with the same device commands,
- * in the same order, and posts admin commands on a ring in guest memory as the driver does.
+ * The driver model: a Java stand-in for what {@code ionic.ko} does, through a {@link DeviceBinding} (the real
+ * vfio-user socket with memfd guest RAM and MSI-X eventfds, or a device in the same JVM). It brings the device up
+ * with the same device commands, in the same order, and posts admin commands on a ring in guest memory as the
+ * driver does.
  *
  * <p>It is a second implementation of the interface, written from the bring-up reference and the
  * Linux headers' offsets rather than from the device's code, so the two meet only on the wire; it
@@ -22,9 +18,9 @@ import java.nio.ByteOrder;
  */
 public final class IonicDriverModel implements AutoCloseable {
     // BAR0 (ionic_if.h: union ionic_dev_info_regs, ionic_dev_cmd_regs, intr ctrl)
-    static final int BAR0 = 0, BAR2 = 2;
-    static final long SIGNATURE = 0x000, FW_STATUS = 0x007, FW_HEARTBEAT = 0x008, FW_VERSION = 0x00c;
-    static final long DEVCMD_DOORBELL = 0x800, DEVCMD_DONE = 0x804, DEVCMD_CMD = 0x808, DEVCMD_COMP = 0x848,
+    static final int BAR0 = DeviceBinding.BAR0, BAR2 = DeviceBinding.BAR2;
+    public static final long SIGNATURE = 0x000, FW_STATUS = 0x007, FW_HEARTBEAT = 0x008, FW_VERSION = 0x00c;
+    public static final long DEVCMD_DOORBELL = 0x800, DEVCMD_DONE = 0x804, DEVCMD_CMD = 0x808, DEVCMD_COMP = 0x848,
             DEVCMD_DATA = 0x888;
     static final long INTR_CTRL = 0x2000, INTR_CTRL_SIZE = 32, INTR_MASK = 4, INTR_CREDITS = 8, INTR_MASK_ASSERT = 12;
     static final long CREDIT_UNMASK = 1L << 16;
@@ -38,13 +34,12 @@ public final class IonicDriverModel implements AutoCloseable {
     static final int Q_F_IRQ = 1, Q_F_ENA = 2;
 
     /** Guest RAM: 64 MiB at 256 MiB, handed out page by page. */
-    static final long RAM_IOVA = 0x1000_0000L, RAM_SIZE = 64L << 20;
+    public static final long RAM_IOVA = 0x1000_0000L, RAM_SIZE = 64L << 20;
 
-    private final VfioUserClient client;
-    private final GuestRam ram;
-    private final EventFd[] msix;
-    private final long ramSize;
-    private long nextFree = RAM_IOVA;
+    private final DeviceBinding device;
+    private final MemorySegment ram;
+    private final long ramIova, ramSize;
+    private long nextFree;
     private int ndbpgsPerLif = 16;
 
     // The admin queue, once created
@@ -53,11 +48,17 @@ public final class IonicDriverModel implements AutoCloseable {
     private boolean aqColor = true;
     private int lifHwIndex;
 
-    private IonicDriverModel(VfioUserClient client, GuestRam ram, EventFd[] msix) {
-        this.client = client;
-        this.ram = ram;
-        this.msix = msix;
-        this.ramSize = ram.size();
+    /**
+     * The model on {@code device}, which it now owns; turns on memory space and bus mastering as
+     * pci_enable_device and pci_set_master do.
+     */
+    public IonicDriverModel(DeviceBinding device) throws IOException {
+        this.device = device;
+        this.ram = device.ram();
+        this.ramIova = device.ramIova();
+        this.ramSize = ram.byteSize();
+        this.nextFree = ramIova;
+        device.writeLong(DeviceBinding.CONFIG, 4, 2, 0x6);
     }
 
     /** Connects as QEMU does: VERSION, guest RAM by memfd, an eventfd per MSI-X vector. */
@@ -67,73 +68,54 @@ public final class IonicDriverModel implements AutoCloseable {
 
     /** {@link #connect(String)} with {@code ramBytes} of guest RAM (a memfd: pages are backed when touched). */
     public static IonicDriverModel connect(String socket, long ramBytes) throws IOException {
-        VfioUserClient client = VfioUserClient.connect(socket);
-        GuestRam ram = null;
-        EventFd[] msix = null;
+        SocketBinding binding = SocketBinding.connect(socket, RAM_IOVA, ramBytes);
         try {
-            client.negotiate();
-            ram = new GuestRam(RAM_IOVA, ramBytes);
-            client.map(ram);
-            int vectors = client.irqInfo(IrqType.MSIX).count();
-            msix = new EventFd[vectors];
-            int[] fds = new int[vectors];
-            for (int i = 0; i < vectors; i++) {
-                msix[i] = new EventFd();
-                fds[i] = msix[i].fd();
-            }
-            client.setIrqEventfds(IrqType.MSIX, 0, fds);
-            // Bus master and memory space on, as pci_enable_device + pci_set_master do.
-            client.regionWriteLong(7, 4, 2, 0x6);
-            return new IonicDriverModel(client, ram, msix);
+            return new IonicDriverModel(binding);
         } catch (IOException | RuntimeException e) {
-            client.close();
-            if (ram != null) {
-                ram.close();
-            }
-            if (msix != null) {
-                for (EventFd f : msix) {
-                    if (f != null) {
-                        f.close();
-                    }
-                }
-            }
+            binding.close();
             throw e;
         }
     }
 
-    public VfioUserClient client() {
-        return client;
+    /** How the model reaches the device. */
+    public DeviceBinding device() {
+        return device;
     }
 
     /** Guest memory at {@code iova}. */
     public MemorySegment mem(long iova, long length) {
-        return ram.at(iova, length);
+        return ram.asSlice(iova - ramIova, length);
     }
 
     /** A zeroed, page-aligned block of guest RAM. */
     public long alloc(long bytes) {
         long at = nextFree;
         nextFree += (bytes + 4095) & ~4095L;
-        if (nextFree > RAM_IOVA + ramSize) {
+        if (nextFree > ramIova + ramSize) {
             throw new IllegalStateException("driver model out of guest RAM");
         }
         mem(at, bytes).fill((byte) 0);
         return at;
     }
 
-    /** All of guest RAM; offset 0 is guest address {@link #RAM_IOVA}. */
+    /** All of guest RAM; offset 0 is guest address {@link #ramIova()}. */
     public MemorySegment ram() {
-        return ram.memory();
+        return ram;
+    }
+
+    /** The guest address of RAM offset 0 ({@link #RAM_IOVA} for {@link #connect}). */
+    public long ramIova() {
+        return ramIova;
     }
 
     /** Guest RAM not handed out yet. */
     public long freeRam() {
-        return RAM_IOVA + ramSize - nextFree;
+        return ramIova + ramSize - nextFree;
     }
 
-    /** MSI-X vectors the device offers (one eventfd each). */
+    /** MSI-X vectors the device offers. */
     public int vectors() {
-        return msix.length;
+        return device.vectors();
     }
 
     /** Doorbell pages per LIF (IDENTIFY's ndbpgs_per_lif, read at bring-up). */
@@ -147,21 +129,30 @@ public final class IonicDriverModel implements AutoCloseable {
     }
 
     /**
-     * A posted (NO_REPLY) 8-byte write to BAR 2 at {@code offset}, as QEMU forwards a guest's doorbell
-     * store: no reply to wait for (the client encodes it straight into its send buffer). The server handles
-     * messages in order, so a later round trip ({@link #sync()}) finds it done.
+     * A posted 8-byte write to BAR 2 at {@code offset}, as a guest's doorbell store reaches the device: nothing
+     * to wait for. Accesses are handled in order, so a later {@link #sync()} finds it done.
      */
     public void doorbellPosted(long offset, long value) {
-        client.regionWritePosted(BAR2, offset, 8, value);
+        device.writePosted(BAR2, offset, 8, value);
     }
 
-    /** A round trip (a BAR 0 read): every message sent before it has been handled when it returns. */
+    /** An 8-byte doorbell write that returns once the device has taken it (the control path's doorbells). */
+    public void doorbell(long offset, long value) throws IOException {
+        device.writeLong(BAR2, offset, 8, value);
+    }
+
+    /** Every access made before it has been handled when it returns. */
     public void sync() throws IOException {
-        bar0(SIGNATURE, 4);
+        device.sync();
     }
 
     public long bar0(long offset, int width) throws IOException {
-        return client.regionReadLong(BAR0, offset, width);
+        return device.readLong(BAR0, offset, width);
+    }
+
+    /** {@code length} bytes of BAR 0 at {@code offset}. */
+    public byte[] bar0Bytes(long offset, int length) throws IOException {
+        return device.readBytes(BAR0, offset, length);
     }
 
     /** A 64-byte little-endian command block to fill. */
@@ -184,40 +175,40 @@ public final class IonicDriverModel implements AutoCloseable {
 
     /** Runs a device command as ionic_dev_cmd_go does: command, done = 0, doorbell = 1, poll done. */
     public Completion devcmd(ByteBuffer cmd) throws IOException {
-        client.regionWrite(BAR0, DEVCMD_CMD, cmd.array());
-        client.regionWriteLong(BAR0, DEVCMD_DONE, 4, 0);
-        client.regionWriteLong(BAR0, DEVCMD_DOORBELL, 4, 1);
+        device.writeBytes(BAR0, DEVCMD_CMD, cmd.array());
+        device.writeLong(BAR0, DEVCMD_DONE, 4, 0);
+        device.writeLong(BAR0, DEVCMD_DOORBELL, 4, 1);
         for (int i = 0; i < 1000 && (bar0(DEVCMD_DONE, 4) & 1) == 0; i++) {
-            Thread.onSpinWait();
+            device.sync();
         }
         if ((bar0(DEVCMD_DONE, 4) & 1) == 0) {
             throw new IOException("device command " + (cmd.get(0) & 0xff) + " never completed");
         }
-        Completion c = new Completion(client.regionRead(BAR0, DEVCMD_COMP, 16));
-        client.regionWriteLong(BAR0, DEVCMD_DOORBELL, 4, 0);
+        Completion c = new Completion(device.readBytes(BAR0, DEVCMD_COMP, 16));
+        device.writeLong(BAR0, DEVCMD_DOORBELL, 4, 0);
         return c;
     }
 
     /** The device command data window (identity blocks, and side data for commands). */
     public ByteBuffer devcmdData(int length) throws IOException {
-        return ByteBuffer.wrap(client.regionRead(BAR0, DEVCMD_DATA, length)).order(ByteOrder.LITTLE_ENDIAN);
+        return ByteBuffer.wrap(device.readBytes(BAR0, DEVCMD_DATA, length)).order(ByteOrder.LITTLE_ENDIAN);
     }
 
     /** A vector's interrupt control as the driver programs it (mask, mask-on-assert). */
     public void intrMask(int vector, boolean mask, boolean maskOnAssert) throws IOException {
         long base = INTR_CTRL + INTR_CTRL_SIZE * vector;
-        client.regionWriteLong(BAR0, base + INTR_MASK_ASSERT, 4, maskOnAssert ? 1 : 0);
-        client.regionWriteLong(BAR0, base + INTR_MASK, 4, mask ? 1 : 0);
+        device.writeLong(BAR0, base + INTR_MASK_ASSERT, 4, maskOnAssert ? 1 : 0);
+        device.writeLong(BAR0, base + INTR_MASK, 4, mask ? 1 : 0);
     }
 
     /** Credits with UNMASK, as the driver's NAPI does when done. */
     public void intrUnmask(int vector) throws IOException {
-        client.regionWriteLong(BAR0, INTR_CTRL + INTR_CTRL_SIZE * vector + INTR_CREDITS, 4, CREDIT_UNMASK);
+        device.writeLong(BAR0, INTR_CTRL + INTR_CTRL_SIZE * vector + INTR_CREDITS, 4, CREDIT_UNMASK);
     }
 
     /** Waits for MSI-X vector {@code vector}; returns the count (0 on time-out). */
     public long awaitInterrupt(int vector, int millis) throws IOException {
-        return msix[vector].await(millis);
+        return device.awaitInterrupt(vector, millis);
     }
 
     /** What bring-up learned. */
@@ -279,7 +270,7 @@ public final class IonicDriverModel implements AutoCloseable {
         return c;
     }
 
-    static void expectOk(Completion c, String what) throws IOException {
+    public static void expectOk(Completion c, String what) throws IOException {
         if (c.status() != 0) {
             throw new IOException(what + " failed with status " + c.status());
         }
@@ -294,7 +285,7 @@ public final class IonicDriverModel implements AutoCloseable {
         MemorySegment.copy(cmd.array(), 0, mem(aqRing + slot * 64L, 64), ValueLayout.JAVA_BYTE, 0, 64);
         aqHead = (aqHead + 1) % aqDepth;
         long page = (long) lifHwIndex * ndbpgsPerLif; // ndbpgs_per_lif doorbell pages per LIF, kernel pid 0
-        client.regionWriteLong(BAR2, page * 4096 + aqHwType * 8L, 8, (long) aqHwIndex << 24 | aqHead);
+        doorbell(page * 4096 + aqHwType * 8L, (long) aqHwIndex << 24 | aqHead);
         MemorySegment comp = mem(aqCq + aqCqTail * 16L, 16);
         for (int waited = 0; !colorMatches(comp) && waited < 5000; waited += 100) {
             awaitInterrupt(0, 100);
@@ -322,10 +313,6 @@ public final class IonicDriverModel implements AutoCloseable {
 
     @Override
     public void close() {
-        client.close();
-        ram.close();
-        for (EventFd f : msix) {
-            f.close();
-        }
+        device.close();
     }
 }

@@ -1,4 +1,4 @@
-package ernic.it.driver;
+package ernic.model.rdma;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,6 +1,7 @@
-package ernic.it.driver;
+package ernic.it.model;
 
-import ernic.it.driver.IonicDriverModel.Completion;
+import ernic.model.IonicDriverModel;
+import ernic.model.IonicDriverModel.Completion;
 import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -11,8 +12,8 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-import static ernic.it.driver.IonicDriverModel.command;
-import static ernic.it.driver.IonicDriverModel.qInit;
+import static ernic.model.IonicDriverModel.command;
+import static ernic.model.IonicDriverModel.qInit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -43,7 +44,7 @@ class IonicDriverModelTest {
         assertThat(drv.bar0(IonicDriverModel.SIGNATURE, 4)).isEqualTo(0x44455649L);
         long fw = drv.bar0(IonicDriverModel.FW_STATUS, 1);
         assertThat(fw & 1).as("firmware running").isEqualTo(1);
-        byte[] version = drv.client().regionRead(0, IonicDriverModel.FW_VERSION, 32);
+        byte[] version = drv.bar0Bytes(IonicDriverModel.FW_VERSION, 32);
         assertThat(new String(version, 0, 11)).isEqualTo("1.0.0-ernic");
     }
 

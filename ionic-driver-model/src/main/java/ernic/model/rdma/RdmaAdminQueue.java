@@ -1,0 +1,122 @@
+package ernic.model.rdma;
+
+import ernic.model.IonicDriverModel;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static ernic.model.rdma.Fw.*;
+
+/**
+ * The RDMA admin queue as ionic_rdma drives it: 64-byte slots, a command spilling into the next slots, a
+ * round-trip doorbell, then the admin CQE read by its color; it must name this AQ and the command's first slot.
+ */
+final class RdmaAdminQueue {
+    static final int DEPTH_LOG2 = 9, CQ_DEPTH_LOG2 = 8;
+    /** The admin CQ's slots go back to the device every so many commands, as the driver does. */
+    private static final int CQ_CREDIT_BATCH = 64;
+
+    private final IonicDriverModel drv;
+    private final MemorySegment ram;
+    private final MemorySegment cmd = Arena.ofAuto().allocate(256, 8);
+    private final int aqId, acqId;
+    private final long ring, cqRing, doorbell, cqDoorbell;
+    private int prod, cqCons, cqCredit;
+    private boolean cqColor = true;
+    private long commands;
+
+    /** An admin queue {@code aqId} on ring {@code ring}, completing on {@code acqId}; both already created. */
+    RdmaAdminQueue(IonicDriverModel drv, int aqId, long ring, long doorbell, int acqId, long cqRing,
+                   long cqDoorbell) {
+        this.drv = drv;
+        this.ram = drv.ram();
+        this.aqId = aqId;
+        this.ring = ring;
+        this.doorbell = doorbell;
+        this.acqId = acqId;
+        this.cqRing = cqRing;
+        this.cqDoorbell = cqDoorbell;
+    }
+
+    /** Admin commands posted so far. */
+    long commands() {
+        return commands;
+    }
+
+    /** The zeroed command buffer for the next admin command. */
+    MemorySegment cmd() {
+        cmd.fill((byte) 0);
+        return cmd;
+    }
+
+    /**
+     * Posts the command in {@link #cmd} ({@code len} bytes) as ionic_admin_post does: first slot {op, 0, len,
+     * cmd[0..60)}, later slots the rest; rings the AQ doorbell and reads the admin CQE. Returns the admin status.
+     */
+    int post(int op, int len) throws IOException {
+        int slots = (len + AWQE_CMD + AQ_STRIDE - 1) / AQ_STRIDE;
+        int mask = (1 << DEPTH_LOG2) - 1;
+        int first = prod;
+        for (int s = 0; s < slots; s++) {
+            long slot = off(ring + (long) AQ_STRIDE * ((first + s) & mask));
+            if (s == 0) {
+                u8(ram, slot + AWQE_OP, op);
+                u8(ram, slot + 1, 0);
+                le16(ram, slot + AWQE_LEN, len);
+                MemorySegment.copy(cmd, 0, ram, slot + AWQE_CMD, AQ_STRIDE - AWQE_CMD);
+            } else {
+                long from = AQ_STRIDE - AWQE_CMD + (long) AQ_STRIDE * (s - 1);
+                MemorySegment.copy(cmd, from, ram, slot, AQ_STRIDE);
+            }
+        }
+        prod = (first + slots) & mask;
+        drv.doorbell(doorbell, doorbell(aqId, 0, prod));
+        commands++;
+        long cqe = off(cqRing + (long) CQE_SIZE * cqCons);
+        for (int tries = 0; !colorIs(cqe, cqColor); tries++) {
+            if (tries == 200) {
+                throw new IOException("admin command " + op + ": no completion");
+            }
+            drv.sync();
+        }
+        int qtf = be32(ram, cqe + CQE_QID_TYPE_FLAGS_BE);
+        int cmdIdx = be16(ram, cqe + CQE_ADMIN_CMD_IDX_BE);
+        int status = (qtf & CQE_ERROR) != 0 ? be32(ram, cqe + CQE_STATUS_LENGTH_BE) : 0;
+        cqCons = (cqCons + 1) & ((1 << CQ_DEPTH_LOG2) - 1);
+        if (cqCons == 0) {
+            cqColor = !cqColor;
+        }
+        if (++cqCredit == CQ_CREDIT_BATCH) {
+            cqCredit = 0;
+            drv.doorbellPosted(cqDoorbell, doorbell(acqId, 0, cqCons));
+        }
+        if ((qtf >>> CQE_TYPE_SHIFT & 7) != CQE_TYPE_ADMIN || qtf >>> CQE_QID_SHIFT != aqId || cmdIdx != first) {
+            throw new IOException("admin CQE for op " + op + " names type " + (qtf >>> CQE_TYPE_SHIFT & 7) + " aq "
+                    + (qtf >>> CQE_QID_SHIFT) + " slot " + cmdIdx + ", expected slot " + first);
+        }
+        return status;
+    }
+
+    /** {@link #post}, refused with an {@link AdminException} unless the status is OK. */
+    void ok(int op, int len, String what) throws IOException {
+        int st = post(op, len);
+        if (st != RdmaVerbs.ASTS_OK) {
+            throw new AdminException(what, st);
+        }
+    }
+
+    /** A DESTROY_* command: just the object's id. */
+    void destroy(int op, int id, String what) throws IOException {
+        le32(cmd(), 0, id);
+        ok(op, LEN_DESTROY, what);
+    }
+
+    private boolean colorIs(long cqe, boolean color) {
+        return ((be32(ram, cqe + CQE_QID_TYPE_FLAGS_BE) & CQE_COLOR) != 0) == color;
+    }
+
+    private long off(long iova) {
+        return iova - drv.ramIova();
+    }
+}
