@@ -18,7 +18,7 @@ import java.util.concurrent.Executor;
  * with a loopback port instead. Inbound payloads reach the listener as the mesh holds them (possibly
  * several buffers): the data path reads them where they lie.
  */
-interface PeerPort {
+public interface PeerPort {
     int nodeId();
 
     OptionalInt ownerOf(Gid gid);

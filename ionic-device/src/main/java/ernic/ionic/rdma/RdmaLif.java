@@ -101,7 +101,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     }
 
     /** Joins a mesh through a port (a mesh node, or a loopback in tests). */
-    void attach(PeerPort port) {
+    public void attach(PeerPort port) {
         if (data.remote != null) {
             throw new IllegalStateException("already in a mesh");
         }
