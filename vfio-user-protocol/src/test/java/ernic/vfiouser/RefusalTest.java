@@ -1,5 +1,6 @@
 package ernic.vfiouser;
 
+import ernic.vfiouser.server.VfioCounter;
 import ernic.vfiouser.client.EventFd;
 import ernic.vfiouser.client.GuestRam;
 import ernic.vfiouser.client.VfioUserClient;
@@ -92,7 +93,7 @@ class RefusalTest {
             c.sendRaw(header(1, Command.VERSION.code, 8, 0));
             assertThat(c.awaitClosed(5000)).as("server closed the connection").isTrue();
         }
-        assertThat(server.stats().protocolCloses.get() + server.refusals().total()).isPositive();
+        assertThat(server.count(VfioCounter.PROTOCOL_CLOSES) + server.refusals().total()).isPositive();
     }
 
     @Test

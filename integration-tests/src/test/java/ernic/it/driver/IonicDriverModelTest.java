@@ -1,5 +1,6 @@
 package ernic.it.driver;
 
+import ernic.vfiouser.server.VfioCounter;
 import ernic.it.driver.IonicDriverModel.Completion;
 import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
@@ -153,6 +154,6 @@ class IonicDriverModelTest {
         assertThat(drv.devcmd(command(99)).status()).as("unknown opcode, device command").isEqualTo(EOPCODE);
         // and the device goes on serving
         assertThat(drv.adminq(command(IonicDriverModel.NOP)).status()).isZero();
-        assertThat(server.vfioUser().stats().protocolCloses.get()).isZero();
+        assertThat(server.vfioUser().count(VfioCounter.PROTOCOL_CLOSES)).isZero();
     }
 }

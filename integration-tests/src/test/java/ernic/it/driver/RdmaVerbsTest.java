@@ -1,5 +1,6 @@
 package ernic.it.driver;
 
+import ernic.vfiouser.server.VfioCounter;
 import ernic.it.driver.RdmaVerbs.Ah;
 import ernic.it.driver.RdmaVerbs.Buffer;
 import ernic.it.driver.RdmaVerbs.Cq;
@@ -95,7 +96,7 @@ class RdmaVerbsTest {
         assertThat(v.maxStride).isGreaterThanOrEqualTo(6);
         assertThat(v.qpCount).isGreaterThanOrEqualTo(1000);
         assertThat(v.nmrs).isGreaterThan(10_000);
-        assertThat(server.vfioUser().stats().protocolCloses.get()).isZero();
+        assertThat(server.vfioUser().count(VfioCounter.PROTOCOL_CLOSES)).isZero();
     }
 
     @Test
@@ -583,6 +584,6 @@ class RdmaVerbsTest {
         // The freed MR index is reused and works.
         Mr again = v.regMr(bufA, 0, 4096, ALL);
         assertThat(again.lkey() >>> 8).isEqualTo(mrA.lkey() >>> 8);
-        assertThat(server.vfioUser().stats().protocolCloses.get()).isZero();
+        assertThat(server.vfioUser().count(VfioCounter.PROTOCOL_CLOSES)).isZero();
     }
 }

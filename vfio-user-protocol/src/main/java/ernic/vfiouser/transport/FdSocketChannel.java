@@ -2,6 +2,7 @@ package ernic.vfiouser.transport;
 
 import ernic.vfiouser.sys.ErrnoException;
 import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.sys.ScmRights;
 import ernic.vfiouser.wire.FdChunk;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.AbstractChannel;
@@ -46,10 +47,9 @@ public final class FdSocketChannel extends AbstractChannel {
     private static final Logger LOG = LoggerFactory.getLogger(FdSocketChannel.class);
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
 
-    /** The most fds one message may carry (the kernel's SCM_MAX_FD is 253). */
-    public static final int MAX_FDS = 253;
+    /** The most fds one message may carry (the kernel's SCM_MAX_FD). */
+    public static final int MAX_FDS = ScmRights.MAX_FDS;
     private static final int BUFFER_SIZE = 256 * 1024;
-    private static final long CONTROL_SIZE = LibC.CMSG_HDR + align8(4L * MAX_FDS);
     private static final int READS_PER_EVENT = 16;
 
     private final FileDescriptor fd;
@@ -60,14 +60,8 @@ public final class FdSocketChannel extends AbstractChannel {
     private static final int REUSED_READ_SIZE = 16 * 1024;
     private ByteBuf reusedRead;
     private final ByteBuffer bufferView = buffer.asByteBuffer();
-    private final MemorySegment msghdr = arena.allocate(LibC.MSGHDR);
-    /**
-     * msghdr as passed to sendmsg/recvmsg: a view with no owner, so a call does not acquire the shared
-     * arena (an atomic update per call). Every call and the arena's close run on the event loop.
-     */
-    private final MemorySegment msghdrArg = MemorySegment.ofAddress(msghdr.address()).reinterpret(msghdr.byteSize());
-    private final MemorySegment iov = arena.allocate(16, 8);
-    private final MemorySegment control = arena.allocate(CONTROL_SIZE, 8);
+    /** sendmsg and recvmsg with their fds; every call and the arena's close run on the event loop. */
+    private final ScmRights scm = new ScmRights(arena);
     private final SocketAddress remote;
     private volatile boolean open = true;
     private IoRegistration registration;
@@ -102,10 +96,6 @@ public final class FdSocketChannel extends AbstractChannel {
             throw e;
         }
         return new FdSocketChannel(null, fd, path);
-    }
-
-    private static long align8(long n) {
-        return (n + 7) & ~7L;
     }
 
     public int fdValue() {
@@ -286,12 +276,7 @@ public final class FdSocketChannel extends AbstractChannel {
                 || ops.contains(EpollIoOps.EPOLLOUT) || !eventLoop().inEventLoop()) {
             return false;
         }
-        msghdr.fill((byte) 0);
-        iov.set(ValueLayout.JAVA_LONG, 0, bytes.address());
-        iov.set(ValueLayout.JAVA_LONG, 8, length);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        long sent = LibC.sendmsg(fd.intValue(), msghdrArg, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
+        long sent = scm.send(fd.intValue(), bytes.address(), length, NO_FDS, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
         if (sent == length) {
             return true;
         }
@@ -353,68 +338,10 @@ public final class FdSocketChannel extends AbstractChannel {
     }
 
     private long sendmsg(int length, int[] fds) {
-        msghdr.fill((byte) 0);
-        iov.set(ValueLayout.ADDRESS, 0, buffer);
-        iov.set(ValueLayout.JAVA_LONG, 8, length);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        if (fds.length > 0) {
-            long dataLen = 4L * fds.length;
-            control.set(ValueLayout.JAVA_LONG, 0, LibC.CMSG_HDR + dataLen);
-            control.set(ValueLayout.JAVA_INT, 8, LibC.SOL_SOCKET);
-            control.set(ValueLayout.JAVA_INT, 12, LibC.SCM_RIGHTS);
-            for (int i = 0; i < fds.length; i++) {
-                control.set(ValueLayout.JAVA_INT, LibC.CMSG_HDR + 4L * i, fds[i]);
-            }
-            msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
-            msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, LibC.CMSG_HDR + align8(dataLen));
-        }
-        return LibC.sendmsg(fd.intValue(), msghdrArg, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
-    }
-
-    /** One recvmsg: bytes into the buffer, fds returned through {@code fdsOut}; returns count or -errno. */
-    private long recvmsg(int[][] fdsOut) {
-        msghdr.fill((byte) 0);
-        iov.set(ValueLayout.ADDRESS, 0, buffer);
-        iov.set(ValueLayout.JAVA_LONG, 8, BUFFER_SIZE);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, CONTROL_SIZE);
-        long n = LibC.recvmsg(fd.intValue(), msghdrArg, LibC.MSG_CMSG_CLOEXEC | LibC.MSG_DONTWAIT);
-        if (n < 0) {
-            return n;
-        }
-        long controlLen = msghdr.get(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN);
-        int[] fds = null;
-        long off = 0;
-        while (off + LibC.CMSG_HDR <= controlLen) {
-            long len = control.get(ValueLayout.JAVA_LONG, off);
-            int level = control.get(ValueLayout.JAVA_INT, off + 8);
-            int type = control.get(ValueLayout.JAVA_INT, off + 12);
-            if (len < LibC.CMSG_HDR || off + len > controlLen) {
-                break;
-            }
-            if (level == LibC.SOL_SOCKET && type == LibC.SCM_RIGHTS) {
-                int count = (int) ((len - LibC.CMSG_HDR) / 4);
-                int base = fds == null ? 0 : fds.length;
-                fds = fds == null ? new int[count] : java.util.Arrays.copyOf(fds, base + count);
-                for (int i = 0; i < count; i++) {
-                    fds[base + i] = control.get(ValueLayout.JAVA_INT, off + LibC.CMSG_HDR + 4L * i);
-                }
-            }
-            off += align8(len);
-        }
-        fdsOut[0] = fds;
-        if ((msghdr.get(ValueLayout.JAVA_INT, LibC.MSG_FLAGS) & LibC.MSG_CTRUNC) != 0) {
-            return -LibC.EMSGSIZE;
-        }
-        return n;
+        return scm.send(fd.intValue(), buffer.address(), length, fds, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
     }
 
     private final class FdUnsafe extends AbstractUnsafe implements EpollIoHandle {
-        private final int[][] fdsOut = new int[1][];
-
         @Override
         public FileDescriptor fd() {
             return fd;
@@ -457,28 +384,24 @@ public final class FdSocketChannel extends AbstractChannel {
             Throwable failure = null;
             boolean eof = false;
             for (int i = 0; i < READS_PER_EVENT && open; i++) {
-                long n = recvmsg(fdsOut);
-                int[] fds = fdsOut[0];
-                fdsOut[0] = null;
+                long n = scm.receive(fd.intValue(), buffer.address(), BUFFER_SIZE, LibC.MSG_DONTWAIT);
                 if (n == -LibC.EAGAIN) {
                     break;
                 }
                 if (n == -LibC.EMSGSIZE) {
-                    closeFds(fds);
                     failure = new IOException("control message truncated (MSG_CTRUNC): more than "
                             + MAX_FDS + " fds, or the fd table is full");
                     break;
                 }
                 if (n < 0) {
-                    closeFds(fds);
                     failure = new ErrnoException("recvmsg", (int) -n);
                     break;
                 }
                 if (n == 0) {
-                    closeFds(fds);
                     eof = true;
                     break;
                 }
+                int[] fds = scm.takeReceived();
                 ByteBuf data = copyIn((int) n);
                 readSomething = true;
                 pipeline.fireChannelRead(FdChunk.received(data, fds));
@@ -502,14 +425,6 @@ public final class FdSocketChannel extends AbstractChannel {
                 close(voidPromise());
             } else if (!config.isAutoRead()) {
                 clearOps(EpollIoOps.EPOLLIN);
-            }
-        }
-    }
-
-    private static void closeFds(int[] fds) {
-        if (fds != null) {
-            for (int f : fds) {
-                LibC.close(f);
             }
         }
     }
