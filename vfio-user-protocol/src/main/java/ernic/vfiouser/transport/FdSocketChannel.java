@@ -80,28 +80,6 @@ public final class FdSocketChannel extends AbstractChannel {
         };
     }
 
-    /** Connects to the UNIX socket at {@code path}; the channel still has to be registered. */
-    public static FdSocketChannel connect(String path) throws IOException {
-        int fd = LibC.socketUnixStream(false);
-        int rc = LibC.connectUnix(fd, path);
-        if (rc < 0) {
-            LibC.close(fd);
-            throw new ErrnoException("connect " + path, -rc);
-        }
-        // A blocking connect (a UNIX socket connects at once or not at all), then non-blocking I/O.
-        try {
-            LibC.setNonBlocking(fd);
-        } catch (ErrnoException e) {
-            LibC.close(fd);
-            throw e;
-        }
-        return new FdSocketChannel(null, fd, path);
-    }
-
-    public int fdValue() {
-        return fd.intValue();
-    }
-
     @Override
     public ChannelConfig config() {
         return config;
@@ -354,7 +332,7 @@ public final class FdSocketChannel extends AbstractChannel {
 
         @Override
         public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
-            promise.setFailure(new UnsupportedOperationException("connect: use FdSocketChannel.connect"));
+            promise.setFailure(new UnsupportedOperationException("an accepted channel does not connect"));
         }
 
         @Override
