@@ -242,6 +242,26 @@ final class ClientExchange implements AutoCloseable {
         return new IOException("cannot send " + what + ": " + LibC.strerror((int) -rc));
     }
 
+    /** A blocking call starts: its slot waits under a new id, and the background reader keeps off. */
+    private int startCall(Pending p) {
+        int id = newId();
+        pending.set(id, p);
+        calls.incrementAndGet();
+        return id;
+    }
+
+    /** Sends command #{@code id} with {@code payload} (released here). Returns 0 or -errno. */
+    private long sendCommand(int id, Command cmd, int flags, ByteBuf payload, int[] fds) {
+        try {
+            MemorySegment data = segmentOf(payload);
+            return sendMessage(id, cmd.code, flags, 0, false, 0, 0, data, data.byteSize(), fds);
+        } finally {
+            if (payload != null) {
+                payload.release();
+            }
+        }
+    }
+
     /** Sends a command; the future completes with the reply (release it), or never with NO_REPLY. */
     CompletableFuture<VfioUserMessage> send(Command cmd, ByteBuf payload, boolean noReply, int... fds) {
         int id = newId();
@@ -250,16 +270,7 @@ final class ClientExchange implements AutoCloseable {
         if (p != null) {
             pending.set(id, p);
         }
-        long rc;
-        try {
-            MemorySegment data = segmentOf(payload);
-            rc = sendMessage(id, cmd.code, Header.TYPE_COMMAND | (noReply ? Header.FLAG_NO_REPLY : 0), 0, false, 0, 0,
-                    data, data.byteSize(), fds);
-        } finally {
-            if (payload != null) {
-                payload.release();
-            }
-        }
+        long rc = sendCommand(id, cmd, Header.TYPE_COMMAND | (noReply ? Header.FLAG_NO_REPLY : 0), payload, fds);
         if (rc < 0) {
             if (p != null) {
                 pending.compareAndSet(id, p, null);
@@ -292,19 +303,8 @@ final class ClientExchange implements AutoCloseable {
     /** Sends a command and waits for its reply; an error reply becomes a {@link VfioUserException}. */
     VfioUserMessage call(Command cmd, ByteBuf payload, int... fds) throws IOException {
         Pending p = callSlot.get().reset(true);
-        int id = newId();
-        long rc;
-        pending.set(id, p);
-        calls.incrementAndGet();
-        try {
-            MemorySegment data = segmentOf(payload);
-            rc = sendMessage(id, cmd.code, Header.TYPE_COMMAND, 0, false, 0, 0, data, data.byteSize(), fds);
-        } finally {
-            if (payload != null) {
-                payload.release();
-            }
-        }
-        awaitReply(id, p, rc, cmd);
+        int id = startCall(p);
+        awaitReply(id, p, sendCommand(id, cmd, Header.TYPE_COMMAND, payload, fds), cmd);
         VfioUserMessage r = p.message;
         p.message = null;
         if (r.isError()) {
@@ -318,19 +318,8 @@ final class ClientExchange implements AutoCloseable {
     /** As {@link #call}, for a reply whose payload nobody reads: nothing is allocated for it. */
     void callNoPayload(Command cmd, ByteBuf payload, int... fds) throws IOException {
         Pending p = callSlot.get().reset(false);
-        int id = newId();
-        long rc;
-        pending.set(id, p);
-        calls.incrementAndGet();
-        try {
-            MemorySegment data = segmentOf(payload);
-            rc = sendMessage(id, cmd.code, Header.TYPE_COMMAND, 0, false, 0, 0, data, data.byteSize(), fds);
-        } finally {
-            if (payload != null) {
-                payload.release();
-            }
-        }
-        awaitReply(id, p, rc, cmd);
+        int id = startCall(p);
+        awaitReply(id, p, sendCommand(id, cmd, Header.TYPE_COMMAND, payload, fds), cmd);
         if ((p.flags & Header.FLAG_ERROR) != 0) {
             throw new VfioUserException(cmd.name(), p.errno);
         }
@@ -343,9 +332,7 @@ final class ClientExchange implements AutoCloseable {
      */
     void callInline(Command cmd, long a, long b, long value, int width) throws IOException {
         Pending p = callSlot.get().reset(false);
-        int id = newId();
-        pending.set(id, p);
-        calls.incrementAndGet();
+        int id = startCall(p);
         long rc = sendInline(id, cmd, Header.TYPE_COMMAND, a, b, value, width);
         awaitReply(id, p, rc, cmd);
         if ((p.flags & Header.FLAG_ERROR) != 0) {

@@ -64,8 +64,7 @@ public final class FdSocketChannel extends AbstractChannel {
     private final ScmRights scm = new ScmRights(arena);
     private final SocketAddress remote;
     private volatile boolean open = true;
-    private IoRegistration registration;
-    private EpollIoOps ops = EpollIoOps.EPOLLRDHUP;
+    private final EpollInterest interest = new EpollInterest(EpollIoOps.EPOLLRDHUP);
 
     /** Wraps a connected, non-blocking socket fd (the channel owns it). */
     public FdSocketChannel(Channel parent, int fd, String path) {
@@ -75,7 +74,7 @@ public final class FdSocketChannel extends AbstractChannel {
         this.config = new DefaultChannelConfig(this) {
             @Override
             protected void autoReadCleared() {
-                clearOps(EpollIoOps.EPOLLIN);
+                interest.remove(EpollIoOps.EPOLLIN);
             }
         };
     }
@@ -122,22 +121,12 @@ public final class FdSocketChannel extends AbstractChannel {
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((FdUnsafe) unsafe()).addListener(f -> {
-            if (f.isSuccess()) {
-                registration = (IoRegistration) f.getNow();
-                registration.submit(ops);
-                promise.setSuccess();
-            } else {
-                promise.setFailure(f.cause());
-            }
-        });
+        interest.register(this, (FdUnsafe) unsafe(), promise);
     }
 
     @Override
     protected void doDeregister() {
-        if (registration != null) {
-            registration.cancel();
-        }
+        interest.cancel();
     }
 
     @Override
@@ -157,9 +146,7 @@ public final class FdSocketChannel extends AbstractChannel {
         }
         open = false;
         try {
-            if (registration != null) {
-                registration.cancel();
-            }
+            interest.cancel();
             fd.close();
         } finally {
             arena.close();
@@ -172,25 +159,7 @@ public final class FdSocketChannel extends AbstractChannel {
 
     @Override
     protected void doBeginRead() {
-        setOps(EpollIoOps.EPOLLIN);
-    }
-
-    private void setOps(EpollIoOps add) {
-        if (!ops.contains(add)) {
-            ops = ops.with(add);
-            if (registration != null && open) {
-                registration.submit(ops);
-            }
-        }
-    }
-
-    private void clearOps(EpollIoOps remove) {
-        if (ops.contains(remove)) {
-            ops = ops.without(remove);
-            if (registration != null && open) {
-                registration.submit(ops);
-            }
-        }
+        interest.add(EpollIoOps.EPOLLIN);
     }
 
     @Override
@@ -213,7 +182,7 @@ public final class FdSocketChannel extends AbstractChannel {
         for (;;) {
             Object msg = in.current();
             if (msg == null) {
-                clearOps(EpollIoOps.EPOLLOUT);
+                interest.remove(EpollIoOps.EPOLLOUT);
                 return;
             }
             FdChunk chunk = msg instanceof FdChunk c ? c : null;
@@ -223,7 +192,7 @@ public final class FdSocketChannel extends AbstractChannel {
                 copyOut(data, data.readerIndex(), n);
                 long sent = sendmsg(n, chunk != null ? chunk.fds() : NO_FDS);
                 if (sent == -LibC.EAGAIN) {
-                    setOps(EpollIoOps.EPOLLOUT);
+                    interest.add(EpollIoOps.EPOLLOUT);
                     return;
                 }
                 if (sent < 0) {
@@ -251,7 +220,7 @@ public final class FdSocketChannel extends AbstractChannel {
     public boolean writeNow(MemorySegment bytes, long length) {
         ChannelOutboundBuffer out = unsafe().outboundBuffer();
         if (!open || out == null || !out.isEmpty() || out.totalPendingWriteBytes() != 0
-                || ops.contains(EpollIoOps.EPOLLOUT) || !eventLoop().inEventLoop()) {
+                || interest.contains(EpollIoOps.EPOLLOUT) || !eventLoop().inEventLoop()) {
             return false;
         }
         long sent = scm.send(fd.intValue(), bytes.address(), length, NO_FDS, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
@@ -338,7 +307,7 @@ public final class FdSocketChannel extends AbstractChannel {
         @Override
         protected void flush0() {
             // While waiting for EPOLLOUT the socket is full: the event will flush.
-            if (!ops.contains(EpollIoOps.EPOLLOUT)) {
+            if (!interest.contains(EpollIoOps.EPOLLOUT)) {
                 super.flush0();
             }
         }
@@ -347,7 +316,7 @@ public final class FdSocketChannel extends AbstractChannel {
         public void handle(IoRegistration registration, IoEvent event) {
             EpollIoOps ready = ((EpollIoEvent) event).ops();
             if ((ready.contains(EpollIoOps.EPOLLOUT) || ready.contains(EpollIoOps.EPOLLERR)) && open) {
-                clearOps(EpollIoOps.EPOLLOUT);
+                interest.remove(EpollIoOps.EPOLLOUT);
                 super.flush0();
             }
             if ((ready.contains(EpollIoOps.EPOLLIN) || ready.contains(EpollIoOps.EPOLLERR)
@@ -402,7 +371,7 @@ public final class FdSocketChannel extends AbstractChannel {
             } else if (eof) {
                 close(voidPromise());
             } else if (!config.isAutoRead()) {
-                clearOps(EpollIoOps.EPOLLIN);
+                interest.remove(EpollIoOps.EPOLLIN);
             }
         }
     }
