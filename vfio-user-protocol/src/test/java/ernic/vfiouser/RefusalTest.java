@@ -17,7 +17,6 @@ import ernic.vfiouser.wire.Messages.DmaMap;
 import ernic.vfiouser.wire.Messages.RegionAccess;
 import ernic.vfiouser.wire.Messages.SetIrqs;
 import ernic.vfiouser.wire.Messages.Version;
-import ernic.vfiouser.wire.VfioUserMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.AfterEach;
