@@ -105,6 +105,12 @@ class StatsFileTest {
         assertThat(n.get("timestamp").asText()).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
         assertThat(n.get("device_kind").asText()).isEqualTo("ionic");
         assertThat(n.get("vfio_user").get("connections").asLong()).isZero();
+        List<String> vfioKeys = new java.util.ArrayList<>();
+        n.get("vfio_user").fieldNames().forEachRemaining(vfioKeys::add);
+        assertThat(vfioKeys).as("the stats file's vfio_user keys, in order").containsExactly("connections",
+                "client_connected", "versions_negotiated", "dma_maps_with_fd", "dma_maps_without_fd", "dma_unmaps",
+                "irq_eventfds", "region_reads", "region_writes", "config_reads", "config_writes", "resets",
+                "error_replies", "protocol_closes");
         assertThat(n.get("refusals").has("vfio_user")).isTrue();
         assertThat(n.get("refusals").has("device")).isTrue();
         assertThat(n.get("device").get("rdma.hw.tx_send_reqs").asLong()).isZero();

@@ -1,5 +1,6 @@
 package ernic.vfiouser;
 
+import ernic.vfiouser.server.VfioCounter;
 import ernic.vfiouser.client.EventFd;
 import ernic.vfiouser.client.GuestRam;
 import ernic.vfiouser.client.VfioUserClient;
@@ -16,7 +17,6 @@ import ernic.vfiouser.wire.Messages.DmaMap;
 import ernic.vfiouser.wire.Messages.RegionAccess;
 import ernic.vfiouser.wire.Messages.SetIrqs;
 import ernic.vfiouser.wire.Messages.Version;
-import ernic.vfiouser.wire.VfioUserMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.AfterEach;
@@ -92,7 +92,7 @@ class RefusalTest {
             c.sendRaw(header(1, Command.VERSION.code, 8, 0));
             assertThat(c.awaitClosed(5000)).as("server closed the connection").isTrue();
         }
-        assertThat(server.stats().protocolCloses.get() + server.refusals().total()).isPositive();
+        assertThat(server.count(VfioCounter.PROTOCOL_CLOSES) + server.refusals().total()).isPositive();
     }
 
     @Test

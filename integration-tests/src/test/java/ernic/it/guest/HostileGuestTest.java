@@ -1,5 +1,6 @@
 package ernic.it.guest;
 
+import ernic.vfiouser.server.VfioCounter;
 import ernic.ionic.IonicDevice;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
@@ -234,7 +235,7 @@ class HostileGuestTest {
                     .as("RDMA refusals").isEmpty();
             assertThat(counters.get("rdma.admin.errors")).as("admin commands failed").isZero();
             assertThat(counters.get("rdma.sq.wqes")).as("send WQEs executed").isGreaterThan(6000);
-            assertThat(server.vfioUser().stats().protocolCloses.get()).as("protocol closes").isZero();
+            assertThat(server.vfioUser().count(VfioCounter.PROTOCOL_CLOSES)).as("protocol closes").isZero();
         }
     }
 }

@@ -3,7 +3,7 @@ package ernic.it.guest;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.vfiouser.sample.SampleDevice;
-import ernic.vfiouser.server.ServerStats;
+import ernic.vfiouser.server.VfioCounter;
 import ernic.vfiouser.server.VfioUserServer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,15 +55,14 @@ class SampleDeviceGuestTest {
             assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(40), r.output())
                     .isZero();
             assertThat(r.output()).contains("494f:0dc8").contains("magic 0x45524e43").contains("scratch 0x1234abcd");
-            ServerStats stats = server.stats();
-            assertThat(stats.versionsNegotiated.get()).as("VERSION negotiated").isEqualTo(1);
-            assertThat(stats.lastClientVersionJson).contains("max_msg_fds");
+            assertThat(server.count(VfioCounter.VERSIONS_NEGOTIATED)).as("VERSION negotiated").isEqualTo(1);
+            assertThat(server.lastClientVersionJson()).contains("max_msg_fds");
             // Guest RAM comes with its memfd; ROMs and the device's own mmapped BAR come without one.
-            assertThat(stats.dmaMapsWithFd.get()).as("guest RAM mapped with an fd").isPositive();
-            assertThat(stats.irqEventfds.get()).as("interrupt eventfds passed").isPositive();
-            assertThat(stats.configReads.get()).as("config space read").isPositive();
-            assertThat(stats.regionReads.get()).as("BAR reads from the guest").isPositive();
-            assertThat(stats.regionWrites.get()).as("BAR writes from the guest").isPositive();
+            assertThat(server.count(VfioCounter.DMA_MAPS_WITH_FD)).as("guest RAM mapped with an fd").isPositive();
+            assertThat(server.count(VfioCounter.IRQ_EVENTFDS)).as("interrupt eventfds passed").isPositive();
+            assertThat(server.count(VfioCounter.CONFIG_READS)).as("config space read").isPositive();
+            assertThat(server.count(VfioCounter.REGION_READS)).as("BAR reads from the guest").isPositive();
+            assertThat(server.count(VfioCounter.REGION_WRITES)).as("BAR writes from the guest").isPositive();
         }
     }
 }

@@ -2,6 +2,7 @@ package ernic.it.model;
 
 import ernic.model.IonicDriverModel;
 import ernic.model.IonicDriverModel.Completion;
+import ernic.vfiouser.server.VfioCounter;
 import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -154,6 +155,6 @@ class IonicDriverModelTest {
         assertThat(drv.devcmd(command(99)).status()).as("unknown opcode, device command").isEqualTo(EOPCODE);
         // and the device goes on serving
         assertThat(drv.adminq(command(IonicDriverModel.NOP)).status()).isZero();
-        assertThat(server.vfioUser().stats().protocolCloses.get()).isZero();
+        assertThat(server.vfioUser().count(VfioCounter.PROTOCOL_CLOSES)).isZero();
     }
 }

@@ -12,6 +12,7 @@ import ernic.model.rdma.QpInfo;
 import ernic.model.rdma.RdmaVerbs;
 import ernic.model.rdma.SendWr;
 import ernic.model.rdma.Wc;
+import ernic.vfiouser.server.VfioCounter;
 import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -99,7 +100,7 @@ class RdmaVerbsTest {
         assertThat(v.maxStride).isGreaterThanOrEqualTo(6);
         assertThat(v.qpCount).isGreaterThanOrEqualTo(1000);
         assertThat(v.nmrs).isGreaterThan(10_000);
-        assertThat(server.vfioUser().stats().protocolCloses.get()).isZero();
+        assertThat(server.vfioUser().count(VfioCounter.PROTOCOL_CLOSES)).isZero();
     }
 
     @Test
@@ -587,6 +588,6 @@ class RdmaVerbsTest {
         // The freed MR index is reused and works.
         Mr again = v.regMr(bufA, 0, 4096, ALL);
         assertThat(again.lkey() >>> 8).isEqualTo(mrA.lkey() >>> 8);
-        assertThat(server.vfioUser().stats().protocolCloses.get()).isZero();
+        assertThat(server.vfioUser().count(VfioCounter.PROTOCOL_CLOSES)).isZero();
     }
 }

@@ -2,6 +2,7 @@ package ernic.vfiouser.client;
 
 import ernic.vfiouser.sys.ErrnoException;
 import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.sys.ScmRights;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -24,9 +25,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 final class ClientSocket implements AutoCloseable {
     static final int BUFFER_SIZE = 256 * 1024;
-    /** The most fds one read may bring (the kernel's SCM_MAX_FD). */
-    static final int MAX_FDS = 253;
-    private static final long CONTROL_SIZE = LibC.CMSG_HDR + align8(4L * MAX_FDS);
     private static final int SHUT_RDWR = 2, SO_RCVTIMEO = 20, POLLIN = 1;
 
     private static final Linker LINKER = Linker.nativeLinker();
@@ -45,38 +43,21 @@ final class ClientSocket implements AutoCloseable {
 
     // send side (under the client's send lock)
     final MemorySegment sendBuffer = arena.allocate(BUFFER_SIZE, 64);
-    private final MemorySegment sendHdr = arena.allocate(LibC.MSGHDR);
-    private final MemorySegment sendIov = arena.allocate(16, 8);
-    private final MemorySegment sendControl = arena.allocate(CONTROL_SIZE, 8);
+    private final ScmRights sending = new ScmRights(arena);
 
     // receive side (by the reader)
-    private final MemorySegment recvHdr = arena.allocate(LibC.MSGHDR);
-    private final MemorySegment recvIov = arena.allocate(16, 8);
-    private final MemorySegment recvControl = arena.allocate(CONTROL_SIZE, 8);
     final MemorySegment recvBuffer = arena.allocate(BUFFER_SIZE, 64);
-    /** fds of the last {@link #recv}, or null. */
-    int[] receivedFds;
+    private final ScmRights receiving = new ScmRights(arena);
 
     // poll: [socket, wake eventfd] (by the background reader)
     private final MemorySegment pollFds = arena.allocate(16, 8);
     private final MemorySegment one = arena.allocate(8, 8);
 
-    /**
-     * The msghdrs as passed to sendmsg/recvmsg: views with no owner, so a call does not acquire the
-     * shared arena (an atomic update per call). The arena outlives every call: {@link #close} runs
-     * only when no thread reads or sends.
-     */
-    private final MemorySegment sendHdrArg, recvHdrArg;
+    // The arena outlives every call: close() runs only when no thread reads or sends.
 
     private ClientSocket(int fd, int wakeFd) {
         this.fd = fd;
-        this.sendHdrArg = MemorySegment.ofAddress(sendHdr.address()).reinterpret(sendHdr.byteSize());
-        this.recvHdrArg = MemorySegment.ofAddress(recvHdr.address()).reinterpret(recvHdr.byteSize());
         this.wakeFd = wakeFd;
-        sendHdr.set(ADDRESS, LibC.MSG_IOV, sendIov);
-        sendHdr.set(JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        recvHdr.set(ADDRESS, LibC.MSG_IOV, recvIov);
-        recvHdr.set(JAVA_LONG, LibC.MSG_IOVLEN, 1);
         pollFds.set(JAVA_INT, 0, fd);
         pollFds.set(ValueLayout.JAVA_SHORT, 4, (short) POLLIN);
         pollFds.set(JAVA_INT, 8, wakeFd);
@@ -104,10 +85,6 @@ final class ClientSocket implements AutoCloseable {
         return s;
     }
 
-    private static long align8(long n) {
-        return (n + 7) & ~7L;
-    }
-
     int fd() {
         return fd;
     }
@@ -133,86 +110,36 @@ final class ClientSocket implements AutoCloseable {
      */
     long sendAll(long length, int[] fds) {
         long done = 0;
-        boolean withFds = fds.length > 0;
+        int[] first = fds;
         while (done < length) {
-            sendIov.set(JAVA_LONG, 0, sendBuffer.address() + done);
-            sendIov.set(JAVA_LONG, 8, length - done);
-            if (withFds) {
-                long dataLen = 4L * fds.length;
-                sendControl.set(JAVA_LONG, 0, LibC.CMSG_HDR + dataLen);
-                sendControl.set(JAVA_INT, 8, LibC.SOL_SOCKET);
-                sendControl.set(JAVA_INT, 12, LibC.SCM_RIGHTS);
-                for (int i = 0; i < fds.length; i++) {
-                    sendControl.set(JAVA_INT, LibC.CMSG_HDR + 4L * i, fds[i]);
-                }
-                sendHdr.set(ADDRESS, LibC.MSG_CONTROL, sendControl);
-                sendHdr.set(JAVA_LONG, LibC.MSG_CONTROLLEN, LibC.CMSG_HDR + align8(dataLen));
-            } else {
-                sendHdr.set(ADDRESS, LibC.MSG_CONTROL, MemorySegment.NULL);
-                sendHdr.set(JAVA_LONG, LibC.MSG_CONTROLLEN, 0);
-            }
-            long n = LibC.sendmsg(fd, sendHdrArg, LibC.MSG_NOSIGNAL);
+            long n = sending.send(fd, sendBuffer.address() + done, length - done, first, LibC.MSG_NOSIGNAL);
             if (n == -LibC.EINTR) {
                 continue;
             }
             if (n < 0) {
                 return n;
             }
-            withFds = false; // sent with the first byte; never again
+            first = NO_FDS; // sent with the first byte; never again
             done += n;
         }
         return 0;
     }
 
+    private static final int[] NO_FDS = new int[0];
+
     /**
      * One recvmsg into {@code dst} at {@code offset} (at most {@code max} bytes, which the caller has
-     * checked fit), blocking for at most the receive
-     * time-out unless {@code dontWait}. Returns the count, 0 at end of file, or -errno (-EAGAIN when
-     * nothing came, -EMSGSIZE when the control message was truncated). The fds that came are left in
-     * {@link #receivedFds} (null when none), even on failure, for the caller to own.
+     * checked fit), blocking for at most the receive time-out unless {@code dontWait}. Returns the
+     * count, 0 at end of file, or -errno (-EAGAIN when nothing came, -EMSGSIZE when the control
+     * message was truncated: its fds are closed). The fds that came wait in {@link #takeReceivedFds}.
      */
     long recv(MemorySegment dst, long offset, long max, boolean dontWait) {
-        receivedFds = null;
-        recvIov.set(JAVA_LONG, 0, dst.address() + offset);
-        recvIov.set(JAVA_LONG, 8, max);
-        recvHdr.set(ADDRESS, LibC.MSG_CONTROL, recvControl);
-        recvHdr.set(JAVA_LONG, LibC.MSG_CONTROLLEN, CONTROL_SIZE);
-        recvHdr.set(JAVA_INT, LibC.MSG_FLAGS, 0);
-        long n = LibC.recvmsg(fd, recvHdrArg, LibC.MSG_CMSG_CLOEXEC | (dontWait ? LibC.MSG_DONTWAIT : 0));
-        if (n < 0) {
-            return n;
-        }
-        long controlLen = recvHdr.get(JAVA_LONG, LibC.MSG_CONTROLLEN);
-        if (controlLen > 0) {
-            receivedFds = parseFds(controlLen);
-        }
-        if ((recvHdr.get(JAVA_INT, LibC.MSG_FLAGS) & LibC.MSG_CTRUNC) != 0) {
-            return -LibC.EMSGSIZE;
-        }
-        return n;
+        return receiving.receive(fd, dst.address() + offset, max, dontWait ? LibC.MSG_DONTWAIT : 0);
     }
 
-    private int[] parseFds(long controlLen) {
-        int[] fds = null;
-        long off = 0;
-        while (off + LibC.CMSG_HDR <= controlLen) {
-            long len = recvControl.get(JAVA_LONG, off);
-            int level = recvControl.get(JAVA_INT, off + 8);
-            int type = recvControl.get(JAVA_INT, off + 12);
-            if (len < LibC.CMSG_HDR || off + len > controlLen) {
-                break;
-            }
-            if (level == LibC.SOL_SOCKET && type == LibC.SCM_RIGHTS) {
-                int count = (int) ((len - LibC.CMSG_HDR) / 4);
-                int base = fds == null ? 0 : fds.length;
-                fds = fds == null ? new int[count] : java.util.Arrays.copyOf(fds, base + count);
-                for (int i = 0; i < count; i++) {
-                    fds[base + i] = recvControl.get(JAVA_INT, off + LibC.CMSG_HDR + 4L * i);
-                }
-            }
-            off += align8(len);
-        }
-        return fds;
+    /** The fds of the last {@link #recv}, or null; the caller now owns them. */
+    int[] takeReceivedFds() {
+        return receiving.takeReceived();
     }
 
     /** Bit 0: the socket has something (bytes, end of file or an error); bit 1: woken. */
@@ -258,6 +185,7 @@ final class ClientSocket implements AutoCloseable {
     /** Closes the fds and frees the buffers; only when no thread uses the socket any more. */
     @Override
     public void close() {
+        ScmRights.closeAll(receiving.takeReceived());
         LibC.close(fd);
         LibC.close(wakeFd);
         arena.close();

@@ -1,5 +1,6 @@
 package ernic.vfiouser.server;
 
+import ernic.counters.Counters;
 import ernic.vfiouser.pci.PciConfigSpace;
 import ernic.vfiouser.sys.LibC;
 import ernic.vfiouser.transport.FdSocketChannel;
@@ -36,6 +37,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
  * One client connection: answers every vfio-user command for {@code device}, owns the client's DMA
@@ -51,7 +53,9 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
 
     private final VfioUserDevice device;
     private final VfioUserServer.Options options;
-    private final ServerStats stats;
+    private final Counters<VfioCounter> counters;
+    /** Told the JSON of the client's VERSION. */
+    private final Consumer<String> versionSeen;
     private final Refusals refusals;
     private final Capabilities ours;
     private final DmaSpace dma;
@@ -78,10 +82,12 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     private boolean attached;
     private int nextMsgId;
 
-    Connection(VfioUserDevice device, VfioUserServer.Options options, ServerStats stats, Refusals refusals) {
+    Connection(VfioUserDevice device, VfioUserServer.Options options, Counters<VfioCounter> counters,
+            Refusals refusals, Consumer<String> versionSeen) {
         this.device = device;
         this.options = options;
-        this.stats = stats;
+        this.counters = counters;
+        this.versionSeen = versionSeen;
         this.refusals = refusals;
         this.ours = new Capabilities(options.maxMsgFds(), options.maxDataXferSize(), DmaSpace.PAGE_SIZE,
                 options.maxDmaMaps(), true);
@@ -219,7 +225,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         refusals.refuse(cmd + (e.fatal() ? " (fatal)" : "") + " errno " + e.errno(), e.getMessage());
         VfioUserMessage error = null;
         if (!m.noReply() && !m.isReply()) {
-            stats.errorReplies.incrementAndGet();
+            counters.inc(VfioCounter.ERROR_REPLIES);
             error = VfioUserMessage.errorReply(m.msgId(), m.commandCode(), e.errno());
         }
         if (!e.fatal()) {
@@ -228,7 +234,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
             }
             return;
         }
-        stats.protocolCloses.incrementAndGet();
+        counters.inc(VfioCounter.PROTOCOL_CLOSES);
         LOG.warn("closing vfio-user connection: {}", e.getMessage());
         if (error != null) {
             ctx.writeAndFlush(error).addListener(ChannelFutureListener.CLOSE);
@@ -247,7 +253,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof ProtocolException p) {
             refusals.refuse("framing", p.getMessage());
-            stats.protocolCloses.incrementAndGet();
+            counters.inc(VfioCounter.PROTOCOL_CLOSES);
         } else {
             LOG.warn("vfio-user connection failed: {}", cause.toString());
         }
@@ -297,11 +303,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         if (!negotiated && cmd != Command.VERSION) {
             throw new ProtocolException(LibC.EINVAL, cmd + " before VERSION", true);
         }
-        int fdLimit = switch (cmd) {
-            case DMA_MAP -> 1;
-            case DEVICE_SET_IRQS -> options.maxMsgFds();
-            default -> 0;
-        };
+        int fdLimit = cmd.maxFds(false, options.maxMsgFds());
         if (m.fds().length > fdLimit) {
             throw new ProtocolException(LibC.EINVAL, cmd + " with " + m.fds().length + " fds (at most " + fdLimit + ")");
         }
@@ -350,8 +352,8 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         } catch (ProtocolException e) {
             throw new ProtocolException(e.errno(), e.getMessage(), true);
         }
-        stats.lastClientVersionJson = v.json();
-        stats.versionsNegotiated.incrementAndGet();
+        versionSeen.accept(v.json());
+        counters.inc(VfioCounter.VERSIONS_NEGOTIATED);
         peer = caps;
         negotiated = true;
         reply(m, new Version(0, 0, ours.toJson()).encode(ctx.alloc()));
@@ -370,7 +372,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         LOG.debug("DMA_MAP {}+{} offset {} flags {} {}", Long.toHexString(req.addr()), Long.toHexString(req.size()),
                 Long.toHexString(req.offset()), req.flags(), fd >= 0 ? "fd" : "no fd");
         dma.map(req.addr(), req.size(), req.offset(), req.flags(), fd);
-        (fd >= 0 ? stats.dmaMapsWithFd : stats.dmaMapsWithoutFd).incrementAndGet();
+        counters.inc(fd >= 0 ? VfioCounter.DMA_MAPS_WITH_FD : VfioCounter.DMA_MAPS_WITHOUT_FD);
         reply(m, null);
     }
 
@@ -387,7 +389,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         } else {
             dma.unmap(req.addr(), req.size());
         }
-        stats.dmaUnmaps.incrementAndGet();
+        counters.inc(VfioCounter.DMA_UNMAPS);
         reply(m, new DmaUnmap(DmaUnmap.SIZE, req.flags(), req.addr(), req.size()).encode(ctx.alloc()));
     }
 
@@ -467,7 +469,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         SetIrqs req = SetIrqs.decode(p);
         int[] fds = m.takeFds();
         irqs.set(req, fds);
-        stats.irqEventfds.addAndGet(fds.length);
+        counters.add(VfioCounter.IRQ_EVENTFDS, fds.length);
         reply(m, null);
     }
 
@@ -511,10 +513,10 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         int count = a.count();
         MemorySegment dst = scratch(count);
         if (a.region() == CONFIG_REGION) {
-            stats.configReads.incrementAndGet();
+            counters.inc(VfioCounter.CONFIG_READS);
             device.configSpace().read((int) a.offset(), dst);
         } else {
-            stats.regionReads.incrementAndGet();
+            counters.inc(VfioCounter.REGION_READS);
             bars[a.region()].handler().read(a.offset(), dst);
             overlayPba(a, dst);
         }
@@ -563,10 +565,10 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
 
     private void write(int region, long offset, MemorySegment src) {
         if (region == CONFIG_REGION) {
-            stats.configWrites.incrementAndGet();
+            counters.inc(VfioCounter.CONFIG_WRITES);
             device.configSpace().write((int) offset, src);
         } else {
-            stats.regionWrites.incrementAndGet();
+            counters.inc(VfioCounter.REGION_WRITES);
             bars[region].handler().write(offset, src);
         }
     }
@@ -584,7 +586,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     }
 
     private void reset(VfioUserMessage m) {
-        stats.resets.incrementAndGet();
+        counters.inc(VfioCounter.RESETS);
         device.reset();
         device.configSpace().reset();
         irqs.resetState();

@@ -1,5 +1,6 @@
 package ernic.vfiouser.server;
 
+import ernic.counters.Counters;
 import ernic.vfiouser.transport.FdServerChannel;
 import ernic.vfiouser.wire.Header;
 import ernic.vfiouser.wire.MessageEncoder;
@@ -18,6 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -58,7 +60,9 @@ public final class VfioUserServer implements AutoCloseable {
     private final Options options;
     private final EventLoopGroup group;
     private final boolean ownsGroup;
-    private final ServerStats stats = new ServerStats();
+    /** Device loop only: read elsewhere through {@link #count}. */
+    private final Counters<VfioCounter> counters = new Counters<>(VfioCounter.class);
+    private volatile String lastClientVersionJson;
     private final Refusals refusals = new Refusals(LoggerFactory.getLogger("ernic.vfiouser.refusals"));
     private final AtomicReference<Connection> current = new AtomicReference<>();
     private final AtomicReference<Channel> client = new AtomicReference<>();
@@ -124,10 +128,10 @@ public final class VfioUserServer implements AutoCloseable {
     }
 
     private void accepted(Channel ch) {
-        stats.connections.incrementAndGet();
+        counters.inc(VfioCounter.CONNECTIONS);
         // One client at a time: stop accepting until this one goes.
         listener.config().setAutoRead(false);
-        Connection c = new Connection(device, options, stats, refusals);
+        Connection c = new Connection(device, options, counters, refusals, json -> lastClientVersionJson = json);
         current.set(c);
         client.set(ch);
         ch.pipeline().addLast("framer", new MessageFramer(options.maxMessageSize()));
@@ -148,8 +152,30 @@ public final class VfioUserServer implements AutoCloseable {
         return group.next();
     }
 
-    public ServerStats stats() {
-        return stats;
+    /** The server's counters, to register under {@code vfio.}; device loop only (plain longs). */
+    public Counters<VfioCounter> counters() {
+        return counters;
+    }
+
+    /**
+     * One counter from any thread: read on the device loop (at once when called there), or directly
+     * once the loop has ended and nothing counts any more.
+     */
+    public long count(VfioCounter c) {
+        EventLoop loop = eventLoop();
+        if (loop.inEventLoop() || loop.isTerminated()) {
+            return counters.get(c);
+        }
+        try {
+            return loop.submit(() -> counters.get(c)).syncUninterruptibly().getNow();
+        } catch (RejectedExecutionException e) {
+            return counters.get(c); // the loop is ending: nothing counts any more
+        }
+    }
+
+    /** The JSON the last client proposed in VERSION, or null. Any thread. */
+    public String lastClientVersionJson() {
+        return lastClientVersionJson;
     }
 
     public Refusals refusals() {

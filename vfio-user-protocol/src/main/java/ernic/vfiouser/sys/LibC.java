@@ -46,9 +46,9 @@ public final class LibC {
     public static final int O_CLOEXEC = 0x80000;
     public static final int POLLIN = 1;
 
-    public static final int EPERM = 1, ENOENT = 2, EINTR = 4, EIO = 5, EBADF = 9, EAGAIN = 11, ENOMEM = 12,
-            EACCES = 13, EFAULT = 14, EBUSY = 16, EEXIST = 17, EINVAL = 22, ENOSPC = 28, ERANGE = 34,
-            ENOSYS = 38, EPROTO = 71, EMSGSIZE = 90, ENOTSUP = 95, ECONNRESET = 104, ENOTCONN = 107;
+    public static final int EPERM = 1, ENOENT = 2, EINTR = 4, EIO = 5, EAGAIN = 11, ENOMEM = 12,
+            EFAULT = 14, EBUSY = 16, EEXIST = 17, EINVAL = 22, ENOSPC = 28, ERANGE = 34,
+            ENOSYS = 38, EMSGSIZE = 90, ENOTSUP = 95, ENOTCONN = 107;
 
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
@@ -66,7 +66,7 @@ public final class LibC {
     /** struct cmsghdr: len (size_t), level (int), type (int), then data, 8-byte aligned. */
     public static final long CMSG_HDR = 16;
     /** struct stat: st_size at 48 (x86-64). */
-    private static final long STAT_SIZE = 144, ST_SIZE = 48, ST_MODE = 24;
+    private static final long STAT_SIZE = 144, ST_SIZE = 48;
 
     private static MethodHandle fn(String name, FunctionDescriptor fd) {
         return LINKER.downcallHandle(LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError(name)), fd, CCS);
@@ -309,19 +309,6 @@ public final class LibC {
             MemorySegment st = arena.allocate(STAT_SIZE, 8);
             check("fstat", (int) FSTAT.invokeExact(CAPTURED.get(), fd, st));
             return st.get(JAVA_LONG, ST_SIZE);
-        } catch (ErrnoException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw rethrow(t);
-        }
-    }
-
-    /** st_mode of the file behind {@code fd}. */
-    public static int fileMode(int fd) throws ErrnoException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = arena.allocate(STAT_SIZE, 8);
-            check("fstat", (int) FSTAT.invokeExact(CAPTURED.get(), fd, st));
-            return st.get(JAVA_INT, ST_MODE);
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {

@@ -38,13 +38,11 @@ public final class FdServerChannel extends AbstractServerChannel {
     private String path;
     private volatile boolean open = true;
     private volatile boolean active;
-    private IoRegistration registration;
     /**
      * Never NONE: Netty 4.2.18 deletes the fd from epoll on NONE but then tries EPOLL_CTL_MOD on the
      * next change (ENOENT). A listening socket never sees EPOLLERR, so it stands for "idle".
      */
-    private static final EpollIoOps IDLE = EpollIoOps.EPOLLERR;
-    private EpollIoOps ops = IDLE;
+    private final EpollInterest interest = new EpollInterest(EpollIoOps.EPOLLERR);
 
     /** @param mode permission bits of the socket file, for example 0600 or 0660 */
     public FdServerChannel(int mode) {
@@ -99,22 +97,12 @@ public final class FdServerChannel extends AbstractServerChannel {
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((ServerUnsafe) unsafe()).addListener(f -> {
-            if (f.isSuccess()) {
-                registration = (IoRegistration) f.getNow();
-                registration.submit(ops);
-                promise.setSuccess();
-            } else {
-                promise.setFailure(f.cause());
-            }
-        });
+        interest.register(this, (ServerUnsafe) unsafe(), promise);
     }
 
     @Override
     protected void doDeregister() {
-        if (registration != null) {
-            registration.cancel();
-        }
+        interest.cancel();
     }
 
     @Override
@@ -157,9 +145,7 @@ public final class FdServerChannel extends AbstractServerChannel {
         }
         open = false;
         active = false;
-        if (registration != null) {
-            registration.cancel();
-        }
+        interest.cancel();
         fd.close();
         if (path != null) {
             LibC.unlink(path);
@@ -168,17 +154,13 @@ public final class FdServerChannel extends AbstractServerChannel {
 
     @Override
     protected void doBeginRead() {
-        if (active && !ops.contains(EpollIoOps.EPOLLIN)) {
-            ops = ops.with(EpollIoOps.EPOLLIN);
-            registration.submit(ops);
+        if (active) {
+            interest.add(EpollIoOps.EPOLLIN);
         }
     }
 
     private void clearIn() {
-        if (ops.contains(EpollIoOps.EPOLLIN) && open) {
-            ops = ops.without(EpollIoOps.EPOLLIN);
-            registration.submit(ops);
-        }
+        interest.remove(EpollIoOps.EPOLLIN);
     }
 
     private final class ServerUnsafe extends AbstractUnsafe implements EpollIoHandle {

@@ -2,6 +2,7 @@ package ernic.vfiouser.transport;
 
 import ernic.vfiouser.sys.ErrnoException;
 import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.sys.ScmRights;
 import ernic.vfiouser.wire.FdChunk;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.AbstractChannel;
@@ -46,10 +47,9 @@ public final class FdSocketChannel extends AbstractChannel {
     private static final Logger LOG = LoggerFactory.getLogger(FdSocketChannel.class);
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
 
-    /** The most fds one message may carry (the kernel's SCM_MAX_FD is 253). */
-    public static final int MAX_FDS = 253;
+    /** The most fds one message may carry (the kernel's SCM_MAX_FD). */
+    public static final int MAX_FDS = ScmRights.MAX_FDS;
     private static final int BUFFER_SIZE = 256 * 1024;
-    private static final long CONTROL_SIZE = LibC.CMSG_HDR + align8(4L * MAX_FDS);
     private static final int READS_PER_EVENT = 16;
 
     private final FileDescriptor fd;
@@ -60,18 +60,11 @@ public final class FdSocketChannel extends AbstractChannel {
     private static final int REUSED_READ_SIZE = 16 * 1024;
     private ByteBuf reusedRead;
     private final ByteBuffer bufferView = buffer.asByteBuffer();
-    private final MemorySegment msghdr = arena.allocate(LibC.MSGHDR);
-    /**
-     * msghdr as passed to sendmsg/recvmsg: a view with no owner, so a call does not acquire the shared
-     * arena (an atomic update per call). Every call and the arena's close run on the event loop.
-     */
-    private final MemorySegment msghdrArg = MemorySegment.ofAddress(msghdr.address()).reinterpret(msghdr.byteSize());
-    private final MemorySegment iov = arena.allocate(16, 8);
-    private final MemorySegment control = arena.allocate(CONTROL_SIZE, 8);
+    /** sendmsg and recvmsg with their fds; every call and the arena's close run on the event loop. */
+    private final ScmRights scm = new ScmRights(arena);
     private final SocketAddress remote;
     private volatile boolean open = true;
-    private IoRegistration registration;
-    private EpollIoOps ops = EpollIoOps.EPOLLRDHUP;
+    private final EpollInterest interest = new EpollInterest(EpollIoOps.EPOLLRDHUP);
 
     /** Wraps a connected, non-blocking socket fd (the channel owns it). */
     public FdSocketChannel(Channel parent, int fd, String path) {
@@ -81,35 +74,9 @@ public final class FdSocketChannel extends AbstractChannel {
         this.config = new DefaultChannelConfig(this) {
             @Override
             protected void autoReadCleared() {
-                clearOps(EpollIoOps.EPOLLIN);
+                interest.remove(EpollIoOps.EPOLLIN);
             }
         };
-    }
-
-    /** Connects to the UNIX socket at {@code path}; the channel still has to be registered. */
-    public static FdSocketChannel connect(String path) throws IOException {
-        int fd = LibC.socketUnixStream(false);
-        int rc = LibC.connectUnix(fd, path);
-        if (rc < 0) {
-            LibC.close(fd);
-            throw new ErrnoException("connect " + path, -rc);
-        }
-        // A blocking connect (a UNIX socket connects at once or not at all), then non-blocking I/O.
-        try {
-            LibC.setNonBlocking(fd);
-        } catch (ErrnoException e) {
-            LibC.close(fd);
-            throw e;
-        }
-        return new FdSocketChannel(null, fd, path);
-    }
-
-    private static long align8(long n) {
-        return (n + 7) & ~7L;
-    }
-
-    public int fdValue() {
-        return fd.intValue();
     }
 
     @Override
@@ -154,22 +121,12 @@ public final class FdSocketChannel extends AbstractChannel {
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((FdUnsafe) unsafe()).addListener(f -> {
-            if (f.isSuccess()) {
-                registration = (IoRegistration) f.getNow();
-                registration.submit(ops);
-                promise.setSuccess();
-            } else {
-                promise.setFailure(f.cause());
-            }
-        });
+        interest.register(this, (FdUnsafe) unsafe(), promise);
     }
 
     @Override
     protected void doDeregister() {
-        if (registration != null) {
-            registration.cancel();
-        }
+        interest.cancel();
     }
 
     @Override
@@ -189,9 +146,7 @@ public final class FdSocketChannel extends AbstractChannel {
         }
         open = false;
         try {
-            if (registration != null) {
-                registration.cancel();
-            }
+            interest.cancel();
             fd.close();
         } finally {
             arena.close();
@@ -204,25 +159,7 @@ public final class FdSocketChannel extends AbstractChannel {
 
     @Override
     protected void doBeginRead() {
-        setOps(EpollIoOps.EPOLLIN);
-    }
-
-    private void setOps(EpollIoOps add) {
-        if (!ops.contains(add)) {
-            ops = ops.with(add);
-            if (registration != null && open) {
-                registration.submit(ops);
-            }
-        }
-    }
-
-    private void clearOps(EpollIoOps remove) {
-        if (ops.contains(remove)) {
-            ops = ops.without(remove);
-            if (registration != null && open) {
-                registration.submit(ops);
-            }
-        }
+        interest.add(EpollIoOps.EPOLLIN);
     }
 
     @Override
@@ -245,7 +182,7 @@ public final class FdSocketChannel extends AbstractChannel {
         for (;;) {
             Object msg = in.current();
             if (msg == null) {
-                clearOps(EpollIoOps.EPOLLOUT);
+                interest.remove(EpollIoOps.EPOLLOUT);
                 return;
             }
             FdChunk chunk = msg instanceof FdChunk c ? c : null;
@@ -255,7 +192,7 @@ public final class FdSocketChannel extends AbstractChannel {
                 copyOut(data, data.readerIndex(), n);
                 long sent = sendmsg(n, chunk != null ? chunk.fds() : NO_FDS);
                 if (sent == -LibC.EAGAIN) {
-                    setOps(EpollIoOps.EPOLLOUT);
+                    interest.add(EpollIoOps.EPOLLOUT);
                     return;
                 }
                 if (sent < 0) {
@@ -283,15 +220,10 @@ public final class FdSocketChannel extends AbstractChannel {
     public boolean writeNow(MemorySegment bytes, long length) {
         ChannelOutboundBuffer out = unsafe().outboundBuffer();
         if (!open || out == null || !out.isEmpty() || out.totalPendingWriteBytes() != 0
-                || ops.contains(EpollIoOps.EPOLLOUT) || !eventLoop().inEventLoop()) {
+                || interest.contains(EpollIoOps.EPOLLOUT) || !eventLoop().inEventLoop()) {
             return false;
         }
-        msghdr.fill((byte) 0);
-        iov.set(ValueLayout.JAVA_LONG, 0, bytes.address());
-        iov.set(ValueLayout.JAVA_LONG, 8, length);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        long sent = LibC.sendmsg(fd.intValue(), msghdrArg, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
+        long sent = scm.send(fd.intValue(), bytes.address(), length, NO_FDS, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
         if (sent == length) {
             return true;
         }
@@ -353,68 +285,10 @@ public final class FdSocketChannel extends AbstractChannel {
     }
 
     private long sendmsg(int length, int[] fds) {
-        msghdr.fill((byte) 0);
-        iov.set(ValueLayout.ADDRESS, 0, buffer);
-        iov.set(ValueLayout.JAVA_LONG, 8, length);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        if (fds.length > 0) {
-            long dataLen = 4L * fds.length;
-            control.set(ValueLayout.JAVA_LONG, 0, LibC.CMSG_HDR + dataLen);
-            control.set(ValueLayout.JAVA_INT, 8, LibC.SOL_SOCKET);
-            control.set(ValueLayout.JAVA_INT, 12, LibC.SCM_RIGHTS);
-            for (int i = 0; i < fds.length; i++) {
-                control.set(ValueLayout.JAVA_INT, LibC.CMSG_HDR + 4L * i, fds[i]);
-            }
-            msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
-            msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, LibC.CMSG_HDR + align8(dataLen));
-        }
-        return LibC.sendmsg(fd.intValue(), msghdrArg, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
-    }
-
-    /** One recvmsg: bytes into the buffer, fds returned through {@code fdsOut}; returns count or -errno. */
-    private long recvmsg(int[][] fdsOut) {
-        msghdr.fill((byte) 0);
-        iov.set(ValueLayout.ADDRESS, 0, buffer);
-        iov.set(ValueLayout.JAVA_LONG, 8, BUFFER_SIZE);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_IOV, iov);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_IOVLEN, 1);
-        msghdr.set(ValueLayout.ADDRESS, LibC.MSG_CONTROL, control);
-        msghdr.set(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN, CONTROL_SIZE);
-        long n = LibC.recvmsg(fd.intValue(), msghdrArg, LibC.MSG_CMSG_CLOEXEC | LibC.MSG_DONTWAIT);
-        if (n < 0) {
-            return n;
-        }
-        long controlLen = msghdr.get(ValueLayout.JAVA_LONG, LibC.MSG_CONTROLLEN);
-        int[] fds = null;
-        long off = 0;
-        while (off + LibC.CMSG_HDR <= controlLen) {
-            long len = control.get(ValueLayout.JAVA_LONG, off);
-            int level = control.get(ValueLayout.JAVA_INT, off + 8);
-            int type = control.get(ValueLayout.JAVA_INT, off + 12);
-            if (len < LibC.CMSG_HDR || off + len > controlLen) {
-                break;
-            }
-            if (level == LibC.SOL_SOCKET && type == LibC.SCM_RIGHTS) {
-                int count = (int) ((len - LibC.CMSG_HDR) / 4);
-                int base = fds == null ? 0 : fds.length;
-                fds = fds == null ? new int[count] : java.util.Arrays.copyOf(fds, base + count);
-                for (int i = 0; i < count; i++) {
-                    fds[base + i] = control.get(ValueLayout.JAVA_INT, off + LibC.CMSG_HDR + 4L * i);
-                }
-            }
-            off += align8(len);
-        }
-        fdsOut[0] = fds;
-        if ((msghdr.get(ValueLayout.JAVA_INT, LibC.MSG_FLAGS) & LibC.MSG_CTRUNC) != 0) {
-            return -LibC.EMSGSIZE;
-        }
-        return n;
+        return scm.send(fd.intValue(), buffer.address(), length, fds, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
     }
 
     private final class FdUnsafe extends AbstractUnsafe implements EpollIoHandle {
-        private final int[][] fdsOut = new int[1][];
-
         @Override
         public FileDescriptor fd() {
             return fd;
@@ -427,13 +301,13 @@ public final class FdSocketChannel extends AbstractChannel {
 
         @Override
         public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
-            promise.setFailure(new UnsupportedOperationException("connect: use FdSocketChannel.connect"));
+            promise.setFailure(new UnsupportedOperationException("an accepted channel does not connect"));
         }
 
         @Override
         protected void flush0() {
             // While waiting for EPOLLOUT the socket is full: the event will flush.
-            if (!ops.contains(EpollIoOps.EPOLLOUT)) {
+            if (!interest.contains(EpollIoOps.EPOLLOUT)) {
                 super.flush0();
             }
         }
@@ -442,7 +316,7 @@ public final class FdSocketChannel extends AbstractChannel {
         public void handle(IoRegistration registration, IoEvent event) {
             EpollIoOps ready = ((EpollIoEvent) event).ops();
             if ((ready.contains(EpollIoOps.EPOLLOUT) || ready.contains(EpollIoOps.EPOLLERR)) && open) {
-                clearOps(EpollIoOps.EPOLLOUT);
+                interest.remove(EpollIoOps.EPOLLOUT);
                 super.flush0();
             }
             if ((ready.contains(EpollIoOps.EPOLLIN) || ready.contains(EpollIoOps.EPOLLERR)
@@ -457,28 +331,24 @@ public final class FdSocketChannel extends AbstractChannel {
             Throwable failure = null;
             boolean eof = false;
             for (int i = 0; i < READS_PER_EVENT && open; i++) {
-                long n = recvmsg(fdsOut);
-                int[] fds = fdsOut[0];
-                fdsOut[0] = null;
+                long n = scm.receive(fd.intValue(), buffer.address(), BUFFER_SIZE, LibC.MSG_DONTWAIT);
                 if (n == -LibC.EAGAIN) {
                     break;
                 }
                 if (n == -LibC.EMSGSIZE) {
-                    closeFds(fds);
                     failure = new IOException("control message truncated (MSG_CTRUNC): more than "
                             + MAX_FDS + " fds, or the fd table is full");
                     break;
                 }
                 if (n < 0) {
-                    closeFds(fds);
                     failure = new ErrnoException("recvmsg", (int) -n);
                     break;
                 }
                 if (n == 0) {
-                    closeFds(fds);
                     eof = true;
                     break;
                 }
+                int[] fds = scm.takeReceived();
                 ByteBuf data = copyIn((int) n);
                 readSomething = true;
                 pipeline.fireChannelRead(FdChunk.received(data, fds));
@@ -501,15 +371,7 @@ public final class FdSocketChannel extends AbstractChannel {
             } else if (eof) {
                 close(voidPromise());
             } else if (!config.isAutoRead()) {
-                clearOps(EpollIoOps.EPOLLIN);
-            }
-        }
-    }
-
-    private static void closeFds(int[] fds) {
-        if (fds != null) {
-            for (int f : fds) {
-                LibC.close(f);
+                interest.remove(EpollIoOps.EPOLLIN);
             }
         }
     }

@@ -33,6 +33,21 @@ public enum Command {
         this.code = code;
     }
 
+    /**
+     * The most fds a message of this command may carry: a request (to the server; DMA_READ and
+     * DMA_WRITE to the client) or, with {@code reply}, its reply. {@code maxMsgFds} is the receiver's
+     * negotiated limit. Every other message carries none.
+     */
+    public int maxFds(boolean reply, int maxMsgFds) {
+        return switch (this) {
+            case DMA_MAP -> reply ? 0 : 1;                           // the memfd of the mapping
+            case DEVICE_SET_IRQS -> reply ? 0 : maxMsgFds;           // eventfds
+            case DEVICE_GET_REGION_INFO -> reply ? 1 : 0;            // the region's mmap fd
+            case DEVICE_GET_REGION_IO_FDS -> reply ? maxMsgFds : 0;  // ioeventfds
+            default -> 0;
+        };
+    }
+
     /** The command with this number, or null when there is none. */
     public static Command of(int code) {
         return code >= 0 && code < BY_CODE.length ? BY_CODE[code] : null;

@@ -1,5 +1,6 @@
 package ernic.vfiouser.server;
 
+import ernic.counters.Counters;
 import ernic.vfiouser.client.VfioUserClient;
 import ernic.vfiouser.sample.SampleDevice;
 import ernic.vfiouser.sys.LibC;
@@ -67,7 +68,7 @@ class DispatcherFuzzTest {
         Refusals refusals = new Refusals(LoggerFactory.getLogger("fuzz"));
         VfioUserServer.Options options = VfioUserServer.Options.defaults("/unused")
                 .withMaxDataXferSize(64 << 10);
-        Connection connection = new Connection(device, options, new ServerStats(), refusals);
+        Connection connection = new Connection(device, options, new Counters<>(VfioCounter.class), refusals, json -> { });
         EmbeddedChannel ch = new EmbeddedChannel(new MessageFramer(options.maxMessageSize()), MessageEncoder.INSTANCE,
                 connection);
         try {
