@@ -26,6 +26,7 @@ final class DataPath {
     private final KeyedMemory memory;
     private final Responder responder;
     private final Requester requester;
+    private final KeyedHostMemory hostMemory;
     private final MemorySegment cqeBuf = Arena.ofAuto().allocate(V1.Cqe.SIZE, 8);
     private final V1.Cqe cqe = new V1.Cqe();
     private Ticker clock = Ticker.systemTicker();
@@ -39,8 +40,14 @@ final class DataPath {
         this.counters = counters;
         this.memory = new KeyedMemory(lif, dma);
         this.responder = new Responder(lif, memory, counters);
+        this.hostMemory = new KeyedHostMemory(memory);
         this.requester = new Requester(lif, memory, refusals, counters, new LocalEnd(lif, memory, responder),
                 this::now);
+    }
+
+    /** Guest memory as an in-process target reaches it: by rkey, with a remote peer's rights. */
+    KeyedHostMemory hostMemory() {
+        return hostMemory;
     }
 
     /** The clock every RDMA timer reads (the device loop's ticker; a mock one in tests). */
@@ -78,6 +85,7 @@ final class DataPath {
         requester.sqWqes = requester.sendErrors = requester.rnrFailures = 0;
         responder.rqWqes = responder.udDropped = 0;
         memory.bytes = 0;
+        hostMemory.refused = 0;
         flushes = 0;
         if (remote != null) {
             remote.clearCounters();
@@ -92,6 +100,7 @@ final class DataPath {
         m.put("rdma.ud.dropped", responder.udDropped);
         m.put("rdma.bytes", memory.bytes);
         m.put("rdma.rnr.failures", requester.rnrFailures);
+        m.put("rdma.target.refused", hostMemory.refused);
     }
 
     /** The RDMA tick, every {@link #TICK_MILLIS} on the device thread. */

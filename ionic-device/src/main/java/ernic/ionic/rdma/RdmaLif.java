@@ -108,6 +108,11 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         data.attach(port);
     }
 
+    /** Guest memory as an in-process target reaches it (by rkey, as a remote peer would). */
+    public ernic.ionic.target.HostMemory hostMemory() {
+        return data.hostMemory();
+    }
+
     /** The clock of every RDMA timer: the device loop's ticker (a mock one in tests). */
     public void clock(io.netty.util.concurrent.Ticker ticker) {
         data.clock(ticker);

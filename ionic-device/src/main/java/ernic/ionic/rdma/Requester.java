@@ -58,7 +58,11 @@ final class Requester {
         this.local = local;
     }
 
+    /** A QP's end: the one bound to it (an in-process target), else its peer's server, else this guest. */
     private End end(QueuePair qp) {
+        if (qp.end != null) {
+            return qp.end;
+        }
         return qp.remote() && remote != null ? remote : local;
     }
 

@@ -1,0 +1,45 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.target.HostMemory;
+
+import java.lang.foreign.MemorySegment;
+
+/** {@link HostMemory} over the guest's MR table: what a remote peer's READ and WRITE may reach, no more. */
+final class KeyedHostMemory implements HostMemory {
+    private final KeyedMemory memory;
+    private final Spans guest = new Spans(), here = new Spans();
+    /** Transfers refused (bad key, no remote access, out of bounds, unreachable memory). */
+    long refused;
+
+    KeyedHostMemory(KeyedMemory memory) {
+        this.memory = memory;
+    }
+
+    @Override
+    public boolean fromHost(int rkey, long addr, MemorySegment dst) {
+        return move(rkey, addr, dst, V1.MRF_REMOTE_READ);
+    }
+
+    @Override
+    public boolean toHost(int rkey, long addr, MemorySegment src) {
+        return move(rkey, addr, src, V1.MRF_REMOTE_WRITE);
+    }
+
+    private boolean move(int rkey, long addr, MemorySegment buf, int access) {
+        long len = buf.byteSize();
+        if (len == 0) {
+            return true;
+        }
+        // remote: an rkey, so key 0 and missing remote access are refused as a peer's would be.
+        if (memory.resolve(null, rkey, addr, len, access, true, guest.clear()) != V1.STS_OK) {
+            refused++;
+            return false;
+        }
+        here.clear().addLocal(buf, 0, len);
+        boolean ok = access == V1.MRF_REMOTE_READ ? memory.copy(guest, here, len) : memory.copy(here, guest, len);
+        if (!ok) {
+            refused++;
+        }
+        return ok;
+    }
+}
