@@ -11,6 +11,8 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -22,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The send side of one connection, against a socket that takes writes only when the test says so. */
 class MeshLinkTest {
     private final EventLoopGroup unused = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final MockTicker ticker = Ticker.newMockTicker();
 
     /** Stands in for a full socket: holds writes until released. */
     static final class StalledSocket extends ChannelOutboundHandlerAdapter {
@@ -57,7 +60,7 @@ class MeshLinkTest {
     @Test
     void heartbeatsGoAheadOfQueuedDataAndAtMostOneOfEachWaits() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
+        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
 
@@ -90,7 +93,7 @@ class MeshLinkTest {
     @Test
     void aSenderTakesBackWhatIsStillQueuedAndWhatWentDownStillGoes() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
+        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         List<Integer> asked = new ArrayList<>();
@@ -112,7 +115,7 @@ class MeshLinkTest {
             ByteBuf p = payloads[id] = payload(id, 100);
             link.write(Wire.data(ByteBufAllocator.DEFAULT, 1, 2, p), id == 5 ? null : recall, p);
         }
-        link.write(Wire.empty(ByteBufAllocator.DEFAULT, Wire.GIDS)); // a control frame: never asked
+        link.write(new Wire.Gids(java.util.Set.of()).encode(ByteBufAllocator.DEFAULT)); // a control frame: never asked
         ch.runPendingTasks();
         assertThat(asked).containsExactly(1);
         long queued = link.queuedBytes();
@@ -149,7 +152,7 @@ class MeshLinkTest {
     @Test
     void aRecallThatFailsLetsTheFrameGo() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
+        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         ByteBuf p = payload(9, 100);
@@ -167,7 +170,7 @@ class MeshLinkTest {
     @Test
     void queuedBytesCountTowardTheWatermarks() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
+        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         ch.config().setWriteBufferWaterMark(new WriteBufferWaterMark(1000, 200_000));
