@@ -49,10 +49,10 @@ final class ManagerSide implements Side {
     @Override
     public void handshake(MeshLink link, Wire.Frame frame) {
         if (!(frame instanceof Wire.Register r)) {
-            node.protocolError(link, "expected REGISTER, got " + Wire.name(frame));
+            node.links().protocolError(link, "expected REGISTER, got " + Wire.name(frame));
             return;
         }
-        if (!node.speaksOurs(link, "registration", r)) {
+        if (!node.links().speaksOurs(link, "registration", r)) {
             return;
         }
         InetSocketAddress remote = (InetSocketAddress) link.remote();
@@ -60,7 +60,7 @@ final class ManagerSide implements Side {
         switch (table.register(r.nonce(), address)) {
             case ManagerTable.Refused refused -> {
                 node.counterValues().inc(MeshCounter.REGISTRATIONS_REFUSED);
-                link.refuseAndClose(refused.refusal().encode(node.allocator()));
+                node.links().refuseAndClose(link, refused.refusal());
             }
             case ManagerTable.Admitted a -> admit(link, r, a);
         }
@@ -97,7 +97,7 @@ final class ManagerSide implements Side {
     @Override
     public void control(MeshLink link, Wire.Frame frame) {
         if (!(frame instanceof Wire.Gids g)) {
-            node.protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
+            node.links().protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
             return;
         }
         if (node.gids().apply(link.peerId(), g.gids())) {
@@ -109,7 +109,7 @@ final class ManagerSide implements Side {
     @Override
     public void data(MeshLink link, int src, int dst, ByteBuf frame, int start) {
         if (src != link.peerId()) {
-            node.protocolError(link, "DATA claims source " + src);
+            node.links().protocolError(link, "DATA claims source " + src);
         } else if (dst == 0) {
             node.deliver(src, frame, false);
         } else {

@@ -39,9 +39,9 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         UPLINK,
         /** The manager's end of a worker's connection. */
         DOWNLINK,
-        /** Worker to worker, opened by this (lower id) node. */
+        /** Worker to worker, opened by this (lower id) links. */
         DIRECT_OUT,
-        /** Worker to worker, accepted by this (higher id) node. */
+        /** Worker to worker, accepted by this (higher id) links. */
         DIRECT_IN
     }
 
@@ -58,7 +58,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         SILENT
     }
 
-    private final MeshNode node;
+    private final Links links;
     private final Kind kind;
     /** For DIRECT_OUT: the peer it is meant to reach. */
     private final int expectedPeer;
@@ -89,8 +89,8 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     /** Links whose reading the manager paused because a relay to this link found it unwritable. */
     private final List<MeshLink> relayWaiters = new ArrayList<>();
 
-    MeshLink(MeshNode node, Kind kind, int expectedPeer, Ticker ticker) {
-        this.node = node;
+    MeshLink(Links links, Kind kind, int expectedPeer, Ticker ticker) {
+        this.links = links;
         this.kind = kind;
         this.expectedPeer = expectedPeer;
         this.ticker = ticker;
@@ -143,7 +143,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         lastReadNanos = ticker.nanoTime();
         activeNanos = lastReadNanos;
         lastHeartbeatNanos = lastReadNanos;
-        node.linkActive(this);
+        links.linkActive(this);
         ctx.fireChannelActive();
     }
 
@@ -152,9 +152,9 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         ByteBuf frame = (ByteBuf) msg;
         lastReadNanos = ticker.nanoTime();
         try {
-            node.onFrame(this, frame);
+            links.onFrame(this, frame);
         } catch (RuntimeException e) {
-            node.protocolError(this, e.toString());
+            links.protocolError(this, e.toString());
         } finally {
             frame.release();
         }
@@ -167,7 +167,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         heartbeatSlot = false;
         answerSlot = false;
         releaseRelayWaiters();
-        node.linkClosed(this);
+        links.linkClosed(this);
         ctx.fireChannelInactive();
     }
 
@@ -175,7 +175,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (channel.isWritable()) {
             releaseRelayWaiters();
-            node.linkWritable(this);
+            links.linkWritable(this);
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -183,12 +183,12 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof DecoderException) {
-            node.protocolError(this, cause.getMessage());
+            links.protocolError(this, cause.getMessage());
         } else if (cause instanceof IOException) {
-            MeshNode.log.debug("mesh {}: {} {}: {}", node.describe(), kind, channel.remoteAddress(), cause.toString());
+            MeshNode.log.debug("mesh {}: {} {}: {}", links.describe(), kind, channel.remoteAddress(), cause.toString());
             ctx.close();
         } else {
-            MeshNode.log.warn("mesh {}: {} {} failed", node.describe(), kind, channel.remoteAddress(), cause);
+            MeshNode.log.warn("mesh {}: {} {} failed", links.describe(), kind, channel.remoteAddress(), cause);
             ctx.close();
         }
     }
@@ -413,13 +413,13 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         try {
             back = recall.recalled(dst, payload);
         } catch (RuntimeException e) {
-            MeshNode.log.warn("mesh {}: a sender's recall failed; the message goes out", node.describe(), e);
+            MeshNode.log.warn("mesh {}: a sender's recall failed; the message goes out", links.describe(), e);
             back = false;
         }
         if (back) {
             // Never written, so never in flight: cancelling runs the listener, which counts only written frames.
             queue.remove().cancel(false);
-            node.takenBack(dst);
+            links.takenBack(dst);
         }
         return back;
     }

@@ -1,18 +1,13 @@
 package ernic.mesh;
 
 import ernic.counters.Counters;
-import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.WriteBufferWaterMark;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.PromiseCombiner;
@@ -77,7 +72,8 @@ public final class MeshNode {
     private final Counters<MeshCounter> counters = new Counters<>(MeshCounter.class);
     private final PeerCounters peers = new PeerCounters();
     private final Side side;
-    private final Set<MeshLink> links = new LinkedHashSet<>();
+    private final Links links = new Links(this, counters);
+    private final Sockets sockets;
 
     private int nodeId = -1;
     private boolean started;
@@ -98,6 +94,7 @@ public final class MeshNode {
         this.intervalNanos = config.heartbeatInterval().toNanos();
         this.side = role == Role.MANAGER ? new ManagerSide(this) : new WorkerSide(this, managerAddress);
         this.sendTimeoutNanos = side.sendTimeoutNanos(config.sendTimeout().toNanos());
+        this.sockets = new Sockets(this);
     }
 
     private static long randomNonce() {
@@ -178,28 +175,10 @@ public final class MeshNode {
             return;
         }
         started = true;
-        ServerBootstrap b = new ServerBootstrap()
-                .group(loop)
-                .channel(transport.server())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, alloc)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark())
-                .childHandler(new ChannelInitializer<>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        initPipeline(ch, newLink(side.accepts(), -1));
-                    }
-                });
-        if (config.socketBufferBytes() > 0) {
-            b.option(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
-            b.childOption(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
-            b.childOption(ChannelOption.SO_SNDBUF, config.socketBufferBytes());
-        }
         InetSocketAddress bind = config.bindHost() == null
                 ? new InetSocketAddress(listenPort)
                 : new InetSocketAddress(config.bindHost(), listenPort);
-        b.bind(bind).addListener((ChannelFuture f) -> {
+        sockets.listen(bind, () -> newLink(side.accepts(), -1)).addListener((ChannelFuture f) -> {
             if (!f.isSuccess()) {
                 log.error("mesh {}: cannot listen on {}", describe(), bind, f.cause());
                 p.setFailure(f.cause());
@@ -228,29 +207,12 @@ public final class MeshNode {
             closing.add(server);
             server.close();
         }
-        for (MeshLink l : new ArrayList<>(links)) {
-            if (l.channel() != null) {
-                closing.add(l.channel());
-            }
-            l.close();
-        }
+        closing.addAll(links.closeAll());
         return closing;
     }
 
-    private WriteBufferWaterMark waterMark() {
-        return new WriteBufferWaterMark(config.writeBufferLow(), config.writeBufferHigh());
-    }
-
     MeshLink newLink(MeshLink.Kind kind, int expectedPeer) {
-        return new MeshLink(this, kind, expectedPeer, ticker);
-    }
-
-    /** The pipeline of every mesh connection: the frame decoder, then the link. */
-    void initPipeline(Channel ch, MeshLink link) {
-        ch.pipeline().addLast(
-                new LengthFieldBasedFrameDecoder(config.maxFrameLength(), 0, Wire.LENGTH_BYTES, 0, Wire.LENGTH_BYTES),
-                link);
-        links.add(link);
+        return new MeshLink(links, kind, expectedPeer, ticker);
     }
 
     // ---------------------------------------------------------------- public API
@@ -439,7 +401,7 @@ public final class MeshNode {
      */
     public void setReceivingFromAll(boolean on) {
         onLoop(() -> {
-            for (MeshLink l : links) {
+            for (MeshLink l : links.all()) {
                 if (l.isOpen()) {
                     l.setAppPaused(!on);
                 }
@@ -548,6 +510,14 @@ public final class MeshNode {
         return gids;
     }
 
+    Links links() {
+        return links;
+    }
+
+    Sockets sockets() {
+        return sockets;
+    }
+
     Router router() {
         return router;
     }
@@ -598,46 +568,11 @@ public final class MeshNode {
         listeners.message(src, frame.readRetainedSlice(len));
     }
 
-    /** True when {@code h} speaks this protocol; otherwise refuses it, counted, and closes. */
-    boolean speaksOurs(MeshLink link, String what, Wire.Handshake h) {
-        if (h.speaksOurs()) {
-            return true;
-        }
-        counters.inc(MeshCounter.REFUSED_HANDSHAKES);
-        log.warn("mesh {}: refused {} from {}: magic 0x{} version {}, this node speaks magic 0x{} version {}",
-                describe(), what, link.remote(), Integer.toHexString(h.magic()), h.version(),
-                Integer.toHexString(Wire.MAGIC), Wire.VERSION);
-        link.refuseAndClose(new Wire.Refuse(Wire.REFUSE_VERSION,
-                "magic/version mismatch: expected 0x" + Integer.toHexString(Wire.MAGIC) + " v" + Wire.VERSION)
-                .encode(alloc));
-        return false;
-    }
-
-    /** A REFUSE from the peer: the connection it came on is finished. */
-    void refused(MeshLink link, Wire.Refuse r) {
-        if (link.kind() == MeshLink.Kind.UPLINK) {
-            counters.inc(MeshCounter.REGISTRATIONS_REFUSED);
-            log.warn("mesh {}: registration refused by the manager at {} (reason {}): {}", describe(),
-                    link.remote(), r.reason(), r.text());
-        } else {
-            log.info("mesh {}: direct connection refused by {} (reason {}): {}", describe(), link.remote(),
-                    r.reason(), r.text());
-        }
-        link.close();
-    }
-
     String describe() {
         if (role == Role.MANAGER) {
             return "manager";
         }
         return nodeId < 0 ? "worker (unregistered)" : "worker " + nodeId;
-    }
-
-    String peerName(MeshLink l) {
-        if (l.peerId() < 0) {
-            return "an unregistered peer";
-        }
-        return l.peerId() == 0 ? "the manager" : "node " + l.peerId();
     }
 
     // ---------------------------------------------------------------- loop plumbing
@@ -676,93 +611,8 @@ public final class MeshNode {
     }
 
     private void health(long now) {
-        for (MeshLink l : new ArrayList<>(links)) {
-            switch (l.health(now, intervalNanos, sendTimeoutNanos)) {
-                case FINE -> {
-                }
-                case HEARTBEAT_SENT -> counters.inc(MeshCounter.HEARTBEATS_SENT);
-                case SEND_TIMED_OUT -> {
-                    counters.inc(MeshCounter.SEND_TIMEOUTS);
-                    log.warn("mesh {}: nothing sent to {} ({}) for {} ms with {} bytes queued: shutting the "
-                            + "connection down", describe(), peerName(l), l.remote(),
-                            TimeUnit.NANOSECONDS.toMillis(sendTimeoutNanos), l.queuedBytes());
-                    l.close();
-                }
-                case HANDSHAKE_TIMED_OUT -> {
-                    log.info("mesh {}: {} from {} did not complete its handshake in three intervals: closing",
-                            describe(), l.kind(), l.remote());
-                    l.close();
-                }
-                case SILENT -> {
-                    counters.inc(MeshCounter.SILENT_CONNECTIONS_CLOSED);
-                    log.warn("mesh {}: heard nothing from {} for {} ms: closing the connection", describe(),
-                            peerName(l), TimeUnit.NANOSECONDS.toMillis(l.quietNanos()));
-                    l.close();
-                }
-            }
-        }
+        links.health(now, intervalNanos, sendTimeoutNanos);
         side.tick(now);
     }
 
-    // ---------------------------------------------------------------- link events
-
-    void linkActive(MeshLink link) {
-        side.linkActive(link);
-    }
-
-    void linkWritable(MeshLink link) {
-        if (link.isOpen()) {
-            side.linkWritable(link);
-        }
-    }
-
-    void linkClosed(MeshLink link) {
-        links.remove(link);
-        if (!closed) {
-            side.linkClosed(link, ticker.nanoTime());
-        }
-    }
-
-    void protocolError(MeshLink link, String reason) {
-        counters.inc(MeshCounter.PROTOCOL_ERRORS);
-        log.warn("mesh {}: protocol violation by {} ({}): {}: closing the connection", describe(), peerName(link),
-                link.remote(), reason);
-        link.close();
-    }
-
-    /** A link dropped a message for {@code dst} that its sender took back. */
-    void takenBack(int dst) {
-        peers.of(dst).inc(PeerCounter.TAKEN_BACK);
-    }
-
-    /** One frame as received (type and body): decoded, checked, and handed to whoever handles it. */
-    void onFrame(MeshLink link, ByteBuf f) {
-        int start = f.readerIndex();
-        Wire.Frame frame;
-        try {
-            frame = Wire.decode(f);
-        } catch (Wire.BadFrame e) {
-            protocolError(link, e.getMessage());
-            return;
-        }
-        if (!link.isOpen()) {
-            side.handshake(link, frame);
-            return;
-        }
-        switch (frame) {
-            // Only its fields go on, so the record need not be allocated once decode is inlined.
-            case Wire.Data d -> side.data(link, d.source(), d.destination(), f, start);
-            case Wire.Heartbeat h -> {
-                if (h == Wire.Heartbeat.REQUEST) {
-                    counters.inc(MeshCounter.HEARTBEATS_RECEIVED);
-                    link.answer();
-                }
-            }
-            case Wire.Refuse r -> refused(link, r);
-            case Wire.Topology t -> side.control(link, t);
-            case Wire.Gids g -> side.control(link, g);
-            case Wire.GidUpdate g -> side.control(link, g);
-            case Wire.Handshake h -> protocolError(link, "unexpected " + Wire.name(h) + " on an open " + link.kind());
-        }
-    }
 }

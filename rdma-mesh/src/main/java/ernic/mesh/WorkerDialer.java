@@ -1,11 +1,6 @@
 package ernic.mesh;
 
-import io.netty.bootstrap.Bootstrap;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.WriteBufferWaterMark;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -28,7 +23,6 @@ import java.util.function.Consumer;
 final class WorkerDialer {
     private final MeshNode node;
     private final MeshAddress manager;
-    private final Transport transport;
     private boolean uplinkConnecting;
     private long nextUplinkAttempt;
     private final Set<Integer> directConnecting = new HashSet<>();
@@ -37,7 +31,6 @@ final class WorkerDialer {
     WorkerDialer(MeshNode node, MeshAddress manager) {
         this.node = node;
         this.manager = manager;
-        this.transport = Transport.forLoop(node.eventLoop());
     }
 
     MeshAddress manager() {
@@ -177,28 +170,9 @@ final class WorkerDialer {
             failed.run();
             return;
         }
-        MeshConfig config = node.config();
         MeshLink link = node.newLink(kind, peer);
-        Bootstrap b = new Bootstrap()
-                .group(node.eventLoop())
-                .channel(transport.socket())
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) config.connectTimeout().toMillis())
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.ALLOCATOR, node.allocator())
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK,
-                        new WriteBufferWaterMark(config.writeBufferLow(), config.writeBufferHigh()))
-                .handler(new ChannelInitializer<>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        node.initPipeline(ch, link);
-                    }
-                });
-        if (config.socketBufferBytes() > 0) {
-            b.option(ChannelOption.SO_SNDBUF, config.socketBufferBytes());
-            b.option(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
-        }
         InetSocketAddress target = addresses.get(i);
-        b.connect(target).addListener((ChannelFuture f) -> {
+        node.sockets().connect(target, link).addListener((ChannelFuture f) -> {
             if (f.isSuccess()) {
                 connected.accept(link);
             } else if (i + 1 < addresses.size()) {

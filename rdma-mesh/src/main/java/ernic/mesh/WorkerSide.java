@@ -59,29 +59,30 @@ final class WorkerSide implements Side {
                 if (frame instanceof Wire.Hello h) {
                     onHello(link, h);
                 } else {
-                    node.protocolError(link, "expected HELLO, got " + Wire.name(frame));
+                    node.links().protocolError(link, "expected HELLO, got " + Wire.name(frame));
                 }
             }
             case UPLINK -> {
                 switch (frame) {
                     case Wire.RegisterAck a -> onRegisterAck(link, a);
-                    case Wire.Refuse r -> node.refused(link, r);
-                    default -> node.protocolError(link, "expected REGISTER_ACK, got " + Wire.name(frame));
+                    case Wire.Refuse r -> node.links().refused(link, r);
+                    default -> node.links().protocolError(link,
+                            "expected REGISTER_ACK, got " + Wire.name(frame));
                 }
             }
             case DIRECT_OUT -> {
                 switch (frame) {
                     case Wire.HelloAck a -> onHelloAck(link, a);
-                    case Wire.Refuse r -> node.refused(link, r);
-                    default -> node.protocolError(link, "expected HELLO_ACK, got " + Wire.name(frame));
+                    case Wire.Refuse r -> node.links().refused(link, r);
+                    default -> node.links().protocolError(link, "expected HELLO_ACK, got " + Wire.name(frame));
                 }
             }
-            case DOWNLINK -> node.protocolError(link, "a worker has no DOWNLINK");
+            case DOWNLINK -> node.links().protocolError(link, "a worker has no DOWNLINK");
         }
     }
 
     private void onRegisterAck(MeshLink link, Wire.RegisterAck a) {
-        if (!node.speaksOurs(link, "registration answer", a)) {
+        if (!node.links().speaksOurs(link, "registration answer", a)) {
             return;
         }
         int id = a.nodeId();
@@ -107,7 +108,7 @@ final class WorkerSide implements Side {
     }
 
     private void onHello(MeshLink link, Wire.Hello h) {
-        if (!node.speaksOurs(link, "handshake", h)) {
+        if (!node.links().speaksOurs(link, "handshake", h)) {
             return;
         }
         int self = node.id();
@@ -115,17 +116,17 @@ final class WorkerSide implements Side {
         if (self < 0 || h.target() != self) {
             MeshNode.log.info("mesh {}: refused a direct connection from node {} meant for node {}", node.describe(),
                     peer, h.target());
-            link.refuseAndClose(new Wire.Refuse(Wire.REFUSE_NOT_ME, "this is node " + self).encode(node.allocator()));
+            node.links().refuseAndClose(link, new Wire.Refuse(Wire.REFUSE_NOT_ME, "this is node " + self));
             return;
         }
         if (peer <= 0 || peer >= self) {
-            node.protocolError(link, "HELLO from node " + peer + " to node " + self + " (the lower id connects)");
+            node.links().protocolError(link, "HELLO from node " + peer + " to node " + self + " (the lower id connects)");
             return;
         }
         if (!node.config().directPeers().test(peer)) {
             MeshNode.log.info("mesh {}: refused a direct connection from node {}: disabled", node.describe(), peer);
-            link.refuseAndClose(new Wire.Refuse(Wire.REFUSE_DIRECT_DISABLED, "direct connections disabled")
-                    .encode(node.allocator()));
+            node.links().refuseAndClose(link,
+                    new Wire.Refuse(Wire.REFUSE_DIRECT_DISABLED, "direct connections disabled"));
             return;
         }
         link.opened(peer);
@@ -140,11 +141,11 @@ final class WorkerSide implements Side {
     }
 
     private void onHelloAck(MeshLink link, Wire.HelloAck a) {
-        if (!node.speaksOurs(link, "handshake answer", a)) {
+        if (!node.links().speaksOurs(link, "handshake answer", a)) {
             return;
         }
         if (a.nodeId() != link.expectedPeer()) {
-            node.protocolError(link, "HELLO_ACK from node " + a.nodeId() + ", expected node " + link.expectedPeer());
+            node.links().protocolError(link, "HELLO_ACK from node " + a.nodeId() + ", expected node " + link.expectedPeer());
             return;
         }
         link.opened(a.nodeId());
@@ -156,19 +157,19 @@ final class WorkerSide implements Side {
     @Override
     public void control(MeshLink link, Wire.Frame frame) {
         if (link.kind() != MeshLink.Kind.UPLINK) {
-            node.protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
+            node.links().protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
             return;
         }
         switch (frame) {
             case Wire.Topology t -> onTopology(link, t);
             case Wire.GidUpdate u -> onGidUpdate(u);
-            default -> node.protocolError(link, Wire.name(frame) + " from the manager");
+            default -> node.links().protocolError(link, Wire.name(frame) + " from the manager");
         }
     }
 
     private void onTopology(MeshLink link, Wire.Topology t) {
         if (t.nodes().size() > node.config().maxNodes() * 4) {
-            node.protocolError(link, "topology of " + t.nodes().size() + " nodes");
+            node.links().protocolError(link, "topology of " + t.nodes().size() + " nodes");
             return;
         }
         TreeMap<Integer, NodeInfo> next = new TreeMap<>();
@@ -208,12 +209,12 @@ final class WorkerSide implements Side {
         int self = node.id();
         if (link.kind() == MeshLink.Kind.UPLINK) {
             if (dst != self) {
-                node.protocolError(link, "DATA for node " + dst + " delivered to node " + self);
+                node.links().protocolError(link, "DATA for node " + dst + " delivered to node " + self);
             } else {
                 node.deliver(src, frame, src != 0);
             }
         } else if (src != link.peerId() || dst != self) {
-            node.protocolError(link, "DATA " + src + "->" + dst + " on the direct connection " + link.peerId()
+            node.links().protocolError(link, "DATA " + src + "->" + dst + " on the direct connection " + link.peerId()
                     + "<->" + self);
         } else {
             node.deliver(src, frame, false);

@@ -60,7 +60,7 @@ class MeshLinkTest {
     @Test
     void heartbeatsGoAheadOfQueuedDataAndAtMostOneOfEachWaits() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
 
@@ -93,7 +93,7 @@ class MeshLinkTest {
     @Test
     void aSenderTakesBackWhatIsStillQueuedAndWhatWentDownStillGoes() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         List<Integer> asked = new ArrayList<>();
@@ -152,7 +152,7 @@ class MeshLinkTest {
     @Test
     void aRecallThatFailsLetsTheFrameGo() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         ByteBuf p = payload(9, 100);
@@ -170,7 +170,7 @@ class MeshLinkTest {
     @Test
     void queuedBytesCountTowardTheWatermarks() {
         MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1, ticker);
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
         StalledSocket socket = new StalledSocket();
         EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         ch.config().setWriteBufferWaterMark(new WriteBufferWaterMark(1000, 200_000));
