@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -195,5 +196,116 @@ class MeshLinkTest {
         assertThat(link.queuedBytes()).isZero();
         assertThat(ch.isWritable()).isTrue();
         ch.finishAndReleaseAll();
+    }
+
+    // ---------------------------------------------------------------- the health check, on the mock ticker
+
+    static final long INTERVAL = TimeUnit.MILLISECONDS.toNanos(100);
+    static final long SEND_TIMEOUT = TimeUnit.SECONDS.toNanos(10);
+
+    private MeshLink.Health check(MeshLink link) {
+        return link.health(ticker.nanoTime(), INTERVAL, SEND_TIMEOUT);
+    }
+
+    @Test
+    void aQuietConnectionGetsHeartbeatsAndIsClosedAfterThreeSilentIntervals() {
+        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
+        StalledSocket socket = new StalledSocket();
+        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
+        link.opened(2);
+        ticker.advance(INTERVAL - 1, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.HEARTBEAT_SENT);
+        assertThat(check(link)).as("one heartbeat an interval").isEqualTo(MeshLink.Health.FINE);
+        assertThat(socket.types).containsExactly(Wire.HEARTBEAT);
+        ticker.advance(INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.HEARTBEAT_SENT);
+        ticker.advance(INTERVAL - 1, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.SILENT);
+
+        // A frame from the peer (its answer to a heartbeat, say) is a sign of life: the count starts again.
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
+        assertThat(check(link)).isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(3 * INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.SILENT);
+        // Silence on a connection this node stopped reading is its own doing.
+        link.setAppPaused(true);
+        assertThat(check(link)).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
+        ticker.advance(10 * INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isNotEqualTo(MeshLink.Health.SILENT);
+        while (!socket.held.isEmpty()) {
+            socket.releaseOne();
+        }
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHeartbeatIsAnsweredAheadOfData() {
+        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
+        StalledSocket socket = new StalledSocket();
+        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
+        link.opened(2);
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT));
+        assertThat(socket.types).containsExactly(Wire.HEARTBEAT_ACK);
+        assertThat(node.counters()).containsEntry("node.heartbeatsReceived", 1L);
+        // A heartbeat with a body is not one.
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT).writeByte(0));
+        assertThat(node.counters()).containsEntry("node.protocolErrors", 1L);
+        assertThat(ch.isActive()).isFalse();
+        socket.held.forEach(h -> h.frame().release());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHandshakeThatTakesThreeIntervalsIsGivenUp() {
+        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
+        EmbeddedChannel ch = new EmbeddedChannel(new StalledSocket(), link);
+        ticker.advance(3 * INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).as("no heartbeats before the handshake").isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.HANDSHAKE_TIMED_OUT);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void queuedDataThatGoesNowhereForTheSendTimeoutEndsTheConnection() {
+        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
+        MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
+        StalledSocket socket = new StalledSocket();
+        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
+        link.opened(2);
+        link.write(data(MeshLink.IN_FLIGHT_LIMIT));
+        link.write(data(100));
+        ch.runPendingTasks();
+        // The peer keeps talking (so it is not silent) but reads nothing: the send side times out.
+        for (int i = 0; i < 100; i++) {
+            ticker.advance(SEND_TIMEOUT / 100, TimeUnit.NANOSECONDS);
+            ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
+            assertThat(check(link)).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
+        }
+        // Progress (the socket takes the first frame) starts the time-out again.
+        socket.releaseOne();
+        ch.runPendingTasks();
+        ticker.advance(SEND_TIMEOUT, TimeUnit.NANOSECONDS);
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
+        assertThat(check(link)).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check(link)).isEqualTo(MeshLink.Health.SEND_TIMED_OUT);
+        socket.held.forEach(h -> h.frame().release());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void theManagerGivesUpOnAStuckWorkerInHalfTheWorkersTime() {
+        // Its relay target is dropped before the relay's senders would drop the manager.
+        assertThat(new ManagerSide(null).sendTimeoutNanos(SEND_TIMEOUT)).isEqualTo(SEND_TIMEOUT / 2);
+        assertThat(new WorkerSide(MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults()), null)
+                .sendTimeoutNanos(SEND_TIMEOUT)).isEqualTo(SEND_TIMEOUT);
     }
 }
