@@ -113,6 +113,19 @@ final class Links {
         }
     }
 
+    /** Hands a received payload to the listeners; {@code frame} is read up to it. */
+    void deliver(int src, ByteBuf frame, boolean relayed) {
+        int len = frame.readableBytes();
+        Counters<PeerCounter> pc = node.peers().of(src);
+        pc.add(PeerCounter.BYTES_RECEIVED, len);
+        pc.inc(PeerCounter.MESSAGES_RECEIVED);
+        if (relayed) {
+            pc.inc(PeerCounter.RELAYED_MESSAGES);
+            pc.add(PeerCounter.RELAYED_BYTES, len);
+        }
+        node.listeners().message(src, frame.readRetainedSlice(len));
+    }
+
     /** True when {@code h} speaks this protocol; otherwise refuses it, counted, and closes. */
     boolean speaksOurs(MeshLink link, String what, Wire.Handshake h) {
         if (h.speaksOurs()) {

@@ -111,7 +111,7 @@ final class ManagerSide implements Side {
         if (src != link.peerId()) {
             node.links().protocolError(link, "DATA claims source " + src);
         } else if (dst == 0) {
-            node.deliver(src, frame, false);
+            node.links().deliver(src, frame, false);
         } else {
             relay(link, src, dst, frame, start);
         }

@@ -149,11 +149,6 @@ final class ManagerTable {
         gidsChanged.add(id);
     }
 
-    /** Something changed since the last {@link #broadcast}. */
-    boolean changed() {
-        return topologyChanged || !gidsChanged.isEmpty();
-    }
-
     /**
      * What every registered node is sent now: the topology if it changed, and the GID records of the nodes whose
      * sets or liveness changed (a removed record for one evicted). Clears the changes.

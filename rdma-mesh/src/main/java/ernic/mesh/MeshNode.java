@@ -429,13 +429,7 @@ public final class MeshNode {
      */
     public Map<String, Counters<PeerCounter>> peerCounterSets() {
         requireLoop("peerCounterSets");
-        Map<String, Counters<PeerCounter>> m = new LinkedHashMap<>();
-        for (Map.Entry<Integer, Counters<PeerCounter>> e : peers.all().entrySet()) {
-            MeshLink l = router.connectionTo(e.getKey());
-            e.getValue().set(PeerCounter.QUEUE_DEPTH, l == null ? 0 : l.queuedBytes());
-            m.put(Integer.toString(e.getKey()), e.getValue());
-        }
-        return m;
+        return peers.sets(router);
     }
 
     /**
@@ -553,19 +547,6 @@ public final class MeshNode {
     /** The GIDs this node advertises (kept while it has no id). */
     Set<Gid> ownGids() {
         return ownGids;
-    }
-
-    /** Hands a received payload to the listeners; {@code frame} is read up to it. */
-    void deliver(int src, ByteBuf frame, boolean relayed) {
-        int len = frame.readableBytes();
-        Counters<PeerCounter> pc = peers.of(src);
-        pc.add(PeerCounter.BYTES_RECEIVED, len);
-        pc.inc(PeerCounter.MESSAGES_RECEIVED);
-        if (relayed) {
-            pc.inc(PeerCounter.RELAYED_MESSAGES);
-            pc.add(PeerCounter.RELAYED_BYTES, len);
-        }
-        listeners.message(src, frame.readRetainedSlice(len));
     }
 
     String describe() {

@@ -31,8 +31,15 @@ final class PeerCounters {
         connected.remove(peer);
     }
 
-    Map<Integer, Counters<PeerCounter>> all() {
-        return sets;
+    /** Every set by peer id as a string, each queue depth set from the peer's connection in {@code router} now. */
+    Map<String, Counters<PeerCounter>> sets(Router router) {
+        Map<String, Counters<PeerCounter>> m = new LinkedHashMap<>();
+        for (Map.Entry<Integer, Counters<PeerCounter>> e : sets.entrySet()) {
+            MeshLink l = router.connectionTo(e.getKey());
+            e.getValue().set(PeerCounter.QUEUE_DEPTH, l == null ? 0 : l.queuedBytes());
+            m.put(Integer.toString(e.getKey()), e.getValue());
+        }
+        return m;
     }
 
     /** One set as the stats file shows it: key to value, in declaration order. */

@@ -58,11 +58,6 @@ final class Router {
         uplink = l;
     }
 
-    /** {@code peer}'s own connection, open or not yet; null when there is none. */
-    MeshLink peer(int peer) {
-        return peers.get(peer);
-    }
-
     boolean hasPeer(int peer) {
         return peers.containsKey(peer);
     }

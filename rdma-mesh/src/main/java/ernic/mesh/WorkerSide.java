@@ -211,13 +211,13 @@ final class WorkerSide implements Side {
             if (dst != self) {
                 node.links().protocolError(link, "DATA for node " + dst + " delivered to node " + self);
             } else {
-                node.deliver(src, frame, src != 0);
+                node.links().deliver(src, frame, src != 0);
             }
         } else if (src != link.peerId() || dst != self) {
             node.links().protocolError(link, "DATA " + src + "->" + dst + " on the direct connection " + link.peerId()
                     + "<->" + self);
         } else {
-            node.deliver(src, frame, false);
+            node.links().deliver(src, frame, false);
         }
     }
 

@@ -69,6 +69,34 @@ class MembershipTest {
     }
 
     @Test
+    void theCounterSetsGoIntoTheRegistryAndTheStatsViewKeepsItsKeys() {
+        Cluster.Recorder rm = new Cluster.Recorder();
+        try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
+            c.startManager(rm);
+            MeshNode w = c.startWorker();
+            assertThat(send(w, 0, "hello")).isEqualTo(SendResult.QUEUED);
+            await("delivered", () -> rm.has(1, "hello"));
+            ernic.counters.CounterRegistry registry = new ernic.counters.CounterRegistry();
+            registry.register("mesh.", w.counterSet());
+            registry.registerFamily("mesh.peer.", "peer", w::peerCounterSets);
+            List<ernic.counters.CounterRegistry.Sample> samples = Cluster.on(w, registry::snapshot);
+            assertThat(samples).contains(
+                    new ernic.counters.CounterRegistry.Sample("mesh.protocolErrors", java.util.Map.of(), 0L),
+                    new ernic.counters.CounterRegistry.Sample("mesh.peer.messagesSent",
+                            java.util.Map.of("peer", "0"), 1L),
+                    new ernic.counters.CounterRegistry.Sample("mesh.peer.bytesSent",
+                            java.util.Map.of("peer", "0"), 5L));
+            assertThat(w.counters()).containsKeys("node.refusedHandshakes", "node.gidRecordsReceived",
+                    "peer.0.messagesSent", "peer.0.queueDepth", "peer.0.reconnects", "peer.0.takenBack");
+            assertThat(w.peerCounters().get(0).keySet()).containsExactly("bytesSent", "messagesSent",
+                    "bytesReceived", "messagesReceived", "queueDepth", "reconnects", "relayedMessages",
+                    "relayedBytes", "takenBack");
+            org.assertj.core.api.Assertions.assertThatThrownBy(w::peerCounterSets)
+                    .as("the live sets belong to the loop").isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
     void aDroppedDirectConnectionIsMadeAgain() {
         Cluster.Recorder r2 = new Cluster.Recorder();
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
