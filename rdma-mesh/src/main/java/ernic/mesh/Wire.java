@@ -115,8 +115,7 @@ final class Wire {
         static Register decode(ByteBuf b) throws BadFrame {
             int magic = readMagic(b);
             int version = b.readUnsignedShort();
-            if (magic != MAGIC || version != VERSION) {
-                b.skipBytes(b.readableBytes());
+            if (!ours(b, magic, version)) {
                 return new Register(magic, version, -1, 0, 0);
             }
             need(b, 14, "REGISTER");
@@ -145,8 +144,7 @@ final class Wire {
         static RegisterAck decode(ByteBuf b) throws BadFrame {
             int magic = readMagic(b);
             int version = b.readUnsignedShort();
-            if (magic != MAGIC || version != VERSION) {
-                b.skipBytes(b.readableBytes());
+            if (!ours(b, magic, version)) {
                 return new RegisterAck(magic, version, -1);
             }
             need(b, 4, "REGISTER_ACK");
@@ -191,8 +189,7 @@ final class Wire {
         static Hello decode(ByteBuf b) throws BadFrame {
             int magic = readMagic(b);
             int version = b.readUnsignedShort();
-            if (magic != MAGIC || version != VERSION) {
-                b.skipBytes(b.readableBytes());
+            if (!ours(b, magic, version)) {
                 return new Hello(magic, version, -1, 0, -1);
             }
             need(b, 16, "HELLO");
@@ -218,8 +215,7 @@ final class Wire {
         static HelloAck decode(ByteBuf b) throws BadFrame {
             int magic = readMagic(b);
             int version = b.readUnsignedShort();
-            if (magic != MAGIC || version != VERSION) {
-                b.skipBytes(b.readableBytes());
+            if (!ours(b, magic, version)) {
                 return new HelloAck(magic, version, -1, 0);
             }
             need(b, 12, "HELLO_ACK");
@@ -520,6 +516,18 @@ final class Wire {
             s.add(Gid.of(b.readLong(), b.readLong()));
         }
         return s;
+    }
+
+    /**
+     * Whether a handshake's magic and version are this protocol's; if not, skips the rest of it, which another
+     * version may lay out otherwise.
+     */
+    private static boolean ours(ByteBuf b, int magic, int version) {
+        if (magic == MAGIC && version == VERSION) {
+            return true;
+        }
+        b.skipBytes(b.readableBytes());
+        return false;
     }
 
     private static int readMagic(ByteBuf b) throws BadFrame {
