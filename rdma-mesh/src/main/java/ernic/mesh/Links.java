@@ -141,7 +141,7 @@ final class Links {
     }
 
     void refuseAndClose(MeshLink link, Wire.Refuse r) {
-        link.refuseAndClose(r.encode(node.allocator()));
+        link.refuseAndClose(r.encode(node.alloc()));
     }
 
     /** A REFUSE from the peer: the connection it came on is finished. */

@@ -36,7 +36,7 @@ final class ManagerSide implements Side {
     @Override
     public void started() {
         node.setId(0);
-        table = new ManagerTable(node.config().maxNodes(), node.nonce(), node.ticker(), node.gids());
+        table = new ManagerTable(node.config().maxNodes(), node.instanceNonce(), node.ticker(), node.gids());
         node.gids().apply(0, node.ownGids());
         MeshNode.log.info("mesh manager: listening on port {}", node.boundPort());
     }
@@ -59,7 +59,7 @@ final class ManagerSide implements Side {
         InetSocketAddress address = new InetSocketAddress(remote.getAddress(), r.port());
         switch (table.register(r.nonce(), address)) {
             case ManagerTable.Refused refused -> {
-                node.counterValues().inc(MeshCounter.REGISTRATIONS_REFUSED);
+                node.counterSet().inc(MeshCounter.REGISTRATIONS_REFUSED);
                 node.links().refuseAndClose(link, refused.refusal());
             }
             case ManagerTable.Admitted a -> admit(link, r, a);
@@ -68,7 +68,7 @@ final class ManagerSide implements Side {
 
     private void admit(MeshLink link, Wire.Register r, ManagerTable.Admitted a) {
         if (a.evicted() >= 0) {
-            node.counterValues().inc(MeshCounter.EVICTIONS);
+            node.counterSet().inc(MeshCounter.EVICTIONS);
             node.peers().forget(a.evicted());
         }
         if (r.requestedId() > 0 && r.requestedId() != a.id()) {
@@ -85,7 +85,7 @@ final class ManagerSide implements Side {
         for (Wire.Frame f : a.welcome()) {
             link.write(f);
             if (f instanceof Wire.GidUpdate u) {
-                node.counterValues().add(MeshCounter.GID_RECORDS_SENT, u.records().size());
+                node.counterSet().add(MeshCounter.GID_RECORDS_SENT, u.records().size());
             }
         }
         if (a.revived()) {
@@ -120,12 +120,12 @@ final class ManagerSide implements Side {
     private void relay(MeshLink from, int src, int dst, ByteBuf f, int start) {
         MeshLink to = node.router().route(dst);
         if (to == null) {
-            node.counterValues().inc(MeshCounter.RELAY_DROPPED);
+            node.counterSet().inc(MeshCounter.RELAY_DROPPED);
             MeshNode.log.debug("mesh manager: dropped a message from node {} to node {}: no connection", src, dst);
             return;
         }
         int len = f.readableBytes();
-        to.write(Wire.reframe(node.allocator(), f.retainedSlice(start, f.writerIndex() - start)));
+        to.write(Wire.reframe(node.alloc(), f.retainedSlice(start, f.writerIndex() - start)));
         Counters<PeerCounter> pc = node.peers().of(dst);
         pc.inc(PeerCounter.RELAYED_MESSAGES);
         pc.add(PeerCounter.RELAYED_BYTES, len);
@@ -186,7 +186,7 @@ final class ManagerSide implements Side {
         List<Wire.Frame> frames = table.broadcast();
         List<ByteBuf> encoded = new ArrayList<>(frames.size());
         for (Wire.Frame f : frames) {
-            encoded.add(f.encode(node.allocator()));
+            encoded.add(f.encode(node.alloc()));
         }
         for (MeshLink l : node.router().peerLinks()) {
             if (!l.isOpen()) {
@@ -195,7 +195,7 @@ final class ManagerSide implements Side {
             for (int i = 0; i < frames.size(); i++) {
                 l.write(encoded.get(i).retainedDuplicate());
                 if (frames.get(i) instanceof Wire.GidUpdate u) {
-                    node.counterValues().add(MeshCounter.GID_RECORDS_SENT, u.records().size());
+                    node.counterSet().add(MeshCounter.GID_RECORDS_SENT, u.records().size());
                 }
             }
         }

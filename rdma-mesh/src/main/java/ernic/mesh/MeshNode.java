@@ -492,10 +492,6 @@ public final class MeshNode {
         return config;
     }
 
-    ByteBufAllocator allocator() {
-        return alloc;
-    }
-
     Listeners listeners() {
         return listeners;
     }
@@ -516,16 +512,8 @@ public final class MeshNode {
         return router;
     }
 
-    Counters<MeshCounter> counterValues() {
-        return counters;
-    }
-
     PeerCounters peers() {
         return peers;
-    }
-
-    long nonce() {
-        return nonce;
     }
 
     int boundPort() {

@@ -50,7 +50,7 @@ final class Sockets {
 
     private void childOptions(ServerBootstrap b) {
         b.childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, node.allocator())
+                .childOption(ChannelOption.ALLOCATOR, node.alloc())
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark());
         if (config.socketBufferBytes() > 0) {
             b.childOption(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
@@ -76,7 +76,7 @@ final class Sockets {
 
     private void options(AbstractBootstrap<?, ?> b) {
         b.option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.ALLOCATOR, node.allocator())
+                .option(ChannelOption.ALLOCATOR, node.alloc())
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark());
         if (config.socketBufferBytes() > 0) {
             b.option(ChannelOption.SO_SNDBUF, config.socketBufferBytes());

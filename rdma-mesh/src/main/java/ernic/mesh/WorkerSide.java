@@ -43,9 +43,9 @@ final class WorkerSide implements Side {
     @Override
     public void linkActive(MeshLink link) {
         switch (link.kind()) {
-            case UPLINK -> link.write(new Wire.Register(Wire.MAGIC, Wire.VERSION, node.id(), node.nonce(),
+            case UPLINK -> link.write(new Wire.Register(Wire.MAGIC, Wire.VERSION, node.id(), node.instanceNonce(),
                     node.boundPort()));
-            case DIRECT_OUT -> link.write(new Wire.Hello(Wire.MAGIC, Wire.VERSION, node.id(), node.nonce(),
+            case DIRECT_OUT -> link.write(new Wire.Hello(Wire.MAGIC, Wire.VERSION, node.id(), node.instanceNonce(),
                     link.expectedPeer()));
             default -> {
             }
@@ -135,7 +135,7 @@ final class WorkerSide implements Side {
             old.close();
         }
         node.peers().connected(peer);
-        link.write(new Wire.HelloAck(self, node.nonce()));
+        link.write(new Wire.HelloAck(self, node.instanceNonce()));
         MeshNode.log.info("mesh {}: direct connection from node {}", node.describe(), peer);
         node.listeners().writable(peer);
     }
@@ -196,7 +196,7 @@ final class WorkerSide implements Side {
     }
 
     private void onGidUpdate(Wire.GidUpdate u) {
-        node.counterValues().add(MeshCounter.GID_RECORDS_RECEIVED, u.records().size());
+        node.counterSet().add(MeshCounter.GID_RECORDS_RECEIVED, u.records().size());
         for (Wire.GidRecord r : u.records()) {
             if (r.nodeId() != node.id()) { // this node's own set is what it advertised
                 node.gids().apply(r.nodeId(), r.removed() ? Set.of() : r.gids());
