@@ -11,6 +11,7 @@ import io.netty.channel.ChannelProgressiveFutureListener;
 import io.netty.channel.ChannelProgressivePromise;
 import io.netty.channel.PendingWriteQueue;
 import io.netty.handler.codec.DecoderException;
+import io.netty.util.concurrent.Ticker;
 
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
@@ -38,27 +39,40 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         UPLINK,
         /** The manager's end of a worker's connection. */
         DOWNLINK,
-        /** Worker to worker, opened by this (lower id) node. */
+        /** Worker to worker, opened by this (lower id) links. */
         DIRECT_OUT,
-        /** Worker to worker, accepted by this (higher id) node. */
+        /** Worker to worker, accepted by this (higher id) links. */
         DIRECT_IN
     }
 
-    final MeshNode node;
-    final Kind kind;
-    /** For DIRECT_OUT: the peer it is meant to reach. */
-    final int expectedPeer;
-    final long createdNanos;
+    /** What the health check found a connection needs ({@link #health}). */
+    enum Health {
+        FINE,
+        /** Heard nothing for an interval: a heartbeat was put in its slot. */
+        HEARTBEAT_SENT,
+        /** Data queued and nothing sent for the send time-out. */
+        SEND_TIMED_OUT,
+        /** Connected, but the handshake did not complete in three intervals. */
+        HANDSHAKE_TIMED_OUT,
+        /** Heard nothing for three intervals while reading. */
+        SILENT
+    }
 
-    ChannelHandlerContext ctx;
-    Channel channel;
-    int peerId = -1;
+    private final Links links;
+    private final Kind kind;
+    /** For DIRECT_OUT: the peer it is meant to reach. */
+    private final int expectedPeer;
+    private final Ticker ticker;
+
+    private ChannelHandlerContext ctx;
+    private Channel channel;
+    private int peerId = -1;
     /** Handshake (registration or HELLO) done. */
-    boolean open;
-    long lastReadNanos;
-    long lastHeartbeatNanos;
+    private boolean open;
+    private long lastReadNanos;
+    private long lastHeartbeatNanos;
     /** When the TCP connection came up (the handshake time-out counts from here). */
-    long activeNanos;
+    private long activeNanos;
     private long lastProgressNanos;
     private PendingWriteQueue queue;
     /**
@@ -73,15 +87,48 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     private boolean appPaused;
     private boolean relayPaused;
     /** Links whose reading the manager paused because a relay to this link found it unwritable. */
-    final List<MeshLink> relayWaiters = new ArrayList<>();
+    private final List<MeshLink> relayWaiters = new ArrayList<>();
 
-    MeshLink(MeshNode node, Kind kind, int expectedPeer) {
-        this.node = node;
+    MeshLink(Links links, Kind kind, int expectedPeer, Ticker ticker) {
+        this.links = links;
         this.kind = kind;
         this.expectedPeer = expectedPeer;
-        this.createdNanos = System.nanoTime();
-        this.lastReadNanos = createdNanos;
-        this.lastHeartbeatNanos = createdNanos;
+        this.ticker = ticker;
+        this.lastReadNanos = ticker.nanoTime();
+        this.lastHeartbeatNanos = lastReadNanos;
+    }
+
+    Kind kind() {
+        return kind;
+    }
+
+    /** For DIRECT_OUT: the peer it is meant to reach; -1 otherwise. */
+    int expectedPeer() {
+        return expectedPeer;
+    }
+
+    /** The peer's id once the handshake is done (the peer it is meant for, for DIRECT_OUT, before); -1 unknown. */
+    int peerId() {
+        return open || kind != Kind.DIRECT_OUT ? peerId : expectedPeer;
+    }
+
+    boolean isOpen() {
+        return open;
+    }
+
+    /** The handshake is done: the connection carries {@code peer}'s traffic from now on. */
+    void opened(int peer) {
+        peerId = peer;
+        open = true;
+    }
+
+    Channel channel() {
+        return channel;
+    }
+
+    /** The peer's address, for logs. */
+    Object remote() {
+        return channel == null ? null : channel.remoteAddress();
     }
 
     @Override
@@ -93,21 +140,21 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-        lastReadNanos = System.nanoTime();
+        lastReadNanos = ticker.nanoTime();
         activeNanos = lastReadNanos;
         lastHeartbeatNanos = lastReadNanos;
-        node.linkActive(this);
+        links.linkActive(this);
         ctx.fireChannelActive();
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         ByteBuf frame = (ByteBuf) msg;
-        lastReadNanos = System.nanoTime();
+        lastReadNanos = ticker.nanoTime();
         try {
-            node.onFrame(this, frame);
+            links.onFrame(this, frame);
         } catch (RuntimeException e) {
-            node.protocolError(this, e.toString());
+            links.protocolError(this, e.toString());
         } finally {
             frame.release();
         }
@@ -119,14 +166,16 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         recallable.clear();
         heartbeatSlot = false;
         answerSlot = false;
-        node.linkClosed(this);
+        releaseRelayWaiters();
+        links.linkClosed(this);
         ctx.fireChannelInactive();
     }
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (channel.isWritable()) {
-            node.linkWritable(this);
+            releaseRelayWaiters();
+            links.linkWritable(this);
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -134,12 +183,12 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof DecoderException) {
-            node.protocolError(this, cause.getMessage());
+            links.protocolError(this, cause.getMessage());
         } else if (cause instanceof IOException) {
-            MeshNode.log.debug("mesh {}: {} {}: {}", node.describe(), kind, channel.remoteAddress(), cause.toString());
+            MeshNode.log.debug("mesh {}: {} {}: {}", links.describe(), kind, channel.remoteAddress(), cause.toString());
             ctx.close();
         } else {
-            MeshNode.log.warn("mesh {}: {} {} failed", node.describe(), kind, channel.remoteAddress(), cause);
+            MeshNode.log.warn("mesh {}: {} {} failed", links.describe(), kind, channel.remoteAddress(), cause);
             ctx.close();
         }
     }
@@ -157,8 +206,57 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         return inFlight > 0 || heartbeatSlot || answerSlot || (queue != null && !queue.isEmpty());
     }
 
-    long lastProgressNanos() {
-        return lastProgressNanos;
+    /**
+     * Checks the connection at {@code now}: whether to shut it down after {@code sendTimeout} of queued data going
+     * nowhere, or close it when its handshake takes three intervals or it is silent for three (unless this node
+     * stopped reading it: that silence is its own doing). Sends a heartbeat itself after one quiet interval. The
+     * caller closes (after logging why).
+     */
+    Health health(long now, long interval, long sendTimeout) {
+        if (!isActive()) {
+            return Health.FINE;
+        }
+        if (busy() && now - lastProgressNanos > sendTimeout) {
+            return Health.SEND_TIMED_OUT;
+        }
+        if (!open) {
+            if (now - activeNanos > 3 * interval) {
+                return Health.HANDSHAKE_TIMED_OUT;
+            }
+            return Health.FINE;
+        }
+        long quiet = now - lastReadNanos;
+        if (quiet >= 3 * interval && !readingPaused()) {
+            return Health.SILENT;
+        }
+        if (quiet >= interval && now - lastHeartbeatNanos >= interval) {
+            heartbeat();
+            return Health.HEARTBEAT_SENT;
+        }
+        return Health.FINE;
+    }
+
+    /** Nanoseconds since anything was read, for logs. */
+    long quietNanos() {
+        return ticker.nanoTime() - lastReadNanos;
+    }
+
+    /**
+     * A relay from {@code sender} found this link unwritable: {@code sender} stops reading until this one drains
+     * (or closes).
+     */
+    void holdBack(MeshLink sender) {
+        if (!relayWaiters.contains(sender)) {
+            sender.setRelayPaused(true);
+            relayWaiters.add(sender);
+        }
+    }
+
+    private void releaseRelayWaiters() {
+        for (MeshLink w : relayWaiters) {
+            w.setRelayPaused(false);
+        }
+        relayWaiters.clear();
     }
 
     /** Bytes this connection holds for sending: the queue plus the channel's outbound buffer. */
@@ -168,6 +266,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         }
         ChannelOutboundBuffer out = channel.unsafe().outboundBuffer();
         return out == null ? 0 : out.totalPendingWriteBytes();
+    }
+
+    /** Encodes {@code frame} and queues it behind earlier ones. */
+    void write(Wire.Frame frame) {
+        write(frame.encode(channel.alloc()));
     }
 
     /** Queues a frame behind earlier ones; the link takes it over. */
@@ -185,7 +288,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!busy()) {
-            lastProgressNanos = System.nanoTime();
+            lastProgressNanos = ticker.nanoTime();
         }
         queue.add(frame, promise(frame.readableBytes()));
         if (recall != null) {
@@ -211,9 +314,9 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!busy()) {
-            lastProgressNanos = System.nanoTime();
+            lastProgressNanos = ticker.nanoTime();
         }
-        lastHeartbeatNanos = System.nanoTime();
+        lastHeartbeatNanos = ticker.nanoTime();
         heartbeatSlot = true;
         pump();
     }
@@ -224,7 +327,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
             return;
         }
         if (!busy()) {
-            lastProgressNanos = System.nanoTime();
+            lastProgressNanos = ticker.nanoTime();
         }
         answerSlot = true;
         pump();
@@ -251,7 +354,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         applyAutoRead();
     }
 
-    void setRelayPaused(boolean paused) {
+    private void setRelayPaused(boolean paused) {
         relayPaused = paused;
         applyAutoRead();
     }
@@ -279,10 +382,10 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         while (isActive() && inFlight < IN_FLIGHT_LIMIT) {
             if (heartbeatSlot) {
                 heartbeatSlot = false;
-                writeDown(Wire.empty(channel.alloc(), Wire.HEARTBEAT));
+                writeDown(Wire.Heartbeat.REQUEST.encode(channel.alloc()));
             } else if (answerSlot) {
                 answerSlot = false;
-                writeDown(Wire.empty(channel.alloc(), Wire.HEARTBEAT_ACK));
+                writeDown(Wire.Heartbeat.ANSWER.encode(channel.alloc()));
             } else if (!queue.isEmpty()) {
                 ByteBuf frame = (ByteBuf) queue.current();
                 if (recallable.peekFirst() == frame && takenBack(frame)) {
@@ -310,13 +413,13 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         try {
             back = recall.recalled(dst, payload);
         } catch (RuntimeException e) {
-            MeshNode.log.warn("mesh {}: a sender's recall failed; the message goes out", node.describe(), e);
+            MeshNode.log.warn("mesh {}: a sender's recall failed; the message goes out", links.describe(), e);
             back = false;
         }
         if (back) {
             // Never written, so never in flight: cancelling runs the listener, which counts only written frames.
             queue.remove().cancel(false);
-            node.takenBack(dst);
+            links.takenBack(dst);
         }
         return back;
     }
@@ -332,7 +435,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         p.addListener(new ChannelProgressiveFutureListener() {
             @Override
             public void operationProgressed(ChannelProgressiveFuture future, long progress, long total) {
-                lastProgressNanos = System.nanoTime();
+                lastProgressNanos = ticker.nanoTime();
             }
 
             @Override
@@ -341,7 +444,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
                 // was taken back before it went down.
                 if (future.isSuccess()) {
                     inFlight -= size;
-                    lastProgressNanos = System.nanoTime();
+                    lastProgressNanos = ticker.nanoTime();
                     pump();
                 }
             }

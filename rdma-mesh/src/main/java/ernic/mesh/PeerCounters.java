@@ -1,37 +1,51 @@
 package ernic.mesh;
 
+import ernic.counters.Counters;
+
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
-/** Counters of one peer as seen by one node; touched only on the node's event loop. */
+/** One {@link PeerCounter} set per peer this node has dealt with; the node's event loop only. */
 final class PeerCounters {
-    long bytesSent;
-    long messagesSent;
-    long bytesReceived;
-    long messagesReceived;
-    /** Connections established with this peer (registrations, for the manager's view of a worker). */
-    long connections;
-    /** Messages to or from this peer that went by way of the manager (on the manager: relayed to this peer). */
-    long relayedMessages;
-    long relayedBytes;
-    /** Messages to this peer whose sender took them back while they were still queued (counted in messagesSent). */
-    long takenBack;
+    private final Map<Integer, Counters<PeerCounter>> sets = new TreeMap<>();
+    /** Peers connected at least once: the next connection is a reconnect. */
+    private final Set<Integer> connected = new HashSet<>();
 
-    void connected() {
-        connections++;
+    Counters<PeerCounter> of(int peer) {
+        return sets.computeIfAbsent(peer, k -> new Counters<>(PeerCounter.class));
     }
 
-    Map<String, Long> snapshot(long queueDepth) {
+    void connected(int peer) {
+        Counters<PeerCounter> c = of(peer);
+        if (!connected.add(peer)) {
+            c.inc(PeerCounter.RECONNECTS);
+        }
+    }
+
+    /** A peer evicted from the table: its id is never given out again. */
+    void forget(int peer) {
+        sets.remove(peer);
+        connected.remove(peer);
+    }
+
+    /** Every set by peer id as a string, each queue depth set from the peer's connection in {@code router} now. */
+    Map<String, Counters<PeerCounter>> sets(Router router) {
+        Map<String, Counters<PeerCounter>> m = new LinkedHashMap<>();
+        for (Map.Entry<Integer, Counters<PeerCounter>> e : sets.entrySet()) {
+            MeshLink l = router.connectionTo(e.getKey());
+            e.getValue().set(PeerCounter.QUEUE_DEPTH, l == null ? 0 : l.queuedBytes());
+            m.put(Integer.toString(e.getKey()), e.getValue());
+        }
+        return m;
+    }
+
+    /** One set as the stats file shows it: key to value, in declaration order. */
+    static Map<String, Long> view(Counters<PeerCounter> c) {
         Map<String, Long> m = new LinkedHashMap<>();
-        m.put("bytesSent", bytesSent);
-        m.put("messagesSent", messagesSent);
-        m.put("bytesReceived", bytesReceived);
-        m.put("messagesReceived", messagesReceived);
-        m.put("queueDepth", queueDepth);
-        m.put("reconnects", Math.max(0, connections - 1));
-        m.put("relayedMessages", relayedMessages);
-        m.put("relayedBytes", relayedBytes);
-        m.put("takenBack", takenBack);
+        c.forEach(m::put);
         return m;
     }
 }

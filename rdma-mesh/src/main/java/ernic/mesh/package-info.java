@@ -2,6 +2,31 @@
  * The server-to-server mesh: membership, node ids, topology, GID ownership, framing, heartbeats, relay and flow
  * control, as Netty channels on the device's event loop. It carries opaque payloads and knows nothing of the device.
  *
+ * <h2>Who uses it</h2>
+ * It serves the remote RDMA data path of {@code ionic-device} (a QP whose destination GID another server's guest
+ * owns sends there) and {@code server}, which creates the node from {@code --backend}, registers its counters
+ * ({@link ernic.mesh.MeshNode#counterSet()} under {@code mesh.}, {@link ernic.mesh.MeshNode#peerCounterSets()} as
+ * a family labelled {@code peer}) and writes its state to the stats file. They use the public types only:
+ * {@link ernic.mesh.MeshNode} (the facade), {@link ernic.mesh.MeshListener}, {@link ernic.mesh.SendResult},
+ * {@link ernic.mesh.Recall}, {@link ernic.mesh.Gid}, {@link ernic.mesh.NodeInfo}, {@link ernic.mesh.MeshConfig},
+ * {@link ernic.mesh.MeshSpec}, {@link ernic.mesh.MeshAddress} and the counter enums. It depends on Netty, slf4j
+ * and {@code ernic.counters}, and on nothing of the device (nor may it).
+ *
+ * <h2>Inside</h2>
+ * <ul>
+ * <li>{@code MeshNode}: the public API, the listening socket, the health tick; a {@code Side} per role does what
+ * differs: {@code ManagerSide} (registrations, broadcast, relay) and {@code WorkerSide} (registration, topology,
+ * direct handshakes).</li>
+ * <li>{@code ManagerTable}: the manager's node table in plain Java (register, evict, dead nodes, the broadcast
+ * diff); it returns the frames to send.</li>
+ * <li>{@code WorkerDialer}: a worker's outgoing connections (the manager, the direct ones), with reconnects.</li>
+ * <li>{@code GidTable}: GID → node; {@code Router}: which connection carries a message.</li>
+ * <li>{@code Links} and {@code MeshLink}: the connections, their events, send queue, heartbeat slots and health;
+ * {@code Sockets}: their options and pipeline.</li>
+ * <li>{@code Wire}: every frame type as a record, encoded and decoded side by side; decoding checks every field
+ * (a peer is hostile: a bad frame is a counted protocol error, never an exception out of the loop).</li>
+ * </ul>
+ *
  * <h2>Use</h2>
  * <pre>{@code
  * MeshNode node = MeshSpec.parse("tcp:worker:[fe80::1%eth0]:5000")
@@ -22,7 +47,8 @@
  *
  * <h2>One thread</h2>
  * A {@link ernic.mesh.MeshNode} lives on the event loop it is given: its channels, its timer (heartbeats, dead-node
- * detection, send time-outs, reconnects) and its state. What the C design did with accept, receive, send, health and
+ * detection, send time-outs, reconnects) and its state. Its clock is the loop's {@link io.netty.util.concurrent.Ticker}
+ * (nothing here reads the system clock), so tests drive time with a mock ticker. What the C design did with accept, receive, send, health and
  * broadcast threads is done here with a server channel, channel reads, a {@link io.netty.channel.PendingWriteQueue}
  * under the channel's write watermarks (sends answer BUSY above the high one), {@code autoRead} (receive-side
  * back-pressure, and the manager holding back a sender whose relay target is full), and one scheduled task.
@@ -44,7 +70,7 @@
  * <li>Each node advertises its GIDs; the manager sends every node the changed nodes' sets, and a newly registered
  * node the whole table.</li>
  * <li>Registration and the worker-to-worker handshake carry a magic number and a version; a mismatch is refused,
- * logged and counted ({@code node.refusedHandshakes}).</li>
+ * logged and counted ({@code mesh.refusedHandshakes}; {@code node.refusedHandshakes} in the stats file).</li>
  * </ul>
  * The wire format is described in {@code Wire}.
  */

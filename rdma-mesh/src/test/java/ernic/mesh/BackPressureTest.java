@@ -102,7 +102,6 @@ class BackPressureTest {
             MeshNode w1 = c.startWorker();
             w1.setReceiving(0, false);
             Channel ch = m.channelTo(1);
-            long start = System.nanoTime();
             ScheduledFuture<?> pump = m.eventLoop().scheduleAtFixedRate(() -> {
                 while (ch.isActive()) {
                     ByteBuf b = Unpooled.wrappedBuffer(new byte[MESSAGE]);
@@ -117,9 +116,7 @@ class BackPressureTest {
             } finally {
                 pump.cancel(false);
             }
-            long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-            // Behaviour, not speed: the manager's time-out is 400 ms, so it fires before the workers' 800 would.
-            assertThat(elapsedMs).isGreaterThanOrEqualTo(400);
+            // That it is half the workers' time-out: MeshLinkTest.
             await("node 1 dead for the manager", () -> !m.isAlive(1));
             w1.setReceiving(0, true);
             await("node 1 back with its id", () -> m.isAlive(1) && w1.nodeId() == 1);

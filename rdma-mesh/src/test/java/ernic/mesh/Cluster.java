@@ -38,6 +38,7 @@ final class Cluster implements AutoCloseable {
             } finally {
                 payload.release();
             }
+            wake();
         }
 
         @Override
@@ -45,6 +46,7 @@ final class Cluster implements AutoCloseable {
             if (!alive) {
                 deaths.add(nodeId);
             }
+            wake();
         }
 
         boolean has(int source, String text) {
@@ -89,7 +91,7 @@ final class Cluster implements AutoCloseable {
     }
 
     MeshNode startManager(MeshConfig cfg, MeshListener... listeners) {
-        manager = MeshNode.manager(newLoop("mesh-manager"), 0, cfg.withBindHost(host));
+        manager = MeshNode.manager(newLoop("mesh-manager"), 0, cfg.withBindHost(host)).addListener(SIGNAL);
         for (MeshListener l : listeners) {
             manager.addListener(l);
         }
@@ -114,7 +116,7 @@ final class Cluster implements AutoCloseable {
     }
 
     MeshNode newWorker(EventLoopGroup loop, MeshConfig cfg, MeshListener... listeners) {
-        MeshNode w = MeshNode.worker(loop, host, manager.localPort(), cfg.withBindHost(host));
+        MeshNode w = MeshNode.worker(loop, host, manager.localPort(), cfg.withBindHost(host)).addListener(SIGNAL);
         for (MeshListener l : listeners) {
             w.addListener(l);
         }
@@ -123,17 +125,70 @@ final class Cluster implements AutoCloseable {
         return w;
     }
 
+    /** Woken by every event of every node of a cluster (see {@link #SIGNAL}). */
+    private static final Object EVENTS = new Object();
+
+    /**
+     * Tells waiters in {@link #await} that something happened on a node; added to every node a cluster starts.
+     * Every event wakes them, as do the ones no listener hears of (a counter, a queue draining) within
+     * {@link #RECHECK_MS}.
+     */
+    static final MeshListener SIGNAL = new MeshListener() {
+        @Override
+        public void onMessage(int sourceNode, ByteBuf payload) {
+            payload.release();
+            wake();
+        }
+
+        @Override
+        public void onRegistered(int nodeId) {
+            wake();
+        }
+
+        @Override
+        public void onTopology(List<NodeInfo> nodes) {
+            wake();
+        }
+
+        @Override
+        public void onNodeState(int nodeId, boolean alive) {
+            wake();
+        }
+
+        @Override
+        public void onGidOwnership(int nodeId, java.util.Set<Gid> gids) {
+            wake();
+        }
+
+        @Override
+        public void onWritable(int nodeId) {
+            wake();
+        }
+    };
+
+    /** The longest a waiter sleeps without an event: for state no listener announces. */
+    static final long RECHECK_MS = 10;
+
+    static void wake() {
+        synchronized (EVENTS) {
+            EVENTS.notifyAll();
+        }
+    }
+
+    /** Waits until {@code condition} holds, checking it again at each mesh event; fails after {@link #WAIT}. */
     static void await(String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
                 fail("timed out waiting for: " + what);
             }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                fail("interrupted");
+            synchronized (EVENTS) {
+                try {
+                    EVENTS.wait(RECHECK_MS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    fail("interrupted");
+                }
             }
         }
     }

@@ -60,12 +60,12 @@ class HandshakeTest {
             MeshNode m = c.startManager();
             ByteBufAllocator a = ByteBufAllocator.DEFAULT;
 
-            byte[] refusal = exchange(m.localPort(), bytes(Wire.register(a, 0xdeadbeef, Wire.VERSION, -1, 7, 4000)));
+            byte[] refusal = exchange(m.localPort(), bytes(new Wire.Register(0xdeadbeef, Wire.VERSION, -1, 7, 4000).encode(a)));
             assertThat(refusal[0]).isEqualTo((byte) Wire.REFUSE);
             assertThat(refusal[1]).isEqualTo((byte) Wire.REFUSE_VERSION);
             assertThat(new String(refusal, 2, refusal.length - 2, StandardCharsets.UTF_8)).contains("magic");
 
-            byte[] refusal2 = exchange(m.localPort(), bytes(Wire.register(a, Wire.MAGIC, Wire.VERSION + 1, -1, 8, 4000)));
+            byte[] refusal2 = exchange(m.localPort(), bytes(new Wire.Register(Wire.MAGIC, Wire.VERSION + 1, -1, 8, 4000).encode(a)));
             assertThat(refusal2[1]).isEqualTo((byte) Wire.REFUSE_VERSION);
 
             assertThat(m.counters()).containsEntry("node.refusedHandshakes", 2L);
@@ -83,7 +83,7 @@ class HandshakeTest {
             c.startManager();
             MeshNode w = c.startWorker();
             byte[] refusal = exchange(w.localPort(),
-                    bytes(Wire.hello(ByteBufAllocator.DEFAULT, Wire.MAGIC, 99, 0, 1, w.nodeId())));
+                    bytes(new Wire.Hello(Wire.MAGIC, 99, 0, 1, w.nodeId()).encode(ByteBufAllocator.DEFAULT)));
             assertThat(refusal[0]).isEqualTo((byte) Wire.REFUSE);
             assertThat(refusal[1]).isEqualTo((byte) Wire.REFUSE_VERSION);
             assertThat(w.counters()).containsEntry("node.refusedHandshakes", 1L);

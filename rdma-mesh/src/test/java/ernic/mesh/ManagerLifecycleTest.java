@@ -32,10 +32,17 @@ class ManagerLifecycleTest {
     void aWorkerStartedFirstRegistersWhenTheManagerComesUp() throws Exception {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
             int port = freePort();
-            MeshNode w = MeshNode.worker(c.newLoop("early"), "127.0.0.1", port, c.base);
+            // The resolver is asked at each attempt: the second means the first found nobody.
+            java.util.concurrent.CountDownLatch attempts = new java.util.concurrent.CountDownLatch(2);
+            MeshConfig cfg = c.base.withResolver(name -> {
+                attempts.countDown();
+                return List.of(java.net.InetAddress.getLoopbackAddress());
+            });
+            MeshNode w = MeshNode.worker(c.newLoop("early"), "127.0.0.1", port, cfg);
             try {
                 w.start().syncUninterruptibly();
-                Thread.sleep(200);
+                assertThat(attempts.await(Cluster.WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                        .isTrue();
                 assertThat(w.nodeId()).isEqualTo(-1);
                 assertThat(w.hasRoute(0)).isFalse();
                 MeshNode m = MeshNode.manager(c.newLoop("late-manager"), port, c.base);
@@ -65,7 +72,7 @@ class ManagerLifecycleTest {
             if (attempt == 50) {
                 throw new IllegalStateException("port " + port + " stayed in use");
             }
-            Thread.sleep(100);
+            Thread.sleep(50);
         }
     }
 

@@ -69,6 +69,34 @@ class MembershipTest {
     }
 
     @Test
+    void theCounterSetsGoIntoTheRegistryAndTheStatsViewKeepsItsKeys() {
+        Cluster.Recorder rm = new Cluster.Recorder();
+        try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
+            c.startManager(rm);
+            MeshNode w = c.startWorker();
+            assertThat(send(w, 0, "hello")).isEqualTo(SendResult.QUEUED);
+            await("delivered", () -> rm.has(1, "hello"));
+            ernic.counters.CounterRegistry registry = new ernic.counters.CounterRegistry();
+            registry.register("mesh.", w.counterSet());
+            registry.registerFamily("mesh.peer.", "peer", w::peerCounterSets);
+            List<ernic.counters.CounterRegistry.Sample> samples = Cluster.on(w, registry::snapshot);
+            assertThat(samples).contains(
+                    new ernic.counters.CounterRegistry.Sample("mesh.protocolErrors", java.util.Map.of(), 0L),
+                    new ernic.counters.CounterRegistry.Sample("mesh.peer.messagesSent",
+                            java.util.Map.of("peer", "0"), 1L),
+                    new ernic.counters.CounterRegistry.Sample("mesh.peer.bytesSent",
+                            java.util.Map.of("peer", "0"), 5L));
+            assertThat(w.counters()).containsKeys("node.refusedHandshakes", "node.gidRecordsReceived",
+                    "peer.0.messagesSent", "peer.0.queueDepth", "peer.0.reconnects", "peer.0.takenBack");
+            assertThat(w.peerCounters().get(0).keySet()).containsExactly("bytesSent", "messagesSent",
+                    "bytesReceived", "messagesReceived", "queueDepth", "reconnects", "relayedMessages",
+                    "relayedBytes", "takenBack");
+            org.assertj.core.api.Assertions.assertThatThrownBy(w::peerCounterSets)
+                    .as("the live sets belong to the loop").isInstanceOf(IllegalStateException.class);
+        }
+    }
+
+    @Test
     void aDroppedDirectConnectionIsMadeAgain() {
         Cluster.Recorder r2 = new Cluster.Recorder();
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
@@ -167,7 +195,7 @@ class MembershipTest {
     }
 
     @Test
-    void aHungWorkerIsDeclaredDeadThenComesBackWithItsId() throws Exception {
+    void aHungWorkerIsDeclaredDeadThenComesBackWithItsId() {
         Cluster.Recorder rm = new Cluster.Recorder();
         Cluster.Recorder r1 = new Cluster.Recorder();
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
@@ -177,9 +205,7 @@ class MembershipTest {
             c.awaitTopology(List.of(m, w1, w2), 1, 2);
             await("direct 1-2", () -> w1.hasDirectConnection(2));
             CountDownLatch release = new CountDownLatch(1);
-            long interval = c.base.heartbeatInterval().toNanos();
-            long hungAt = System.nanoTime();
-            // Its loop stops: TCP stays up, but it answers nothing.
+            // Its loop stops: TCP stays up, but it answers nothing. (When: MeshLinkTest, on a mock ticker.)
             w2.eventLoop().execute(() -> {
                 try {
                     release.await(10, TimeUnit.SECONDS);
@@ -188,11 +214,6 @@ class MembershipTest {
                 }
             });
             await("manager declares node 2 dead", () -> !m.isAlive(2));
-            long detected = System.nanoTime() - hungAt;
-            // Not before it has been silent for about three intervals (it may have spoken just before it hung)...
-            assertThat(detected).isGreaterThanOrEqualTo(2 * interval);
-            // ...and not long after (a behaviour bound with room for a loaded machine, not a speed claim).
-            assertThat(detected).isLessThan(3 * interval + TimeUnit.SECONDS.toNanos(5));
             await("worker 1 hears of it", () -> !w1.isAlive(2));
             assertThat(rm.deaths).contains(2);
             assertThat(r1.deaths).contains(2);
@@ -224,19 +245,19 @@ class MembershipTest {
     }
 
     @Test
-    void heartbeatIntervalsAreIndependent() throws Exception {
+    void heartbeatIntervalsAreIndependent() {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
-            MeshNode m = c.startManager(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(500)));
-            MeshNode w = c.startWorker(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(100)));
-            // Several of the manager's intervals with no data at all: heartbeats alone keep both sides alive.
-            Thread.sleep(1500);
+            MeshNode m = c.startManager(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(150)));
+            MeshNode w = c.startWorker(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(30)));
+            // Fifteen of the worker's intervals, three of the manager's, with no data at all: heartbeats alone
+            // keep both sides alive.
+            await("fifteen heartbeats", () -> w.counters().get("node.heartbeatsSent") >= 15
+                    && m.counters().get("node.heartbeatsReceived") >= 15);
             assertThat(m.isAlive(1)).isTrue();
             assertThat(w.counters()).containsEntry("node.silentConnectionsClosed", 0L)
                     .containsEntry("peer.0.reconnects", 0L);
             assertThat(m.counters()).containsEntry("node.silentConnectionsClosed", 0L)
                     .containsEntry("peer.1.reconnects", 0L);
-            assertThat(w.counters().get("node.heartbeatsSent")).isGreaterThan(5L);
-            assertThat(m.counters().get("node.heartbeatsReceived")).isGreaterThan(5L);
         }
     }
 

@@ -11,10 +11,13 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -22,6 +25,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The send side of one connection, against a socket that takes writes only when the test says so. */
 class MeshLinkTest {
     private final EventLoopGroup unused = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final MockTicker ticker = Ticker.newMockTicker();
+    /** A worker's link on an embedded channel whose socket holds every write; new for each test. */
+    private final MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
+    private final MeshLink link = new MeshLink(node.links(), MeshLink.Kind.DIRECT_IN, -1, ticker);
+    private final StalledSocket socket = new StalledSocket();
+    private final EmbeddedChannel ch = new EmbeddedChannel(socket, link);
 
     /** Stands in for a full socket: holds writes until released. */
     static final class StalledSocket extends ChannelOutboundHandlerAdapter {
@@ -56,10 +65,6 @@ class MeshLinkTest {
 
     @Test
     void heartbeatsGoAheadOfQueuedDataAndAtMostOneOfEachWaits() {
-        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
-        StalledSocket socket = new StalledSocket();
-        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
 
         link.write(data(MeshLink.IN_FLIGHT_LIMIT)); // goes down after this task and fills what may be in flight
         ch.runPendingTasks();
@@ -89,10 +94,6 @@ class MeshLinkTest {
 
     @Test
     void aSenderTakesBackWhatIsStillQueuedAndWhatWentDownStillGoes() {
-        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
-        StalledSocket socket = new StalledSocket();
-        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         List<Integer> asked = new ArrayList<>();
         List<Integer> askedFor = new ArrayList<>();
         boolean[] takeBackOdd = {false};
@@ -112,7 +113,7 @@ class MeshLinkTest {
             ByteBuf p = payloads[id] = payload(id, 100);
             link.write(Wire.data(ByteBufAllocator.DEFAULT, 1, 2, p), id == 5 ? null : recall, p);
         }
-        link.write(Wire.empty(ByteBufAllocator.DEFAULT, Wire.GIDS)); // a control frame: never asked
+        link.write(new Wire.Gids(java.util.Set.of()).encode(ByteBufAllocator.DEFAULT)); // a control frame: never asked
         ch.runPendingTasks();
         assertThat(asked).containsExactly(1);
         long queued = link.queuedBytes();
@@ -148,10 +149,6 @@ class MeshLinkTest {
 
     @Test
     void aRecallThatFailsLetsTheFrameGo() {
-        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
-        StalledSocket socket = new StalledSocket();
-        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         ByteBuf p = payload(9, 100);
         link.write(Wire.data(ByteBufAllocator.DEFAULT, 1, 2, p), (dst, b) -> {
             throw new IllegalStateException("broken sender");
@@ -166,10 +163,6 @@ class MeshLinkTest {
 
     @Test
     void queuedBytesCountTowardTheWatermarks() {
-        MeshNode node = MeshNode.worker(unused, "127.0.0.1", 1, MeshConfig.defaults());
-        MeshLink link = new MeshLink(node, MeshLink.Kind.DIRECT_IN, -1);
-        StalledSocket socket = new StalledSocket();
-        EmbeddedChannel ch = new EmbeddedChannel(socket, link);
         ch.config().setWriteBufferWaterMark(new WriteBufferWaterMark(1000, 200_000));
         link.write(data(MeshLink.IN_FLIGHT_LIMIT));
         ch.runPendingTasks();
@@ -192,5 +185,101 @@ class MeshLinkTest {
         assertThat(link.queuedBytes()).isZero();
         assertThat(ch.isWritable()).isTrue();
         ch.finishAndReleaseAll();
+    }
+
+    // ---------------------------------------------------------------- the health check, on the mock ticker
+
+    static final long INTERVAL = TimeUnit.MILLISECONDS.toNanos(100);
+    static final long SEND_TIMEOUT = TimeUnit.SECONDS.toNanos(10);
+
+    private MeshLink.Health check() {
+        return link.health(ticker.nanoTime(), INTERVAL, SEND_TIMEOUT);
+    }
+
+    @Test
+    void aQuietConnectionGetsHeartbeatsAndIsClosedAfterThreeSilentIntervals() {
+        link.opened(2);
+        ticker.advance(INTERVAL - 1, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.HEARTBEAT_SENT);
+        assertThat(check()).as("one heartbeat an interval").isEqualTo(MeshLink.Health.FINE);
+        assertThat(socket.types).containsExactly(Wire.HEARTBEAT);
+        ticker.advance(INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.HEARTBEAT_SENT);
+        ticker.advance(INTERVAL - 1, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.SILENT);
+
+        // A frame from the peer (its answer to a heartbeat, say) is a sign of life: the count starts again.
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
+        assertThat(check()).isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(3 * INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.SILENT);
+        // Silence on a connection this node stopped reading is its own doing.
+        link.setAppPaused(true);
+        assertThat(check()).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
+        ticker.advance(10 * INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check()).isNotEqualTo(MeshLink.Health.SILENT);
+        while (!socket.held.isEmpty()) {
+            socket.releaseOne();
+        }
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHeartbeatIsAnsweredAheadOfData() {
+        link.opened(2);
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT));
+        assertThat(socket.types).containsExactly(Wire.HEARTBEAT_ACK);
+        assertThat(node.counters()).containsEntry("node.heartbeatsReceived", 1L);
+        // A heartbeat with a body is not one.
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT).writeByte(0));
+        assertThat(node.counters()).containsEntry("node.protocolErrors", 1L);
+        assertThat(ch.isActive()).isFalse();
+        socket.held.forEach(h -> h.frame().release());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aHandshakeThatTakesThreeIntervalsIsGivenUp() {
+        ticker.advance(3 * INTERVAL, TimeUnit.NANOSECONDS);
+        assertThat(check()).as("no heartbeats before the handshake").isEqualTo(MeshLink.Health.FINE);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.HANDSHAKE_TIMED_OUT);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void queuedDataThatGoesNowhereForTheSendTimeoutEndsTheConnection() {
+        link.opened(2);
+        link.write(data(MeshLink.IN_FLIGHT_LIMIT));
+        link.write(data(100));
+        ch.runPendingTasks();
+        // The peer keeps talking (so it is not silent) but reads nothing: the send side times out.
+        for (int i = 0; i < 100; i++) {
+            ticker.advance(SEND_TIMEOUT / 100, TimeUnit.NANOSECONDS);
+            ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
+            assertThat(check()).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
+        }
+        // Progress (the socket takes the first frame) starts the time-out again.
+        socket.releaseOne();
+        ch.runPendingTasks();
+        ticker.advance(SEND_TIMEOUT, TimeUnit.NANOSECONDS);
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
+        assertThat(check()).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
+        ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.SEND_TIMED_OUT);
+        socket.held.forEach(h -> h.frame().release());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void theManagerGivesUpOnAStuckWorkerInHalfTheWorkersTime() {
+        // Its relay target is dropped before the relay's senders would drop the manager.
+        assertThat(new ManagerSide(null).sendTimeoutNanos(SEND_TIMEOUT)).isEqualTo(SEND_TIMEOUT / 2);
+        assertThat(new WorkerSide(node, null)
+                .sendTimeoutNanos(SEND_TIMEOUT)).isEqualTo(SEND_TIMEOUT);
     }
 }

@@ -19,11 +19,11 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Frames through the same decoder the nodes use, fed one byte at a time. */
+/** Frames through the same decoder the nodes use, fed one byte at a time, then decoded as the node does. */
 class WireTest {
     private static final ByteBufAllocator A = ByteBufAllocator.DEFAULT;
 
-    private static List<ByteBuf> decode(ByteBuf... frames) {
+    private static List<ByteBuf> cut(ByteBuf... frames) {
         EmbeddedChannel ch = new EmbeddedChannel(new LengthFieldBasedFrameDecoder(1 << 20, 0, 4, 0, 4));
         for (ByteBuf f : frames) {
             while (f.isReadable()) {
@@ -39,73 +39,117 @@ class WireTest {
         return out;
     }
 
+    /** Encodes, cuts and decodes one frame. */
+    private static Wire.Frame roundTrip(Wire.Frame f) throws Wire.BadFrame {
+        ByteBuf b = cut(f.encode(A)).getFirst();
+        try {
+            return Wire.decode(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    /** A frame body (type first) as a hostile peer might send it. */
+    private static Wire.Frame decode(int type, ByteBuf body) throws Wire.BadFrame {
+        ByteBuf b = Unpooled.buffer().writeByte(type).writeBytes(body);
+        body.release();
+        return Wire.decode(b);
+    }
+
     @Test
-    void topologyRoundTrips() throws Exception {
+    void everyControlFrameRoundTrips() throws Exception {
         Inet6Address scoped = Inet6Address.getByAddress(null, InetAddress.getByName("fe80::1").getAddress(), 3);
         List<NodeInfo> nodes = List.of(
                 new NodeInfo(0, true, null),
                 new NodeInfo(1, true, new InetSocketAddress(InetAddress.getByName("10.1.2.3"), 5001)),
                 new NodeInfo(7, false, new InetSocketAddress(scoped, 65535)));
-        List<ByteBuf> frames = decode(Wire.topology(A, nodes));
-        assertThat(frames).hasSize(1);
-        ByteBuf f = frames.getFirst();
-        assertThat(f.readUnsignedByte()).isEqualTo((short) Wire.TOPOLOGY);
-        int n = f.readUnsignedShort();
-        List<NodeInfo> back = new ArrayList<>();
-        for (int i = 0; i < n; i++) {
-            back.add(Wire.readNode(f));
-        }
-        assertThat(f.isReadable()).isFalse();
-        f.release();
-        assertThat(back).isEqualTo(nodes);
-        assertThat(((Inet6Address) back.get(2).address().getAddress()).getScopeId()).isEqualTo(3);
-    }
+        Wire.Topology topo = (Wire.Topology) roundTrip(new Wire.Topology(nodes));
+        assertThat(topo.nodes()).isEqualTo(nodes);
+        assertThat(((Inet6Address) topo.nodes().get(2).address().getAddress()).getScopeId()).isEqualTo(3);
 
-    @Test
-    void gidUpdateAndDataRoundTrip() {
         Set<Gid> gids = new LinkedHashSet<>(List.of(Gid.parse("fe80::1"), Gid.parse("192.168.0.9")));
-        ByteBuf update = Wire.gidUpdate(A, List.of(new Wire.GidRecord(4, true, false, gids),
+        Wire.GidUpdate update = new Wire.GidUpdate(List.of(new Wire.GidRecord(4, true, false, gids),
                 new Wire.GidRecord(9, false, true, Set.of())));
-        ByteBuf data = Wire.data(A, 3, 4, Unpooled.wrappedBuffer("payload".getBytes()));
-        List<ByteBuf> frames = decode(update, data);
-        assertThat(frames).hasSize(2);
+        assertThat(roundTrip(update)).isEqualTo(update);
+        assertThat(((Wire.GidUpdate) roundTrip(update)).records().getFirst().gids()).containsExactlyElementsOf(gids);
+        assertThat(roundTrip(new Wire.Gids(gids))).isEqualTo(new Wire.Gids(gids));
 
-        ByteBuf u = frames.get(0);
-        assertThat(u.readUnsignedByte()).isEqualTo((short) Wire.GID_UPDATE);
-        assertThat(u.readUnsignedShort()).isEqualTo(2);
-        assertThat(u.readInt()).isEqualTo(4);
-        assertThat(u.readUnsignedByte()).isEqualTo((short) Wire.GID_ALIVE);
-        assertThat(Wire.readGids(u)).containsExactlyElementsOf(gids);
-        assertThat(u.readInt()).isEqualTo(9);
-        assertThat(u.readUnsignedByte()).isEqualTo((short) Wire.GID_REMOVED);
-        assertThat(Wire.readGids(u)).isEmpty();
-        u.release();
-
-        ByteBuf d = frames.get(1);
-        assertThat(d.readUnsignedByte()).isEqualTo((short) Wire.DATA);
-        assertThat(d.readInt()).isEqualTo(3);
-        assertThat(d.readInt()).isEqualTo(4);
-        assertThat(new String(ByteBufUtil.getBytes(d))).isEqualTo("payload");
-        d.release();
+        Wire.Register reg = new Wire.Register(Wire.MAGIC, Wire.VERSION, 5, 0x1234_5678_9abc_def0L, 5000);
+        assertThat(roundTrip(reg)).isEqualTo(reg);
+        assertThat(roundTrip(new Wire.RegisterAck(3))).isEqualTo(new Wire.RegisterAck(3));
+        Wire.Hello hello = new Wire.Hello(Wire.MAGIC, Wire.VERSION, 2, 42, 5);
+        assertThat(roundTrip(hello)).isEqualTo(hello);
+        assertThat(roundTrip(new Wire.HelloAck(5, 43))).isEqualTo(new Wire.HelloAck(5, 43));
+        assertThat(roundTrip(new Wire.Refuse(Wire.REFUSE_FULL, "full"))).isEqualTo(new Wire.Refuse(Wire.REFUSE_FULL, "full"));
+        assertThat(roundTrip(Wire.Heartbeat.REQUEST)).isSameAs(Wire.Heartbeat.REQUEST);
+        assertThat(roundTrip(Wire.Heartbeat.ANSWER)).isSameAs(Wire.Heartbeat.ANSWER);
     }
 
     @Test
-    void aGidCountLargerThanTheFrameIsRefused() {
-        ByteBuf b = Unpooled.buffer().writeShort(1000).writeLong(1).writeLong(2);
-        assertThatThrownBy(() -> Wire.readGids(b)).isInstanceOf(IllegalArgumentException.class);
-        ByteBuf tooMany = Unpooled.buffer().writeShort(Wire.MAX_GIDS_PER_NODE + 1);
-        assertThatThrownBy(() -> Wire.readGids(tooMany)).isInstanceOf(IllegalArgumentException.class);
-    }
-
-    @Test
-    void registrationCarriesMagicAndVersion() {
-        ByteBuf f = decode(Wire.register(A, Wire.MAGIC, Wire.VERSION, 5, 0x1234_5678_9abc_def0L, 5000)).getFirst();
-        assertThat(f.readUnsignedByte()).isEqualTo((short) Wire.REGISTER);
-        assertThat(f.readInt()).isEqualTo(0x45524E4D);
-        assertThat(f.readUnsignedShort()).isEqualTo(1);
-        assertThat(f.readInt()).isEqualTo(5);
-        assertThat(f.readLong()).isEqualTo(0x1234_5678_9abc_def0L);
-        assertThat(f.readUnsignedShort()).isEqualTo(5000);
+    void dataCarriesItsPayloadUncopied() throws Exception {
+        ByteBuf f = cut(Wire.data(A, 3, 4, Unpooled.wrappedBuffer("payload".getBytes()))).getFirst();
+        Wire.Data d = (Wire.Data) Wire.decode(f);
+        assertThat(d.source()).isEqualTo(3);
+        assertThat(d.destination()).isEqualTo(4);
+        assertThat(d.payload()).isSameAs(f);
+        assertThat(new String(ByteBufUtil.getBytes(d.payload()))).isEqualTo("payload");
         f.release();
+        ByteBuf out = Wire.data(A, 1, 2, Unpooled.wrappedBuffer(new byte[3]));
+        assertThat(Wire.dataDestination(out)).isEqualTo(2);
+        assertThat(out.readableBytes()).isEqualTo(Wire.DATA_OVERHEAD + 3);
+        out.release();
+    }
+
+    @Test
+    void aHandshakeOfAnotherVersionIsDecodedOnlyThatFar() throws Exception {
+        // Another version may have other fields: it is read up to the version and refused, not misread.
+        Wire.Frame f = decode(Wire.REGISTER, Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(9).writeByte(1));
+        assertThat(f).isInstanceOf(Wire.Register.class);
+        assertThat(((Wire.Handshake) f).speaksOurs()).isFalse();
+        Wire.Frame g = decode(Wire.HELLO, Unpooled.buffer().writeInt(0xdeadbeef).writeShort(Wire.VERSION));
+        assertThat(((Wire.Handshake) g).speaksOurs()).isFalse();
+    }
+
+    @Test
+    void hostileFramesAreRefused() {
+        // Empty, unknown type, short, long.
+        assertThatThrownBy(() -> Wire.decode(Unpooled.buffer())).isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(99, Unpooled.buffer())).isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.DATA, Unpooled.buffer().writeInt(1)))
+                .isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.HEARTBEAT, Unpooled.buffer().writeByte(0)))
+                .isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.REGISTER, Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(Wire.VERSION)
+                .writeInt(1).writeLong(2))).isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.REGISTER_ACK, Unpooled.buffer().writeInt(Wire.MAGIC)
+                .writeShort(Wire.VERSION).writeInt(1).writeByte(0))).isInstanceOf(Wire.BadFrame.class);
+        // Field values: a registration without a port, an assigned id 0, negative node ids.
+        assertThatThrownBy(() -> decode(Wire.REGISTER, Unpooled.buffer().writeInt(Wire.MAGIC).writeShort(Wire.VERSION)
+                .writeInt(1).writeLong(2).writeShort(0))).hasMessageContaining("port");
+        assertThatThrownBy(() -> decode(Wire.REGISTER_ACK, Unpooled.buffer().writeInt(Wire.MAGIC)
+                .writeShort(Wire.VERSION).writeInt(0))).hasMessageContaining("id 0");
+        assertThatThrownBy(() -> decode(Wire.DATA, Unpooled.buffer().writeInt(-1).writeInt(0)))
+                .isInstanceOf(Wire.BadFrame.class);
+        // GID counts larger than the frame or than allowed.
+        assertThatThrownBy(() -> decode(Wire.GIDS, Unpooled.buffer().writeShort(1000).writeLong(1).writeLong(2)))
+                .isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.GIDS, Unpooled.buffer().writeShort(Wire.MAX_GIDS_PER_NODE + 1)))
+                .isInstanceOf(Wire.BadFrame.class);
+        // Topology: more nodes than bytes, an unknown family, a node twice, an alive flag of 2, port 0.
+        assertThatThrownBy(() -> decode(Wire.TOPOLOGY, Unpooled.buffer().writeShort(60000)))
+                .isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.TOPOLOGY, Unpooled.buffer().writeShort(1).writeInt(1).writeByte(1)
+                .writeByte(5))).hasMessageContaining("family");
+        assertThatThrownBy(() -> decode(Wire.TOPOLOGY, Unpooled.buffer().writeShort(2).writeInt(1).writeByte(1)
+                .writeByte(0).writeInt(1).writeByte(1).writeByte(0))).hasMessageContaining("twice");
+        assertThatThrownBy(() -> decode(Wire.TOPOLOGY, Unpooled.buffer().writeShort(1).writeInt(1).writeByte(2)
+                .writeByte(0))).hasMessageContaining("alive");
+        assertThatThrownBy(() -> decode(Wire.TOPOLOGY, Unpooled.buffer().writeShort(1).writeInt(1).writeByte(1)
+                .writeByte(4).writeInt(0x0a000001).writeShort(0))).hasMessageContaining("port 0");
+        // GID_UPDATE: unknown flags, a record cut short.
+        assertThatThrownBy(() -> decode(Wire.GID_UPDATE, Unpooled.buffer().writeShort(1).writeInt(1).writeByte(4)
+                .writeShort(0))).hasMessageContaining("flags");
+        assertThatThrownBy(() -> decode(Wire.GID_UPDATE, Unpooled.buffer().writeShort(2).writeInt(1).writeByte(1)
+                .writeShort(0).writeInt(2).writeByte(1))).isInstanceOf(Wire.BadFrame.class);
     }
 }

@@ -1,0 +1,73 @@
+package ernic.mesh;
+
+import io.netty.buffer.ByteBuf;
+
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/** A node's {@link MeshListener}s, told on the node's event loop; one that throws is logged, the others still told. */
+final class Listeners {
+    private final List<MeshListener> all = new CopyOnWriteArrayList<>();
+    private final Supplier<String> node;
+
+    /** {@code node}: names the node in logs. */
+    Listeners(Supplier<String> node) {
+        this.node = node;
+    }
+
+    void add(MeshListener l) {
+        all.add(l);
+    }
+
+    void remove(MeshListener l) {
+        all.remove(l);
+    }
+
+    /** Hands each listener its own duplicate of {@code payload} (no copy), then releases {@code payload}. */
+    void message(int source, ByteBuf payload) {
+        try {
+            for (MeshListener l : all) {
+                try {
+                    l.onMessage(source, payload.retainedDuplicate());
+                } catch (RuntimeException e) {
+                    MeshNode.log.warn("mesh {}: listener failed on a message from node {}", node.get(), source, e);
+                }
+            }
+        } finally {
+            payload.release();
+        }
+    }
+
+    void registered(int id) {
+        each(l -> l.onRegistered(id));
+    }
+
+    void topology(List<NodeInfo> nodes) {
+        each(l -> l.onTopology(nodes));
+    }
+
+    void nodeState(int id, boolean alive) {
+        each(l -> l.onNodeState(id, alive));
+    }
+
+    void gidOwnership(int id, Set<Gid> gids) {
+        each(l -> l.onGidOwnership(id, gids));
+    }
+
+    void writable(int id) {
+        each(l -> l.onWritable(id));
+    }
+
+    private void each(Consumer<MeshListener> call) {
+        for (MeshListener l : all) {
+            try {
+                call.accept(l);
+            } catch (RuntimeException e) {
+                MeshNode.log.warn("mesh {}: listener failed", node.get(), e);
+            }
+        }
+    }
+}

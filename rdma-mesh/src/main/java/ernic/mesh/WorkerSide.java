@@ -1,0 +1,287 @@
+package ernic.mesh;
+
+import io.netty.buffer.ByteBuf;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * A worker's part: it registers with the manager, follows the topology and the GID table the manager sends,
+ * keeps direct connections to the other workers (the {@link WorkerDialer} makes them; this node accepts those of
+ * lower ids) and takes DATA from them and from the manager.
+ */
+final class WorkerSide implements Side {
+    private final MeshNode node;
+    private final WorkerDialer dialer;
+    /** The topology as the manager last sent it, by node id. */
+    private final TreeMap<Integer, NodeInfo> topology = new TreeMap<>();
+
+    WorkerSide(MeshNode node, MeshAddress manager) {
+        this.node = node;
+        this.dialer = new WorkerDialer(node, manager);
+    }
+
+    @Override
+    public MeshLink.Kind accepts() {
+        return MeshLink.Kind.DIRECT_IN;
+    }
+
+    @Override
+    public long sendTimeoutNanos(long configured) {
+        return configured;
+    }
+
+    @Override
+    public void started() {
+        MeshNode.log.info("mesh worker: listening on port {}, manager {}", node.boundPort(), dialer.manager());
+        dialer.connectManager();
+    }
+
+    @Override
+    public void linkActive(MeshLink link) {
+        switch (link.kind()) {
+            case UPLINK -> link.write(new Wire.Register(Wire.MAGIC, Wire.VERSION, node.id(), node.instanceNonce(),
+                    node.boundPort()));
+            case DIRECT_OUT -> link.write(new Wire.Hello(Wire.MAGIC, Wire.VERSION, node.id(), node.instanceNonce(),
+                    link.expectedPeer()));
+            default -> {
+            }
+        }
+    }
+
+    @Override
+    public void handshake(MeshLink link, Wire.Frame frame) {
+        switch (link.kind()) {
+            case DIRECT_IN -> {
+                if (frame instanceof Wire.Hello h) {
+                    onHello(link, h);
+                } else {
+                    node.links().protocolError(link, "expected HELLO, got " + Wire.name(frame));
+                }
+            }
+            case UPLINK -> {
+                switch (frame) {
+                    case Wire.RegisterAck a -> onRegisterAck(link, a);
+                    case Wire.Refuse r -> node.links().refused(link, r);
+                    default -> node.links().protocolError(link,
+                            "expected REGISTER_ACK, got " + Wire.name(frame));
+                }
+            }
+            case DIRECT_OUT -> {
+                switch (frame) {
+                    case Wire.HelloAck a -> onHelloAck(link, a);
+                    case Wire.Refuse r -> node.links().refused(link, r);
+                    default -> node.links().protocolError(link, "expected HELLO_ACK, got " + Wire.name(frame));
+                }
+            }
+            case DOWNLINK -> node.links().protocolError(link, "a worker has no DOWNLINK");
+        }
+    }
+
+    private void onRegisterAck(MeshLink link, Wire.RegisterAck a) {
+        if (!node.links().speaksOurs(link, "registration answer", a)) {
+            return;
+        }
+        int id = a.nodeId();
+        int before = node.id();
+        if (before >= 0 && id != before) {
+            MeshNode.log.warn("mesh {}: registered again as node {}: the manager no longer knew this instance",
+                    node.describe(), id);
+            for (MeshLink d : new ArrayList<>(node.router().peerLinks())) {
+                node.router().removePeer(d.peerId(), d);
+                d.close();
+            }
+            node.gids().apply(before, Set.of());
+        }
+        node.setId(id);
+        link.opened(0);
+        dialer.uplinkOpened();
+        node.peers().connected(0);
+        MeshNode.log.info("mesh worker: registered as node {}", id);
+        node.gids().apply(id, node.ownGids());
+        link.write(new Wire.Gids(node.ownGids()));
+        node.listeners().registered(id);
+        node.listeners().writable(0);
+    }
+
+    private void onHello(MeshLink link, Wire.Hello h) {
+        if (!node.links().speaksOurs(link, "handshake", h)) {
+            return;
+        }
+        int self = node.id();
+        int peer = h.nodeId();
+        if (self < 0 || h.target() != self) {
+            MeshNode.log.info("mesh {}: refused a direct connection from node {} meant for node {}", node.describe(),
+                    peer, h.target());
+            node.links().refuseAndClose(link, new Wire.Refuse(Wire.REFUSE_NOT_ME, "this is node " + self));
+            return;
+        }
+        if (peer <= 0 || peer >= self) {
+            node.links().protocolError(link, "HELLO from node " + peer + " to node " + self + " (the lower id connects)");
+            return;
+        }
+        if (!node.config().directPeers().test(peer)) {
+            MeshNode.log.info("mesh {}: refused a direct connection from node {}: disabled", node.describe(), peer);
+            node.links().refuseAndClose(link,
+                    new Wire.Refuse(Wire.REFUSE_DIRECT_DISABLED, "direct connections disabled"));
+            return;
+        }
+        link.opened(peer);
+        MeshLink old = node.router().putPeer(peer, link);
+        if (old != null && old != link) {
+            old.close();
+        }
+        node.peers().connected(peer);
+        link.write(new Wire.HelloAck(self, node.instanceNonce()));
+        MeshNode.log.info("mesh {}: direct connection from node {}", node.describe(), peer);
+        node.listeners().writable(peer);
+    }
+
+    private void onHelloAck(MeshLink link, Wire.HelloAck a) {
+        if (!node.links().speaksOurs(link, "handshake answer", a)) {
+            return;
+        }
+        if (a.nodeId() != link.expectedPeer()) {
+            node.links().protocolError(link, "HELLO_ACK from node " + a.nodeId() + ", expected node " + link.expectedPeer());
+            return;
+        }
+        link.opened(a.nodeId());
+        node.peers().connected(a.nodeId());
+        MeshNode.log.info("mesh {}: direct connection to node {}", node.describe(), a.nodeId());
+        node.listeners().writable(a.nodeId());
+    }
+
+    @Override
+    public void control(MeshLink link, Wire.Frame frame) {
+        if (link.kind() != MeshLink.Kind.UPLINK) {
+            node.links().protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
+            return;
+        }
+        switch (frame) {
+            case Wire.Topology t -> onTopology(link, t);
+            case Wire.GidUpdate u -> onGidUpdate(u);
+            default -> node.links().protocolError(link, Wire.name(frame) + " from the manager");
+        }
+    }
+
+    private void onTopology(MeshLink link, Wire.Topology t) {
+        if (t.nodes().size() > node.config().maxNodes() * 4) {
+            node.links().protocolError(link, "topology of " + t.nodes().size() + " nodes");
+            return;
+        }
+        TreeMap<Integer, NodeInfo> next = new TreeMap<>();
+        for (NodeInfo n : t.nodes()) {
+            next.put(n.id(), n);
+        }
+        Set<Integer> ids = new TreeSet<>(topology.keySet());
+        ids.addAll(next.keySet());
+        List<Integer> changed = new ArrayList<>();
+        for (int id : ids) {
+            if (isAlive(id) != (next.containsKey(id) && next.get(id).alive())) {
+                changed.add(id);
+            }
+        }
+        topology.clear();
+        topology.putAll(next);
+        dialer.maintainDirect(node.ticker().nanoTime(), topology);
+        for (int id : changed) {
+            if (id != node.id()) {
+                node.listeners().nodeState(id, isAlive(id));
+            }
+        }
+        node.listeners().topology(List.copyOf(topology.values()));
+    }
+
+    private void onGidUpdate(Wire.GidUpdate u) {
+        node.counterSet().add(MeshCounter.GID_RECORDS_RECEIVED, u.records().size());
+        for (Wire.GidRecord r : u.records()) {
+            if (r.nodeId() != node.id()) { // this node's own set is what it advertised
+                node.gids().apply(r.nodeId(), r.removed() ? Set.of() : r.gids());
+            }
+        }
+    }
+
+    @Override
+    public void data(MeshLink link, int src, int dst, ByteBuf frame, int start) {
+        int self = node.id();
+        if (link.kind() == MeshLink.Kind.UPLINK) {
+            if (dst != self) {
+                node.links().protocolError(link, "DATA for node " + dst + " delivered to node " + self);
+            } else {
+                node.links().deliver(src, frame, src != 0);
+            }
+        } else if (src != link.peerId() || dst != self) {
+            node.links().protocolError(link, "DATA " + src + "->" + dst + " on the direct connection " + link.peerId()
+                    + "<->" + self);
+        } else {
+            node.links().deliver(src, frame, false);
+        }
+    }
+
+    @Override
+    public void linkWritable(MeshLink link) {
+        if (link.kind() != MeshLink.Kind.UPLINK) {
+            node.listeners().writable(link.peerId());
+            return;
+        }
+        // The manager's connection also carries every node without a direct one.
+        node.listeners().writable(0);
+        for (NodeInfo n : topology.values()) {
+            if (n.id() != 0 && n.id() != node.id() && n.alive() && !node.router().hasPeer(n.id())) {
+                node.listeners().writable(n.id());
+            }
+        }
+    }
+
+    @Override
+    public void linkClosed(MeshLink link, long now) {
+        Router router = node.router();
+        if (link.kind() == MeshLink.Kind.UPLINK) {
+            if (router.uplink() == link) {
+                router.setUplink(null);
+                dialer.uplinkLost(now);
+                if (link.isOpen()) {
+                    MeshNode.log.warn("mesh {}: connection to the manager lost; connecting again", node.describe());
+                }
+            }
+            return;
+        }
+        int peer = link.peerId();
+        if (peer >= 0 && router.removePeer(peer, link)) {
+            if (link.kind() == MeshLink.Kind.DIRECT_OUT) {
+                dialer.directLost(peer, now);
+            }
+            if (link.isOpen()) {
+                MeshNode.log.info("mesh {}: direct connection to node {} closed", node.describe(), peer);
+                node.listeners().writable(peer);
+            }
+        }
+    }
+
+    @Override
+    public void advertised(Set<Gid> gids) {
+        MeshLink up = node.router().connectionTo(Router.MANAGER);
+        if (up != null) {
+            up.write(new Wire.Gids(gids));
+        }
+    }
+
+    @Override
+    public void tick(long now) {
+        dialer.tick(now, topology);
+    }
+
+    @Override
+    public boolean isAlive(int id) {
+        NodeInfo n = topology.get(id);
+        return n != null && n.alive();
+    }
+
+    @Override
+    public List<NodeInfo> topology() {
+        return List.copyOf(topology.values());
+    }
+}

@@ -1,0 +1,164 @@
+package ernic.mesh;
+
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The manager's membership rules on the plain table: no sockets, time from a mock ticker. */
+class ManagerTableTest {
+    private final MockTicker ticker = Ticker.newMockTicker();
+    private final List<String> gidChanges = new ArrayList<>();
+    private final GidTable gids = new GidTable((node, set) -> gidChanges.add(node + "=" + set));
+
+    private static InetSocketAddress at(int port) {
+        return new InetSocketAddress("127.0.0.1", port);
+    }
+
+    private ManagerTable.Admitted admit(ManagerTable t, long nonce) {
+        ManagerTable.Admission a = t.register(nonce, at(4000 + (int) nonce));
+        assertThat(a).isInstanceOf(ManagerTable.Admitted.class);
+        return (ManagerTable.Admitted) a;
+    }
+
+    private static List<Integer> ids(ManagerTable t) {
+        return t.topology().stream().map(NodeInfo::id).toList();
+    }
+
+    @Test
+    void idsGoOutInArrivalOrderAndTheSameInstanceKeepsItsId() {
+        ManagerTable t = new ManagerTable(64, 99, ticker, gids);
+        assertThat(ids(t)).containsExactly(0);
+        assertThat(admit(t, 11).id()).isEqualTo(1);
+        assertThat(admit(t, 12).id()).isEqualTo(2);
+        ManagerTable.Admitted again = admit(t, 11);
+        assertThat(again.id()).isEqualTo(1);
+        assertThat(again.revived()).as("it never died").isFalse();
+        assertThat(t.markDead(1)).isTrue();
+        assertThat(t.markDead(1)).as("already dead").isFalse();
+        assertThat(t.isAlive(1)).isFalse();
+        ManagerTable.Admitted back = admit(t, 11);
+        assertThat(back.id()).isEqualTo(1);
+        assertThat(back.revived()).isTrue();
+        // A restarted instance (a new nonce) is a new node: ids are never given out twice.
+        assertThat(admit(t, 13).id()).isEqualTo(3);
+        assertThat(t.markDead(0)).as("the manager itself").isFalse();
+        assertThat(t.markDead(42)).isFalse();
+    }
+
+    @Test
+    void theNewcomerIsWelcomedWithItsIdTheTopologyAndEveryGidSet() {
+        ManagerTable t = new ManagerTable(64, 99, ticker, gids);
+        gids.apply(0, Set.of(Gid.parse("fe80::1")));
+        admit(t, 11);
+        gids.apply(1, Set.of(Gid.parse("fe80::a")));
+        ManagerTable.Admitted a = admit(t, 12);
+        assertThat(a.welcome()).hasSize(3);
+        assertThat(a.welcome().get(0)).isEqualTo(new Wire.RegisterAck(2));
+        Wire.Topology topo = (Wire.Topology) a.welcome().get(1);
+        assertThat(topo.nodes()).extracting(NodeInfo::id).containsExactly(0, 1, 2);
+        assertThat(topo.nodes().get(2).address()).isEqualTo(at(4012));
+        Wire.GidUpdate all = (Wire.GidUpdate) a.welcome().get(2);
+        assertThat(all.records()).extracting(Wire.GidRecord::nodeId).containsExactly(0, 1, 2);
+        assertThat(all.records().get(1).gids()).containsExactly(Gid.parse("fe80::a"));
+    }
+
+    @Test
+    void theBroadcastCarriesOnlyWhatChanged() {
+        ManagerTable t = new ManagerTable(64, 99, ticker, gids);
+        admit(t, 11);
+        admit(t, 12);
+        List<Wire.Frame> first = t.broadcast();
+        assertThat(first).hasSize(2);
+        assertThat(((Wire.GidUpdate) first.get(1)).records()).extracting(Wire.GidRecord::nodeId)
+                .containsExactly(1, 2);
+        assertThat(t.broadcast()).as("nothing changed").isEmpty();
+
+        // A GID change alone: one record, no topology.
+        gids.apply(2, Set.of(Gid.parse("fe80::b")));
+        t.gidsChanged(2);
+        List<Wire.Frame> gidsOnly = t.broadcast();
+        assertThat(gidsOnly).singleElement().isInstanceOf(Wire.GidUpdate.class);
+        Wire.GidRecord r = ((Wire.GidUpdate) gidsOnly.getFirst()).records().getFirst();
+        assertThat(r).isEqualTo(new Wire.GidRecord(2, true, false, Set.of(Gid.parse("fe80::b"))));
+
+        // A death: the topology and the dead node's record (its GIDs, marked not alive).
+        t.markDead(2);
+        List<Wire.Frame> death = t.broadcast();
+        assertThat(((Wire.Topology) death.get(0)).nodes().get(2).alive()).isFalse();
+        assertThat(((Wire.GidUpdate) death.get(1)).records())
+                .containsExactly(new Wire.GidRecord(2, false, false, Set.of(Gid.parse("fe80::b"))));
+    }
+
+    @Test
+    void aFullTableEvictsTheNodeDeadLongestOrRefuses() {
+        ManagerTable t = new ManagerTable(4, 99, ticker, gids);
+        admit(t, 11);
+        admit(t, 12);
+        admit(t, 13);
+        gids.apply(1, Set.of(Gid.parse("fe80::a")));
+        // Nobody is dead: refused, with the reason on the wire.
+        ManagerTable.Admission full = t.register(14, at(5000));
+        assertThat(full).isInstanceOf(ManagerTable.Refused.class);
+        assertThat(((ManagerTable.Refused) full).refusal().reason()).isEqualTo(Wire.REFUSE_FULL);
+        assertThat(ids(t)).containsExactly(0, 1, 2, 3);
+
+        // 2 dies first, then 1: 2 has been dead longest and goes first, whatever its id.
+        t.markDead(2);
+        ticker.advanceMillis(1000);
+        t.markDead(1);
+        ticker.advanceMillis(1000);
+        t.broadcast();
+        ManagerTable.Admitted a = admit(t, 14);
+        assertThat(a.id()).isEqualTo(4);
+        assertThat(a.evicted()).isEqualTo(2);
+        assertThat(ids(t)).containsExactly(0, 1, 3, 4);
+        ManagerTable.Admitted b = admit(t, 15);
+        assertThat(b.evicted()).isEqualTo(1);
+        assertThat(ids(t)).containsExactly(0, 3, 4, 5);
+        // The evicted node's GIDs are gone, and the broadcast says it was removed.
+        assertThat(gids.owner(Gid.parse("fe80::a"))).isEmpty();
+        assertThat(gidChanges).contains("1=[]");
+        List<Wire.Frame> out = t.broadcast();
+        assertThat(((Wire.Topology) out.get(0)).nodes()).extracting(NodeInfo::id).containsExactly(0, 3, 4, 5);
+        assertThat(((Wire.GidUpdate) out.get(1)).records())
+                .contains(new Wire.GidRecord(1, false, true, Set.of()), new Wire.GidRecord(2, false, true, Set.of()));
+        // An evicted instance that comes back is a new node.
+        assertThat(t.register(11, at(4011))).isInstanceOf(ManagerTable.Refused.class);
+        t.markDead(3);
+        assertThat(admit(t, 11).id()).isEqualTo(6);
+    }
+
+    @Test
+    void sixtyFourSlots() {
+        ManagerTable t = new ManagerTable(MeshConfig.MAX_NODES, 99, ticker, gids);
+        for (int i = 1; i < MeshConfig.MAX_NODES; i++) {
+            assertThat(admit(t, 100 + i).id()).isEqualTo(i);
+        }
+        assertThat(t.topology()).hasSize(64);
+        assertThat(t.register(1000, at(6000))).isInstanceOf(ManagerTable.Refused.class);
+        t.markDead(10);
+        ManagerTable.Admitted extra = admit(t, 1000);
+        assertThat(extra.id()).isEqualTo(64);
+        assertThat(extra.evicted()).isEqualTo(10);
+        assertThat(ids(t)).hasSize(64).doesNotContain(10).contains(64);
+    }
+
+    @Test
+    void gidOwnershipFollowsTheLastClaim() {
+        gids.apply(1, Set.of(Gid.parse("fe80::a"), Gid.parse("fe80::b")));
+        gids.apply(2, Set.of(Gid.parse("fe80::b")));
+        assertThat(gids.owner(Gid.parse("fe80::b"))).hasValue(2);
+        // Node 1 drops fe80::b: node 2 keeps it.
+        gids.apply(1, Set.of(Gid.parse("fe80::a")));
+        assertThat(gids.owner(Gid.parse("fe80::b"))).hasValue(2);
+        assertThat(gids.apply(1, Set.of(Gid.parse("fe80::a")))).as("the same set again").isFalse();
+        assertThat(gids.snapshot()).containsOnlyKeys(Gid.parse("fe80::a"), Gid.parse("fe80::b"));
+    }
+}
