@@ -1,0 +1,54 @@
+package ernic.server;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+/**
+ * The whole server's shape, as rules over every module's main code (docs/architecture.md): no cycle
+ * among the packages, the libraries know no device, Ethernet and RDMA meet only in the device's shared
+ * packages, and server-side time comes from the event loop's clock.
+ */
+class ArchitectureTest {
+    static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("ernic");
+
+    @Test
+    void noCycleAmongTheErnicPackages() {
+        slices().matching("ernic.(**)").should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void vfioUserAndTheMeshKnowNothingOfIonic() {
+        noClasses().that().resideInAnyPackage("ernic.vfiouser..", "ernic.mesh..", "ernic.counters..")
+                .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic..", "ernic.server..")
+                .check(MAIN);
+        noClasses().that().resideInAnyPackage("ernic.mesh..")
+                .should().dependOnClassesThat().resideInAnyPackage("ernic.vfiouser..")
+                .check(MAIN);
+    }
+
+    @Test
+    void ethernetAndRdmaMeetOnlyInTheSharedPackages() {
+        noClasses().that().resideInAPackage("ernic.ionic.eth..")
+                .should().dependOnClassesThat().resideInAPackage("ernic.ionic.rdma..").check(MAIN);
+        noClasses().that().resideInAPackage("ernic.ionic.rdma..")
+                .should().dependOnClassesThat().resideInAPackage("ernic.ionic.eth..").check(MAIN);
+    }
+
+    @Test
+    void theServerSideReadsTimeOnlyFromTheClock() {
+        noClasses().that().resideInAnyPackage("ernic.vfiouser.server..", "ernic.vfiouser.transport..",
+                        "ernic.vfiouser.wire..", "ernic.vfiouser.pci..", "ernic.vfiouser.sys..", "ernic.ionic..",
+                        "ernic.mesh..", "ernic.server..", "ernic.counters..")
+                .should().callMethod(System.class, "nanoTime")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .because("device-thread time comes from the event loop's Ticker, which tests drive")
+                .check(MAIN);
+    }
+}
