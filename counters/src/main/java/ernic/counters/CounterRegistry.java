@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -14,8 +15,14 @@ import java.util.function.Supplier;
  * of them. Owned by the device loop: {@link #snapshot()} and {@link #reset(String)} run there.
  */
 public final class CounterRegistry {
-    /** One counter value: full name (prefix + key), its labels (empty for a single set), its value. */
-    public record Sample(String name, Map<String, String> labels, long value) {
+    /** One value: full name (prefix + key), its labels (empty for a single set), its value; a gauge or a counter. */
+    public record Sample(String name, Map<String, String> labels, long value, boolean gauge) {
+        public Sample(String name, Map<String, String> labels, long value) {
+            this(name, labels, value, false);
+        }
+    }
+
+    private record Gauge(String name, LongSupplier value) {
     }
 
     private record Single(String prefix, Counters<?> set) {
@@ -26,6 +33,7 @@ public final class CounterRegistry {
 
     private final List<Single> singles = new ArrayList<>();
     private final List<Family> families = new ArrayList<>();
+    private final List<Gauge> gauges = new ArrayList<>();
 
     /** Registers one set; its counters are named {@code prefix + key}. */
     public void register(String prefix, Counters<?> set) {
@@ -42,17 +50,25 @@ public final class CounterRegistry {
         families.add(new Family(prefix, label, members));
     }
 
+    /** A value that goes up and down (objects in use, bytes held), read at each snapshot. */
+    public void registerGauge(String name, LongSupplier value) {
+        gauges.add(new Gauge(name, value));
+    }
+
     private static void checkPrefix(String prefix) {
         if (prefix.isEmpty() || !prefix.endsWith(".")) {
             throw new IllegalArgumentException("a counter prefix ends with '.': " + prefix);
         }
     }
 
-    /** Every counter now, singles first, in registration order. Device loop only. */
+    /** Every value now: single sets, gauges, then families, in registration order. Device loop only. */
     public List<Sample> snapshot() {
         List<Sample> out = new ArrayList<>();
         for (Single s : singles) {
             s.set.forEach((k, v) -> out.add(new Sample(s.prefix + k, Map.of(), v)));
+        }
+        for (Gauge g : gauges) {
+            out.add(new Sample(g.name, Map.of(), g.value.getAsLong(), true));
         }
         for (Family f : families) {
             f.members.get().forEach((id, set) -> set.forEach((k, v) ->
@@ -61,11 +77,14 @@ public final class CounterRegistry {
         return out;
     }
 
-    /** The single sets' counters by full name (families left out), in registration order. */
+    /** The single sets' counters and the gauges by full name (families left out), in registration order. */
     public Map<String, Long> totals() {
         Map<String, Long> m = new LinkedHashMap<>();
         for (Single s : singles) {
             s.set.forEach((k, v) -> m.put(s.prefix + k, v));
+        }
+        for (Gauge g : gauges) {
+            m.put(g.name, g.value.getAsLong());
         }
         return m;
     }

@@ -48,6 +48,17 @@ class CounterRegistryTest {
     }
 
     @Test
+    void gaugesAreReadAtEachSnapshotAndNotReset() {
+        CounterRegistry r = new CounterRegistry();
+        long[] inUse = {3};
+        r.registerGauge("rdma.qps", () -> inUse[0]);
+        assertThat(r.snapshot()).containsExactly(new CounterRegistry.Sample("rdma.qps", Map.of(), 3, true));
+        inUse[0] = 1;
+        r.reset("");
+        assertThat(r.totals()).containsExactly(Map.entry("rdma.qps", 1L));
+    }
+
+    @Test
     void resetZeroesTheSetsUnderAPrefixOnly() {
         CounterRegistry r = new CounterRegistry();
         Counters<Q> eth = new Counters<>(Q.class), rdma = new Counters<>(Q.class);

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
 import ernic.vfiouser.server.Refusals;
 import io.netty.util.concurrent.Ticker;
@@ -30,7 +31,9 @@ final class DataPath {
     private final MemorySegment cqeBuf = Arena.ofAuto().allocate(V1.Cqe.SIZE, 8);
     private final V1.Cqe cqe = new V1.Cqe();
     private Ticker clock = Ticker.systemTicker();
-    private long flushes;
+    /** The data path's totals (rdma.) and the remote path's (rdma.remote.), which outlive a mesh attachment. */
+    final Counters<PathCounter> pathCounters = new Counters<>(PathCounter.class);
+    final Counters<RemoteCounter> remoteCounters = new Counters<>(RemoteCounter.class);
     /** The data path to other servers' guests, when the server is in a mesh. */
     RemotePath remote;
 
@@ -38,11 +41,11 @@ final class DataPath {
         this.lif = lif;
         this.refusals = refusals;
         this.counters = counters;
-        this.memory = new KeyedMemory(lif, dma);
-        this.responder = new Responder(lif, memory, counters);
-        this.hostMemory = new KeyedHostMemory(memory);
-        this.requester = new Requester(lif, memory, refusals, counters, new LocalEnd(lif, memory, responder),
-                this::now);
+        this.memory = new KeyedMemory(lif, dma, pathCounters);
+        this.responder = new Responder(lif, memory, counters, pathCounters);
+        this.hostMemory = new KeyedHostMemory(memory, pathCounters);
+        this.requester = new Requester(lif, memory, refusals, counters, pathCounters,
+                new LocalEnd(lif, memory, responder), this::now);
     }
 
     /** Guest memory as an in-process target reaches it: by rkey, with a remote peer's rights. */
@@ -61,7 +64,7 @@ final class DataPath {
 
     /** Joins a mesh through {@code port}: QPs whose peer another node owns go there. */
     void attach(PeerPort port) {
-        remote = new RemotePath(lif, memory, requester, responder, refusals, port, this::now);
+        remote = new RemotePath(lif, memory, requester, responder, refusals, remoteCounters, port, this::now);
         requester.remote = remote;
     }
 
@@ -82,25 +85,22 @@ final class DataPath {
 
     /** Power-on: the data path's own totals back to zero. */
     void clearCounters() {
-        requester.sqWqes = requester.sendErrors = requester.rnrFailures = 0;
-        responder.rqWqes = responder.udDropped = 0;
-        memory.bytes = 0;
-        hostMemory.refused = 0;
-        flushes = 0;
-        if (remote != null) {
-            remote.clearCounters();
-        }
+        pathCounters.reset();
+        remoteCounters.reset();
     }
 
+    /** Bytes of peers' requests held for a receive (a gauge). */
+    long heldBytes() {
+        return remote == null ? 0 : remote.responder.heldBytes;
+    }
+
+    /** The totals by their stats-file names (rdma.*, and rdma.remote.* while in a mesh). */
     void counters(Map<String, Long> m) {
-        m.put("rdma.qp.flushes", flushes);
-        m.put("rdma.sq.wqes", requester.sqWqes);
-        m.put("rdma.rq.wqes", responder.rqWqes);
-        m.put("rdma.sq.errors", requester.sendErrors);
-        m.put("rdma.ud.dropped", responder.udDropped);
-        m.put("rdma.bytes", memory.bytes);
-        m.put("rdma.rnr.failures", requester.rnrFailures);
-        m.put("rdma.target.refused", hostMemory.refused);
+        pathCounters.forEach((k, v) -> m.put("rdma." + k, v));
+        if (remote != null) {
+            remoteCounters.forEach((k, v) -> m.put("rdma.remote." + k, v));
+            m.put("rdma.remote.heldBytes", heldBytes());
+        }
     }
 
     /** The RDMA tick, every {@link #TICK_MILLIS} on the device thread. */
@@ -140,7 +140,7 @@ final class DataPath {
         if (remote != null) {
             remote.flush(qp);
         }
-        flushes++;
+        pathCounters.inc(PathCounter.QP_FLUSHES);
         counters.add(qp, RdmaCounters.Device.QP_FLUSHES, 1);
     }
 

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counters;
 import ernic.ionic.target.HostMemory;
 
 import java.lang.foreign.MemorySegment;
@@ -8,11 +9,11 @@ import java.lang.foreign.MemorySegment;
 final class KeyedHostMemory implements HostMemory {
     private final KeyedMemory memory;
     private final Spans guest = new Spans(), here = new Spans();
-    /** Transfers refused (bad key, no remote access, out of bounds, unreachable memory). */
-    long refused;
+    private final Counters<PathCounter> counters;
 
-    KeyedHostMemory(KeyedMemory memory) {
+    KeyedHostMemory(KeyedMemory memory, Counters<PathCounter> counters) {
         this.memory = memory;
+        this.counters = counters;
     }
 
     @Override
@@ -32,13 +33,13 @@ final class KeyedHostMemory implements HostMemory {
         }
         // remote: an rkey, so key 0 and missing remote access are refused as a peer's would be.
         if (memory.resolve(null, rkey, addr, len, access, true, guest.clear()) != V1.STS_OK) {
-            refused++;
+            counters.inc(PathCounter.TARGET_REFUSED);
             return false;
         }
         here.clear().addLocal(buf, 0, len);
         boolean ok = access == V1.MRF_REMOTE_READ ? memory.copy(guest, here, len) : memory.copy(here, guest, len);
         if (!ok) {
-            refused++;
+            counters.inc(PathCounter.TARGET_REFUSED);
         }
         return ok;
     }

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
 
 import java.lang.foreign.Arena;
@@ -25,12 +26,12 @@ final class KeyedMemory {
     /** What view() found: a segment and the offset of the entry's bytes in it. */
     private MemorySegment viewSeg;
     private long viewOff;
-    /** Bytes copied (rdma.bytes). */
-    long bytes;
+    private final Counters<PathCounter> counters;
 
-    KeyedMemory(RdmaLif lif, Dma dma) {
+    KeyedMemory(RdmaLif lif, Dma dma, Counters<PathCounter> counters) {
         this.lif = lif;
         this.dma = dma;
+        this.counters = counters;
     }
 
     Dma dma() {
@@ -196,7 +197,7 @@ final class KeyedMemory {
             dOff += chunk;
             left -= chunk;
         }
-        bytes += len;
+        counters.add(PathCounter.BYTES, len);
         return true;
     }
 

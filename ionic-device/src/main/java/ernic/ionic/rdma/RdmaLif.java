@@ -194,9 +194,6 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         m.put("rdma.mrs", (long) mrsInUse);
         m.put("rdma.ahs", (long) ahsInUse);
         data.counters(m);
-        if (data.remote != null) {
-            data.remote.counters(m);
-        }
         hwCounters().forEach((k, v) -> m.put("rdma.hw." + k, v));
         return m;
     }

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counters;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshListener;
 import ernic.mesh.Recall;
@@ -67,12 +68,12 @@ final class RemotePath implements End, MeshListener {
     /** The one question the mesh asks of every queued request (no allocation per send). */
     private final Recall takeBack = this::takeBack;
 
-    long requestsSent, repliesReceived, requestsReceived, repliesSent, repliesDropped, staleReplies, noRoute,
-            timeouts, badMessages, takenBack;
+    final Counters<RemoteCounter> counters;
 
     RemotePath(RdmaLif lif, KeyedMemory memory, Requester requester, Responder local, Refusals refusals,
-               PeerPort port, LongSupplier clock) {
+               Counters<RemoteCounter> counters, PeerPort port, LongSupplier clock) {
         this.lif = lif;
+        this.counters = counters;
         this.refusals = refusals;
         this.memory = memory;
         this.requester = requester;
@@ -81,7 +82,7 @@ final class RemotePath implements End, MeshListener {
         this.clock = clock;
         this.goneGeneration = new int[lif.qpCount];
         this.goneGivenUpBelow = new long[lif.qpCount];
-        this.responder = new RemoteResponder(this, lif, local, port, clock);
+        this.responder = new RemoteResponder(this, lif, local, counters, port, clock);
         port.listen(this);
     }
 
@@ -98,29 +99,6 @@ final class RemotePath implements End, MeshListener {
         watched.clear();
         readReplies.clear();
         responder.reset();
-    }
-
-    void clearCounters() {
-        requestsSent = repliesReceived = requestsReceived = repliesSent = repliesDropped = staleReplies = noRoute =
-                timeouts = badMessages = takenBack = 0;
-        responder.clearCounters();
-    }
-
-    void counters(Map<String, Long> m) {
-        m.put("rdma.remote.requestsSent", requestsSent);
-        m.put("rdma.remote.repliesReceived", repliesReceived);
-        m.put("rdma.remote.requestsReceived", requestsReceived);
-        m.put("rdma.remote.repliesSent", repliesSent);
-        m.put("rdma.remote.repliesDropped", repliesDropped);
-        m.put("rdma.remote.staleReplies", staleReplies);
-        m.put("rdma.remote.noRoute", noRoute);
-        m.put("rdma.remote.timeouts", timeouts);
-        m.put("rdma.remote.rnrWaits", responder.rnrWaits);
-        m.put("rdma.remote.rnrFailures", responder.rnrFailures);
-        m.put("rdma.remote.badMessages", badMessages);
-        m.put("rdma.remote.readPauses", responder.readPauses);
-        m.put("rdma.remote.takenBack", takenBack);
-        m.put("rdma.remote.heldBytes", responder.heldBytes);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -274,9 +252,9 @@ final class RemotePath implements End, MeshListener {
         }
         if (sent == SendResult.NO_ROUTE) {
             m.release();
-            noRoute++;
+            counters.inc(RemoteCounter.NO_ROUTE);
         } else {
-            requestsSent++;
+            counters.inc(RemoteCounter.REQUESTS_SENT);
         }
         return V1.STS_OK; // a datagram with no route is lost, not an error of the sender
     }
@@ -332,7 +310,7 @@ final class RemotePath implements End, MeshListener {
                 o.seq[slot] = o.nextSeq++;
                 o.sinceNanos[slot] = clock.getAsLong();
                 o.readAsked[slot] = readBytes;
-                requestsSent++;
+                counters.inc(RemoteCounter.REQUESTS_SENT);
                 if (readBytes > 0) {
                     readReplies.computeIfAbsent(qp.node, k -> new long[1])[0] += readBytes;
                 }
@@ -345,7 +323,7 @@ final class RemotePath implements End, MeshListener {
             }
             default -> {
                 m.release();
-                noRoute++;
+                counters.inc(RemoteCounter.NO_ROUTE);
                 return V1.STS_RETRY_EXCEEDED;
             }
         }
@@ -374,7 +352,7 @@ final class RemotePath implements End, MeshListener {
         if (WireHeader.u64(m, WireHeader.SEQ) >= givenUpBelow) {
             return false;
         }
-        takenBack++;
+        counters.inc(RemoteCounter.TAKEN_BACK);
         if (WireHeader.op(m) == WireHeader.READ) {
             readDone(node, WireHeader.u64(m, WireHeader.LENGTH)); // its reply will not come
         }
@@ -396,7 +374,7 @@ final class RemotePath implements End, MeshListener {
 
     /** An answer for one of this node's requests. */
     private void onReply(int node, ByteBuf m) {
-        repliesReceived++;
+        counters.inc(RemoteCounter.REPLIES_RECEIVED);
         int qid = WireHeader.u32(m, WireHeader.SRC_QP);
         QueuePair qp = qid >= 0 && qid < lif.qpCount ? lif.qps[qid] : null;
         int slot = WireHeader.u32(m, WireHeader.SLOT);
@@ -408,7 +386,7 @@ final class RemotePath implements End, MeshListener {
         }
         if (o == null || qp.generation != WireHeader.u32(m, WireHeader.GENERATION) || !o.issued(slot, qp.sq)
                 || o.status[slot] != Requester.PENDING || o.seq[slot] != seq) {
-            staleReplies++; // for a destroyed QP, a flushed, reset or timed-out WQE: ignored
+            counters.inc(RemoteCounter.STALE_REPLIES); // for a destroyed QP, a flushed, reset or timed-out WQE: ignored
             retry();
             return;
         }
@@ -502,7 +480,7 @@ final class RemotePath implements End, MeshListener {
             if (WireHeader.isReply(WireHeader.op(m))) {
                 onReply(sourceNode, m);
             } else {
-                requestsReceived++;
+                counters.inc(RemoteCounter.REQUESTS_RECEIVED);
                 responder.onRequest(sourceNode, m);
             }
         } finally {
@@ -511,7 +489,7 @@ final class RemotePath implements End, MeshListener {
     }
 
     void bad(int node, String what) {
-        badMessages++;
+        counters.inc(RemoteCounter.BAD_MESSAGES);
         refusals.refuse("rdma-remote-message", "node " + node + " sent " + what);
     }
 
@@ -535,7 +513,7 @@ final class RemotePath implements End, MeshListener {
                     if (o.status[i] == Requester.PENDING && (expired || now - o.sinceNanos[i] >= REPLY_TIMEOUT_NANOS)) {
                         expired = true;
                         o.status[i] = V1.STS_RETRY_EXCEEDED;
-                        timeouts++;
+                        counters.inc(RemoteCounter.TIMEOUTS);
                         readDone(qp.node, o.readAsked[i]);
                         o.readAsked[i] = 0;
                     }

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counters;
 import ernic.ionic.layout.Le;
 import ernic.mesh.SendResult;
 import io.netty.buffer.ByteBuf;
@@ -38,12 +39,15 @@ final class RemoteResponder {
     private final MemorySegment old = Arena.ofAuto().allocate(8, 8);
     private final Spans source = new Spans();
     private long pausedSinceNanos;
-    long heldBytes, rnrWaits, rnrFailures, readPauses;
+    private final Counters<RemoteCounter> counters;
+    /** Bytes of requests waiting for a receive (a gauge: rdma.remote.heldBytes). */
+    long heldBytes;
     private int heldMessages;
 
-    RemoteResponder(RemotePath path, RdmaLif lif, Responder responder, PeerPort port,
-                    LongSupplier clock) {
+    RemoteResponder(RemotePath path, RdmaLif lif, Responder responder, Counters<RemoteCounter> counters,
+                    PeerPort port, LongSupplier clock) {
         this.path = path;
+        this.counters = counters;
         this.lif = lif;
         this.responder = responder;
         this.port = port;
@@ -58,10 +62,6 @@ final class RemoteResponder {
             }
         }
         resume();
-    }
-
-    void clearCounters() {
-        rnrWaits = rnrFailures = readPauses = 0;
     }
 
     /** A request from {@code node}; the caller releases {@code m}. */
@@ -144,10 +144,10 @@ final class RemoteResponder {
             WireHeader.putStatus(r, V1.STS_REMOTE_ACC_ERR); // fill() left the payload empty
         }
         if (port.sendReply(node, r) == SendResult.QUEUED) {
-            path.repliesSent++;
+            counters.inc(RemoteCounter.REPLIES_SENT);
         } else {
             r.release();
-            path.repliesDropped++; // the requester's WQE times out
+            counters.inc(RemoteCounter.REPLIES_DROPPED); // the requester's WQE times out
         }
     }
 
@@ -186,7 +186,7 @@ final class RemoteResponder {
             qp.held = new ArrayDeque<>();
         }
         if (qp.held.isEmpty()) {
-            rnrWaits++;
+            counters.inc(RemoteCounter.RNR_WAITS);
         }
         m = alloc.directBuffer(m.readableBytes()).writeBytes(m, m.readerIndex(), m.readableBytes());
         long now = clock.getAsLong();
@@ -196,7 +196,7 @@ final class RemoteResponder {
         path.watch(qp);
         if ((heldBytes > HELD_BYTES_MAX || heldMessages > HELD_MESSAGES_MAX) && pausedSinceNanos == 0) {
             pausedSinceNanos = now;
-            readPauses++;
+            counters.inc(RemoteCounter.READ_PAUSES);
             port.setReceivingFromAll(false);
         }
     }
@@ -226,7 +226,7 @@ final class RemoteResponder {
         while (held != null && !held.isEmpty()) {
             Held h = held.poll();
             if (status == V1.STS_RNR_RETRY_EXCEEDED) {
-                rnrFailures++;
+                counters.inc(RemoteCounter.RNR_FAILURES);
             }
             reply(h.node(), h.message(), WireHeader.ACK, status, null, 0, 0);
             unhold(h);
@@ -265,7 +265,7 @@ final class RemoteResponder {
         ArrayDeque<Held> held = qp.held;
         while (held != null && !held.isEmpty() && (full || now - held.peek().sinceNanos() >= RNR_TIMEOUT_NANOS)) {
             Held h = held.poll();
-            rnrFailures++;
+            counters.inc(RemoteCounter.RNR_FAILURES);
             reply(h.node(), h.message(), WireHeader.ACK, V1.STS_RNR_RETRY_EXCEEDED, null, 0, 0);
             unhold(h);
             receivesPosted(qp); // what was behind it may go now

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.layout.Be;
 import ernic.ionic.layout.Le;
@@ -46,11 +47,12 @@ final class Requester {
     private final V1.Wqe again = new V1.Wqe();
     /** SQs waiting for a receive on their (local) destination, and those waiting for room on their way. */
     private final List<QueuePair> waitingForReceive = new ArrayList<>(), waitingForRoom = new ArrayList<>();
-    long sqWqes, sendErrors, rnrFailures;
+    private final Counters<PathCounter> path;
 
-    Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, End local,
-              LongSupplier clock) {
+    Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
+              End local, LongSupplier clock) {
         this.lif = lif;
+        this.path = path;
         this.clock = clock;
         this.memory = memory;
         this.refusals = refusals;
@@ -352,7 +354,7 @@ final class Requester {
             out.status[index] = V1.STS_RNR_RETRY_EXCEEDED;
             out.bytes[index] = 0;
             sq.cons = (index + 1) & sq.mask();
-            rnrFailures++;
+            path.inc(PathCounter.RNR_FAILURES);
             run(qp);
         }
     }
@@ -362,9 +364,9 @@ final class Requester {
 
     /** One send WQE done: counted and completed. */
     private void finish(QueuePair qp, int index, int op, int status, long movedBytes) {
-        sqWqes++;
+        path.inc(PathCounter.SQ_WQES);
         if (status != V1.STS_OK) {
-            sendErrors++;
+            path.inc(PathCounter.SQ_ERRORS);
         }
         count(qp, op, status, movedBytes);
         CompletionQueue cq = lif.cqs[qp.sqCqId];

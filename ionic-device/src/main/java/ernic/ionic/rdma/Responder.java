@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.layout.Le;
 
@@ -28,11 +29,11 @@ final class Responder {
     private final V1.Wqe rqe = new V1.Wqe();
     private final V1.Cqe cqe = new V1.Cqe();
     private final Spans target = new Spans(), here = new Spans();
-    /** Receive WQEs consumed (rdma.rq.wqes) and datagrams that found no taker (rdma.ud.dropped). */
-    long rqWqes, udDropped;
+    private final Counters<PathCounter> path;
 
-    Responder(RdmaLif lif, KeyedMemory memory, RdmaCounters counters) {
+    Responder(RdmaLif lif, KeyedMemory memory, RdmaCounters counters, Counters<PathCounter> path) {
         this.lif = lif;
+        this.path = path;
         this.memory = memory;
         this.counters = counters;
     }
@@ -124,7 +125,7 @@ final class Responder {
         if (!memory.copy(here, target, 8)) {
             return V1.STS_REMOTE_ACC_ERR;
         }
-        memory.bytes -= 16; // two 8-byte moves here (and one to the requester) for one 8-byte operation
+        path.add(PathCounter.BYTES, -16); // two 8-byte moves here (and one to the requester) for one 8-byte operation
         Le.put64(old, 0, was);
         counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         return V1.STS_OK;
@@ -153,7 +154,7 @@ final class Responder {
     }
 
     void udDropped() {
-        udDropped++;
+        path.inc(PathCounter.UD_DROPPED);
         counters.inc(RdmaCounters.Device.RX_UD_DROPPED);
     }
 
@@ -169,7 +170,7 @@ final class Responder {
         }
         rqe.wrap(rqeBuf, 0);
         rq.cons = (rq.cons + 1) & rq.mask();
-        rqWqes++;
+        path.inc(PathCounter.RQ_WQES);
         return true;
     }
 

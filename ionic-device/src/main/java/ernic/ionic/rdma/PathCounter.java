@@ -1,0 +1,32 @@
+package ernic.ionic.rdma;
+
+import ernic.counters.Counter;
+
+/** The data path's own totals, under {@code rdma.} (the hw_counters the guest reads are {@link RdmaCounters}). */
+public enum PathCounter implements Counter {
+    /** QPs moved to ERROR. */
+    QP_FLUSHES("qp.flushes"),
+    /** Send WQEs completed, and those that completed with an error. */
+    SQ_WQES("sq.wqes"), SQ_ERRORS("sq.errors"),
+    /** Receive WQEs consumed. */
+    RQ_WQES("rq.wqes"),
+    /** Datagrams that found no taker (no QP, wrong Q_Key, no receive). */
+    UD_DROPPED("ud.dropped"),
+    /** Bytes copied through the MR table. */
+    BYTES("bytes"),
+    /** SQs whose destination in this guest had no receive for 5 s. */
+    RNR_FAILURES("rnr.failures"),
+    /** In-process target transfers refused (bad key, key 0, no remote access, out of bounds). */
+    TARGET_REFUSED("target.refused");
+
+    private final String key;
+
+    PathCounter(String key) {
+        this.key = key;
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+}
