@@ -1,6 +1,5 @@
 package ernic.ionic;
 
-import ernic.ionic.base.DoorbellHandler;
 import ernic.ionic.eth.DeviceCommands;
 import ernic.ionic.base.Dma;
 import ernic.ionic.eth.EthLif;
@@ -24,6 +23,7 @@ import ernic.vfiouser.server.RegionHandler;
 import ernic.vfiouser.server.VfioUserDevice;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.netty.util.concurrent.Ticker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,8 +83,9 @@ public final class IonicDevice implements VfioUserDevice {
     private final boolean[] doorbellLowValid = new boolean[DOORBELL_PAGE / 8];
 
     private DeviceContext context;
+    /** The device thread's clock: the event loop's while attached. */
+    private Ticker ticker = Ticker.systemTicker();
     private ScheduledFuture<?> heartbeatTimer, statsTimer;
-    private DoorbellHandler rdmaDoorbells;
     private long devcmds;
     private volatile Map<String, Long> lastSession = Map.of();
 
@@ -111,7 +112,6 @@ public final class IonicDevice implements VfioUserDevice {
         this.commands = new DeviceCommands(profile, lif, profile.interrupts(), refusals);
         this.rdma = new RdmaLif(profile, intr, dma, refusals, faults);
         commands.rdmaHandler(rdma);
-        this.rdmaDoorbells = rdma;
         this.regions = List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler()));
         reset();
     }
@@ -146,6 +146,7 @@ public final class IonicDevice implements VfioUserDevice {
         intr.target(context.interrupts());
         EventLoop loop = context.eventLoop();
         if (loop != null) {
+            ticker = loop.ticker();
             heartbeatTimer = loop.scheduleAtFixedRate(this::heartbeatTick, 1, 1, TimeUnit.SECONDS);
             if (profile.statsIntervalMs() > 0) {
                 statsTimer = loop.scheduleAtFixedRate(this::statisticsTick, profile.statsIntervalMs(),
@@ -200,7 +201,7 @@ public final class IonicDevice implements VfioUserDevice {
     /** Advances fw_heartbeat (every second while attached). */
     public void heartbeatTick() {
         Le.put32(regs, Bar0.FW_HEARTBEAT, Le.u32(regs, Bar0.FW_HEARTBEAT) + 1);
-        rdma.tick(System.nanoTime());
+        rdma.tick(ticker.nanoTime());
     }
 
     /** Rewrites the LIF and port statistics blocks (on the profile's interval while attached). */
@@ -268,11 +269,6 @@ public final class IonicDevice implements VfioUserDevice {
     /** Carrier up or down (lif_info, port_info, LINK_CHANGE event). */
     public void setLink(boolean up) {
         lif.setLink(up);
-    }
-
-    /** Doorbells for the RDMA queue types, once the RDMA side exists. */
-    public void rdmaDoorbells(DoorbellHandler handler) {
-        this.rdmaDoorbells = handler;
     }
 
     /** Each live QP's counters (the per-QP hw counters), by QP id. */
@@ -455,8 +451,7 @@ public final class IonicDevice implements VfioUserDevice {
             if (lif.doorbell(qtype, value)) {
                 return;
             }
-            DoorbellHandler h = rdmaDoorbells;
-            if (h != null && h.doorbell(page, qtype, value)) {
+            if (rdma.doorbell(page, qtype, value)) {
                 return;
             }
             refusals.refuse("ionic-db-qtype", "doorbell for queue type " + qtype + " that nothing serves");
