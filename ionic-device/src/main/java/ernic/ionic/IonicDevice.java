@@ -296,7 +296,7 @@ public final class IonicDevice implements VfioUserDevice {
     /**
      * Registers every counter set of the device: Ethernet ({@code eth.lif.}, {@code eth.port.},
      * {@code eth.device.}), device commands ({@code devcmd.}) and RDMA ({@code rdma.}, {@code rdma.hw.},
-     * the family {@code rdma.qp.} labelled {@code qp}). Sets are owned by the device thread.
+     * the family {@code rdma.hw.qp.} labelled {@code qp}). Sets are owned by the device thread.
      */
     public void registerCounters(CounterRegistry r) {
         EthStats stats = lif.stats();

@@ -24,7 +24,7 @@ import java.util.Map;
  * port's whole list, so the two lists must be the same length and order. Counters with no emulator
  * event behind them (sequence errors, duplicates, RNR NAKs, CNPs, ECN) are listed and read zero.
  * Device thread only; counting allocates nothing. In the registry the device set is {@code rdma.hw.*},
- * the control set {@code rdma.*} and the QPs' sets the family {@code rdma.qp.*} labelled {@code qp}.
+ * the control set {@code rdma.*} and the QPs' sets the family {@code rdma.hw.qp.*} labelled {@code qp}.
  */
 public final class RdmaCounters {
     /** ionic_v1_stat: type in the top 4 bits of a BE32, then the offset; name[28] NUL-terminated. */
@@ -256,10 +256,5 @@ public final class RdmaCounters {
     /** Names of the device counters, in value order. */
     public static List<String> deviceNames() {
         return Arrays.stream(DEVICE).map(c -> c.hwName).toList();
-    }
-
-    /** Names of the per-QP counters, in value order. */
-    public static List<String> qpNames() {
-        return deviceNames();
     }
 }

@@ -122,13 +122,13 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /**
      * Registers the RDMA counter sets: the control path ({@code rdma.}), the device hw_counters
-     * ({@code rdma.hw.}) and each live QP's counters (family {@code rdma.qp.}, label {@code qp}).
+     * ({@code rdma.hw.}) and each live QP's counters (family {@code rdma.hw.qp.}, label {@code qp}).
      * The data path's own totals are not sets yet: see {@link #dataPathCounters}.
      */
     public void registerCounters(CounterRegistry registry) {
         registry.register("rdma.", counters.control);
         registry.register("rdma.hw.", counters.device);
-        registry.registerFamily("rdma.qp.", "qp", this::qpSets);
+        registry.registerFamily("rdma.hw.qp.", "qp", this::qpSets);
     }
 
     private Map<String, Counters<RdmaCounters.Device>> qpSets() {
