@@ -1,9 +1,12 @@
 package ernic.ionic;
 
-import ernic.ionic.base.DoorbellHandler;
+import ernic.counters.Counter;
+import ernic.counters.CounterRegistry;
+import ernic.counters.Counters;
 import ernic.ionic.eth.DeviceCommands;
 import ernic.ionic.base.Dma;
 import ernic.ionic.eth.EthLif;
+import ernic.ionic.eth.EthStats;
 import ernic.ionic.eth.FrameClaimer;
 import ernic.ionic.eth.FrameSink;
 import ernic.ionic.fault.FaultKind;
@@ -49,6 +52,16 @@ import java.util.concurrent.TimeUnit;
 public final class IonicDevice implements VfioUserDevice {
     private static final Logger log = LoggerFactory.getLogger(IonicDevice.class);
 
+    /** Device commands run through BAR 0 ({@code devcmd.*}). */
+    public enum Devcmd implements Counter {
+        EXECUTED;
+
+        @Override
+        public String key() {
+            return "executed";
+        }
+    }
+
     public static final int VENDOR_ID = 0x1dd8, DEVICE_ID = 0x1002, SUBSYSTEM_ID = 0x5400, CLASS_CODE = 0x020000;
     public static final long BAR2_SIZE = 4L * 1024 * 1024;
     public static final int DOORBELL_PAGE = 4096;
@@ -84,8 +97,9 @@ public final class IonicDevice implements VfioUserDevice {
 
     private DeviceContext context;
     private ScheduledFuture<?> heartbeatTimer, statsTimer, rdmaTimer;
-    private DoorbellHandler rdmaDoorbells;
-    private long devcmds;
+    private final Counters<Devcmd> devcmds = new Counters<>(Devcmd.class);
+    /** The device's own sets, registered as in {@link #registerCounters}: what {@link #counters()} walks. */
+    private final CounterRegistry registry = new CounterRegistry();
     private volatile Map<String, Long> lastSession = Map.of();
 
     public IonicDevice(Profile profile, FaultPlan faults, long mac, String serial) {
@@ -111,8 +125,8 @@ public final class IonicDevice implements VfioUserDevice {
         this.commands = new DeviceCommands(profile, lif, profile.interrupts(), refusals);
         this.rdma = new RdmaLif(profile, intr, dma, refusals, faults);
         commands.rdmaHandler(rdma);
-        this.rdmaDoorbells = rdma;
         this.regions = List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler()));
+        registerCounters(registry);
         reset();
     }
 
@@ -174,7 +188,7 @@ public final class IonicDevice implements VfioUserDevice {
         lif.powerOn();
         rdma.powerOn();
         faults.reset();
-        devcmds = 0;
+        devcmds.reset();
     }
 
     @Override
@@ -276,19 +290,34 @@ public final class IonicDevice implements VfioUserDevice {
         lif.setLink(up);
     }
 
-    /** Doorbells for the RDMA queue types, once the RDMA side exists. */
-    public void rdmaDoorbells(DoorbellHandler handler) {
-        this.rdmaDoorbells = handler;
-    }
-
     /** Each live QP's counters (the per-QP hw counters), by QP id. */
     public Map<Integer, Map<String, Long>> qpCounters() {
         return rdma.qpCounters();
     }
 
-    /** Every counter: LIF, port, device frames, faults, interrupts, RDMA (rdma.hw.* = hw_counters), refusals. */
+    /**
+     * Registers every counter set of the device: Ethernet ({@code eth.lif.}, {@code eth.port.},
+     * {@code eth.device.}), device commands ({@code devcmd.}) and RDMA ({@code rdma.}, {@code rdma.hw.},
+     * the family {@code rdma.hw.qp.} labelled {@code qp}). Sets are owned by the device thread.
+     */
+    public void registerCounters(CounterRegistry r) {
+        EthStats stats = lif.stats();
+        r.register("eth.lif.", stats.lifCounters());
+        r.register("eth.port.", stats.portCounters());
+        r.register("eth.device.", stats.deviceCounters());
+        r.register("devcmd.", devcmds);
+        rdma.registerCounters(r);
+    }
+
+    /**
+     * Every counter, under the stats file's keys: the registered sets (Ethernet without its {@code eth.},
+     * as the keys were before the registry: {@code lif.*}, {@code port.*}, {@code device.*}), faults,
+     * interrupts, the RDMA data path's totals, and refusals by cause.
+     */
     public Map<String, Long> counters() {
-        Map<String, Long> m = new TreeMap<>(lif.stats().snapshot());
+        Map<String, Long> m = new TreeMap<>();
+        rdma.syncRefusals();
+        registry.totals().forEach((k, v) -> m.put(k.startsWith(ETH) ? k.substring(ETH.length()) : k, v));
         for (FaultKind k : FaultKind.values()) {
             m.put("fault." + k.key() + ".occurrences", faults.occurrences(k));
             m.put("fault." + k.key() + ".injected", faults.injectedCount(k));
@@ -300,11 +329,11 @@ public final class IonicDevice implements VfioUserDevice {
         }
         m.put("intr.fired", fired);
         m.put("intr.latched", latched);
-        m.put("devcmd.executed", devcmds);
-        m.putAll(rdma.counters());
         refusals.snapshot().forEach((k, v) -> m.put("refused." + k, v));
         return m;
     }
+
+    private static final String ETH = "eth.";
 
     // ---------------------------------------------------------------------------------------------
     // BAR 0
@@ -320,7 +349,7 @@ public final class IonicDevice implements VfioUserDevice {
             status = ernic.ionic.regs.Status.ERROR;
         }
         devcmdStatus.wrap(devcmdComp, 0).status(status);
-        devcmds++;
+        devcmds.inc(Devcmd.EXECUTED);
         Le.put32(regs, Bar0.DEVCMD_DONE, Bar0.DEV_CMD_DONE);
     }
 
@@ -461,8 +490,7 @@ public final class IonicDevice implements VfioUserDevice {
             if (lif.doorbell(qtype, value)) {
                 return;
             }
-            DoorbellHandler h = rdmaDoorbells;
-            if (h != null && h.doorbell(page, qtype, value)) {
+            if (rdma.doorbell(page, qtype, value)) {
                 return;
             }
             refusals.refuse("ionic-db-qtype", "doorbell for queue type " + qtype + " that nothing serves");

@@ -4,6 +4,7 @@ import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Le;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.layout.Be;
+import ernic.ionic.rdma.AdminWqe;
 import ernic.ionic.rdma.V1;
 import ernic.ionic.regs.Opcode;
 import ernic.ionic.regs.Status;
@@ -130,13 +131,10 @@ class RdmaControlPathTest {
 
     private int queryState(int qp) {
         long sq = guest.alloc(64), rq = guest.alloc(64);
-        RdmaDriver.Admin a = rdma.admin(V1.ADMIN_QUERY_QP, 34, c -> {
-            Le.put64(c, V1.QQP_SQ_DMA_ADDR, sq);
-            Le.put64(c, V1.QQP_RQ_DMA_ADDR, rq);
-            Le.put32(c, V1.QQP_ID_VER, qp);
-        });
+        RdmaDriver.Admin a = rdma.admin(V1.ADMIN_QUERY_QP, AdminWqe.QueryQp.LEN, c -> new AdminWqe.QueryQp()
+                .wrap(c, 0).sqDmaAddr(sq).rqDmaAddr(rq).idVer(qp));
         assertThat(a.status()).isZero();
-        return Le.u8(guest.at(rq, 1), V1.QRQ_STATE_PMTU) >>> 4;
+        return new AdminWqe.QueryQpRq().wrap(guest.at(rq, AdminWqe.QueryQpRq.SIZE), 0).state();
     }
 
     @Test
@@ -184,11 +182,8 @@ class RdmaControlPathTest {
     }
 
     private RdmaDriver.Admin createAh(int id, long hdr, int len) {
-        return rdma.admin(V1.ADMIN_CREATE_AH, 24, c -> {
-            Le.put64(c, V1.CAH_DMA_ADDR, hdr);
-            Le.put32(c, V1.CAH_LENGTH, len);
-            Le.put32(c, V1.CAH_ID_VER, id);
-        });
+        return rdma.admin(V1.ADMIN_CREATE_AH, AdminWqe.CreateAh.LEN, c -> new AdminWqe.CreateAh().wrap(c, 0)
+                .dmaAddr(hdr).length(len).idVer(id));
     }
 
     @Test
@@ -200,15 +195,13 @@ class RdmaControlPathTest {
             RdmaDriver r = new RdmaDriver(new Driver(d, g));
             assertThat(r.bootstrap()).isZero();
             long page = g.alloc(4096);
-            java.util.function.Consumer<MemorySegment> cmd = c -> {
-                Le.put64(c, V1.STATS_DMA_ADDR, page);
-                Le.put32(c, V1.STATS_LENGTH, 4096);
-            };
-            assertThat(r.admin(V1.ADMIN_STATS_VALS, V1.STATS_LEN, cmd).status()).isZero();
-            RdmaDriver.Admin failed = r.admin(V1.ADMIN_STATS_VALS, V1.STATS_LEN, cmd);
+            java.util.function.Consumer<MemorySegment> cmd = c -> new AdminWqe.Stats().wrap(c, 0)
+                    .dmaAddr(page).length(4096);
+            assertThat(r.admin(V1.ADMIN_STATS_VALS, AdminWqe.Stats.LEN, cmd).status()).isZero();
+            RdmaDriver.Admin failed = r.admin(V1.ADMIN_STATS_VALS, AdminWqe.Stats.LEN, cmd);
             assertThat(failed.error()).isTrue();
             assertThat(failed.status()).isEqualTo(V1.ASTS_BAD_STATE);
-            assertThat(r.admin(V1.ADMIN_STATS_VALS, V1.STATS_LEN, cmd).status()).isZero();
+            assertThat(r.admin(V1.ADMIN_STATS_VALS, AdminWqe.Stats.LEN, cmd).status()).isZero();
             // QP_STATS_VALS is not a STATS_VALS occurrence.
             assertThat(d.faults().occurrences(ernic.ionic.fault.FaultKind.STATS_VALS)).isEqualTo(3);
             assertThat(d.faults().injectedCount(ernic.ionic.fault.FaultKind.STATS_VALS)).isEqualTo(1);

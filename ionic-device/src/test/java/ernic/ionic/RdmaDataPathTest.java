@@ -6,6 +6,7 @@ import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.layout.Be;
+import ernic.ionic.rdma.AdminWqe;
 import ernic.ionic.rdma.V1;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -230,11 +231,8 @@ class RdmaDataPathTest {
     }
 
     RdmaDriver.Admin stats(int op, long addr, int len, int id) {
-        return rdma.admin(op, V1.STATS_LEN, c -> {
-            Le.put64(c, V1.STATS_DMA_ADDR, addr);
-            Le.put32(c, V1.STATS_LENGTH, len);
-            Le.put32(c, V1.STATS_ID_VER, id);
-        });
+        return rdma.admin(op, AdminWqe.Stats.LEN, c -> new AdminWqe.Stats().wrap(c, 0)
+                .dmaAddr(addr).length(len).idVer(id));
     }
 
     @Test

@@ -6,6 +6,7 @@ import ernic.ionic.layout.Ring;
 import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.Opcode;
 import ernic.ionic.layout.Be;
+import ernic.ionic.rdma.AdminWqe;
 import ernic.ionic.rdma.V1;
 
 import java.lang.foreign.MemorySegment;
@@ -98,67 +99,34 @@ final class RdmaDriver {
 
     /** Kernel CQ: map_count 1, direct address. */
     Admin createCq(int id, int eq, long ring, int depthLog2) {
-        return admin(V1.ADMIN_CREATE_CQ, 34, c -> {
-            Le.put32(c, V1.CCQ_EQ_ID, eq);
-            Le.put8(c, V1.CCQ_DEPTH_LOG2, depthLog2);
-            Le.put8(c, V1.CCQ_STRIDE_LOG2, 5);
-            Le.put32(c, V1.CCQ_ID_VER, id);
-            Le.put32(c, V1.CCQ_TBL_INDEX, -1);
-            Le.put32(c, V1.CCQ_MAP_COUNT, 1);
-            Le.put64(c, V1.CCQ_DMA_ADDR, ring);
-        });
+        return admin(V1.ADMIN_CREATE_CQ, AdminWqe.CreateCq.LEN, c -> new AdminWqe.CreateCq().wrap(c, 0)
+                .eqId(eq).depthStride(depthLog2, 5).idVer(id).tblIndex(-1).mapCount(1).dmaAddr(ring));
     }
 
     /** Kernel QP with direct rings; type 0 RC, 3 UD. */
     Admin createQp(int id, int type, int flags, int cq, long sq, int sqLog2, long rq, int rqLog2) {
-        return admin(V1.ADMIN_CREATE_QP, 64, c -> {
-            Be.put32(c, V1.CQP_PRIV_FLAGS, flags);
-            Le.put32(c, V1.CQP_SQ_CQ_ID, cq);
-            Le.put8(c, V1.CQP_SQ_DEPTH_LOG2, sqLog2);
-            Le.put8(c, V1.CQP_SQ_STRIDE_LOG2, 6);
-            Le.put32(c, V1.CQP_SQ_TBL_INDEX, -1);
-            Le.put32(c, V1.CQP_SQ_MAP_COUNT, 1);
-            Le.put64(c, V1.CQP_SQ_DMA_ADDR, sq);
-            Le.put32(c, V1.CQP_RQ_CQ_ID, cq);
-            Le.put8(c, V1.CQP_RQ_DEPTH_LOG2, rqLog2);
-            Le.put8(c, V1.CQP_RQ_STRIDE_LOG2, 6);
-            Le.put32(c, V1.CQP_RQ_TBL_INDEX, -1);
-            Le.put32(c, V1.CQP_RQ_MAP_COUNT, 1);
-            Le.put64(c, V1.CQP_RQ_DMA_ADDR, rq);
-            Le.put32(c, V1.CQP_ID_VER, id);
-            Le.put8(c, V1.CQP_TYPE_STATE, type);
-        });
+        return admin(V1.ADMIN_CREATE_QP, AdminWqe.CreateQp.LEN, c -> new AdminWqe.CreateQp().wrap(c, 0)
+                .privFlags(flags)
+                .ring(AdminWqe.CreateQp.Ring.SQ, cq, sqLog2, 6, 1, sq)
+                .ring(AdminWqe.CreateQp.Ring.RQ, cq, rqLog2, 6, 1, rq)
+                .idVer(id).typeState(type));
     }
 
     Admin modifyQp(int id, int mask, int to, int from, int qkeyOrDest) {
-        return admin(V1.ADMIN_MODIFY_QP, 60, c -> {
-            Be.put32(c, V1.MQP_ATTR_MASK, mask);
-            Le.put32(c, V1.MQP_QKEY_DEST_QPN, qkeyOrDest);
-            Le.put8(c, V1.MQP_PMTU, 10);
-            Le.put8(c, V1.MQP_TYPE_STATE, to | from << 4);
-            Le.put32(c, V1.MQP_ID_VER, id);
-        });
+        return admin(V1.ADMIN_MODIFY_QP, AdminWqe.ModifyQp.LEN, c -> new AdminWqe.ModifyQp().wrap(c, 0)
+                .attrMask(mask).qkeyDestQpn(qkeyOrDest).pmtu(10).states(to, from).idVer(id));
     }
 
     /** MODIFY_QP with an address vector: the header template (at {@code hdr}, {@code hdrLen} bytes) and a dest QPN. */
     Admin modifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen) {
-        return admin(V1.ADMIN_MODIFY_QP, 60, c -> {
-            Be.put32(c, V1.MQP_ATTR_MASK, V1.IB_QP_STATE | V1.IB_QP_AV | V1.IB_QP_DEST_QPN);
-            Le.put32(c, V1.MQP_QKEY_DEST_QPN, destQpn);
-            Le.put8(c, V1.MQP_PMTU, 10);
-            Le.put8(c, V1.MQP_TYPE_STATE, to | from << 4);
-            Le.put32(c, V1.MQP_ID_VER, id);
-            Le.put32(c, V1.MQP_AH_ID_LEN, hdrLen << 24);
-            Le.put64(c, V1.MQP_DMA_ADDR, hdr);
-        });
+        return admin(V1.ADMIN_MODIFY_QP, AdminWqe.ModifyQp.LEN, c -> new AdminWqe.ModifyQp().wrap(c, 0)
+                .attrMask(V1.IB_QP_STATE | V1.IB_QP_AV | V1.IB_QP_DEST_QPN).qkeyDestQpn(destQpn).pmtu(10)
+                .states(to, from).idVer(id).ahIdLen(0, hdrLen).dmaAddr(hdr));
     }
 
     Admin createAh(int id, long hdr, int hdrLen) {
-        return admin(V1.ADMIN_CREATE_AH, 24, c -> {
-            Le.put64(c, V1.CAH_DMA_ADDR, hdr);
-            Le.put32(c, V1.CAH_LENGTH, hdrLen);
-            Le.put32(c, V1.CAH_ID_VER, id);
-        });
+        return admin(V1.ADMIN_CREATE_AH, AdminWqe.CreateAh.LEN, c -> new AdminWqe.CreateAh().wrap(c, 0)
+                .dmaAddr(hdr).length(hdrLen).idVer(id));
     }
 
     /** An Ethernet/IPv4/UDP header template (42 bytes) from {@code src} to {@code dst} at {@code at}. */
@@ -176,20 +144,13 @@ final class RdmaDriver {
     }
 
     Admin createMr(int mrid, long va, long length, int flags, int mapCount, long dma, int pageLog2) {
-        return admin(V1.ADMIN_CREATE_MR, 45, c -> {
-            Le.put64(c, V1.CMR_VA, va);
-            Le.put64(c, V1.CMR_LENGTH, length);
-            Le.put32(c, V1.CMR_ID_VER, mrid);
-            Le.put32(c, V1.CMR_TBL_INDEX, -1);
-            Le.put32(c, V1.CMR_MAP_COUNT, mapCount);
-            Le.put64(c, V1.CMR_DMA_ADDR, dma);
-            Le.put16(c, V1.CMR_DBID_FLAGS, flags);
-            Le.put8(c, V1.CMR_PAGE_SIZE_LOG2, pageLog2);
-        });
+        return admin(V1.ADMIN_CREATE_MR, AdminWqe.CreateMr.LEN, c -> new AdminWqe.CreateMr().wrap(c, 0)
+                .va(va).length(length).mrid(mrid).tblIndex(-1).mapCount(mapCount).dmaAddr(dma).flags(flags)
+                .pageSizeLog2(pageLog2));
     }
 
     Admin destroy(int op, int id) {
-        return admin(op, 4, c -> Le.put32(c, 0, id));
+        return admin(op, AdminWqe.Destroy.LEN, c -> new AdminWqe.Destroy().wrap(c, 0).id(id));
     }
 
     /** The next EQE of EQ {@code eq}, or -1 when none has the expected color. */

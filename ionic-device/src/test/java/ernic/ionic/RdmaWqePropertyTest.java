@@ -6,6 +6,7 @@ import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.layout.Be;
+import ernic.ionic.rdma.AdminWqe;
 import ernic.ionic.rdma.V1;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -103,22 +104,10 @@ class RdmaWqePropertyTest {
             sq[i] = guest.alloc((long) STRIDE * DEPTH);
             rq[i] = guest.alloc((long) STRIDE * DEPTH);
             int id = QP[i], q = i;
-            assertThat(rdma.admin(V1.ADMIN_CREATE_QP, 64, c -> {
-                Le.put32(c, V1.CQP_SQ_CQ_ID, CQ);
-                Le.put8(c, V1.CQP_SQ_DEPTH_LOG2, Q_LOG2);
-                Le.put8(c, V1.CQP_SQ_STRIDE_LOG2, STRIDE_LOG2);
-                Le.put32(c, V1.CQP_SQ_TBL_INDEX, -1);
-                Le.put32(c, V1.CQP_SQ_MAP_COUNT, 1);
-                Le.put64(c, V1.CQP_SQ_DMA_ADDR, sq[q]);
-                Le.put32(c, V1.CQP_RQ_CQ_ID, CQ);
-                Le.put8(c, V1.CQP_RQ_DEPTH_LOG2, Q_LOG2);
-                Le.put8(c, V1.CQP_RQ_STRIDE_LOG2, STRIDE_LOG2);
-                Le.put32(c, V1.CQP_RQ_TBL_INDEX, -1);
-                Le.put32(c, V1.CQP_RQ_MAP_COUNT, 1);
-                Le.put64(c, V1.CQP_RQ_DMA_ADDR, rq[q]);
-                Le.put32(c, V1.CQP_ID_VER, id);
-                Le.put8(c, V1.CQP_TYPE_STATE, V1.QPT_RC);
-            }).status()).isZero();
+            assertThat(rdma.admin(V1.ADMIN_CREATE_QP, AdminWqe.CreateQp.LEN, c -> new AdminWqe.CreateQp().wrap(c, 0)
+                    .ring(AdminWqe.CreateQp.Ring.SQ, CQ, Q_LOG2, STRIDE_LOG2, 1, sq[q])
+                    .ring(AdminWqe.CreateQp.Ring.RQ, CQ, Q_LOG2, STRIDE_LOG2, 1, rq[q])
+                    .idVer(id).typeState(V1.QPT_RC)).status()).isZero();
         }
         for (int i = 0; i < 2; i++) {
             connect(i);

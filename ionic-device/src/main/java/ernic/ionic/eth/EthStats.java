@@ -1,5 +1,7 @@
 package ernic.ionic.eth;
 
+import ernic.counters.Counter;
+import ernic.counters.Counters;
 import ernic.ionic.layout.InfoBlock.LifStats;
 import ernic.ionic.layout.InfoBlock.PortStats;
 import ernic.ionic.layout.Mac;
@@ -7,16 +9,16 @@ import ernic.ionic.layout.Mac;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The Ethernet counters: the LIF and port counters the guest reads from its statistics blocks, and
- * the device's own frame counters (where frames went). Device thread only; no allocation to count.
+ * the device's own frame counters (where frames went): three enum-described sets, registered as
+ * {@code eth.lif.*}, {@code eth.port.*} and {@code eth.device.*} (keys are the constants in lower case).
+ * The port's size buckets are only written into the port block. Device thread only; no allocation to count.
  */
 public final class EthStats {
     /** Counters of struct ionic_lif_stats, with their offsets in it. */
-    public enum Lif {
+    public enum Lif implements Counter {
         RX_UCAST_BYTES(LifStats.RX_UCAST_BYTES), RX_UCAST_PACKETS(LifStats.RX_UCAST_PACKETS),
         RX_MCAST_BYTES(LifStats.RX_MCAST_BYTES), RX_MCAST_PACKETS(LifStats.RX_MCAST_PACKETS),
         RX_BCAST_BYTES(LifStats.RX_BCAST_BYTES), RX_BCAST_PACKETS(LifStats.RX_BCAST_PACKETS),
@@ -42,10 +44,15 @@ public final class EthStats {
         Lif(int offset) {
             this.offset = offset;
         }
+
+        @Override
+        public String key() {
+            return name().toLowerCase(Locale.ROOT);
+        }
     }
 
     /** Counters of struct ionic_port_stats, with their offsets in it (size buckets kept apart). */
-    public enum Port {
+    public enum Port implements Counter {
         FRAMES_RX_OK(PortStats.FRAMES_RX_OK), FRAMES_RX_ALL(PortStats.FRAMES_RX_ALL),
         OCTETS_RX_OK(PortStats.OCTETS_RX_OK), OCTETS_RX_ALL(PortStats.OCTETS_RX_ALL),
         FRAMES_RX_UNICAST(PortStats.FRAMES_RX_UNICAST), FRAMES_RX_MULTICAST(PortStats.FRAMES_RX_MULTICAST),
@@ -61,10 +68,15 @@ public final class EthStats {
         Port(int offset) {
             this.offset = offset;
         }
+
+        @Override
+        public String key() {
+            return name().toLowerCase(Locale.ROOT);
+        }
     }
 
     /** Where frames went, as the device sees it (not guest-visible; for the stats file and tests). */
-    public enum Device {
+    public enum Device implements Counter {
         /** TX frames handed to the frame sink. */
         TX_SENT,
         /** TX frames completed and discarded because no sink is attached. */
@@ -90,39 +102,59 @@ public final class EthStats {
         /** Frames that did not fit the posted buffers (error completion). */
         RX_TOO_LONG,
         /** In-process frames queued for the guest, delivered from the queue, refused (backlog full). */
-        GUEST_QUEUED, GUEST_QUEUE_DELIVERED, GUEST_QUEUE_REFUSED
+        GUEST_QUEUED, GUEST_QUEUE_DELIVERED, GUEST_QUEUE_REFUSED;
+
+        @Override
+        public String key() {
+            return name().toLowerCase(Locale.ROOT);
+        }
     }
 
-    final long[] lif = new long[Lif.values().length];
-    final long[] port = new long[Port.values().length];
-    final long[] device = new long[Device.values().length];
+    private final Counters<Lif> lif = new Counters<>(Lif.class);
+    private final Counters<Port> port = new Counters<>(Port.class);
+    private final Counters<Device> device = new Counters<>(Device.class);
     final long[] rxBuckets = new long[PortStats.SIZE_BUCKETS];
     final long[] txBuckets = new long[PortStats.SIZE_BUCKETS];
     private final LifStats lifView = new LifStats();
     private final PortStats portView = new PortStats();
 
     public long get(Lif c) {
-        return lif[c.ordinal()];
+        return lif.get(c);
     }
 
     public long get(Port c) {
-        return port[c.ordinal()];
+        return port.get(c);
     }
 
     public long get(Device c) {
-        return device[c.ordinal()];
+        return device.get(c);
+    }
+
+    /** The ionic_lif_stats counters, as a set for the registry. */
+    public Counters<Lif> lifCounters() {
+        return lif;
+    }
+
+    /** The ionic_port_stats counters (size buckets apart), as a set for the registry. */
+    public Counters<Port> portCounters() {
+        return port;
+    }
+
+    /** Where frames went, as a set for the registry. */
+    public Counters<Device> deviceCounters() {
+        return device;
     }
 
     void add(Lif c, long v) {
-        lif[c.ordinal()] += v;
+        lif.add(c, v);
     }
 
     void add(Port c, long v) {
-        port[c.ordinal()] += v;
+        port.add(c, v);
     }
 
     void inc(Device c) {
-        device[c.ordinal()]++;
+        device.inc(c);
     }
 
     /** Counts a frame the guest received. */
@@ -194,7 +226,7 @@ public final class EthStats {
         seg.asSlice(0, LifStats.WRITTEN).fill((byte) 0);
         LifStats v = lifView.wrap(seg, 0);
         for (Lif c : Lif.values()) {
-            v.set(c.offset, lif[c.ordinal()]);
+            v.set(c.offset, lif.get(c));
         }
     }
 
@@ -203,7 +235,7 @@ public final class EthStats {
         seg.asSlice(0, PortStats.WRITTEN).fill((byte) 0);
         PortStats v = portView.wrap(seg, 0);
         for (Port c : Port.values()) {
-            v.set(c.offset, port[c.ordinal()]);
+            v.set(c.offset, port.get(c));
         }
         for (int i = 0; i < PortStats.SIZE_BUCKETS; i++) {
             v.set(PortStats.FRAMES_RX_SIZE_BUCKETS + 8 * i, rxBuckets[i]);
@@ -213,12 +245,12 @@ public final class EthStats {
 
     /** Zeroes the LIF counters (RESET, LIF_SETATTR STATS_CTRL). */
     void clearLif() {
-        Arrays.fill(lif, 0);
+        lif.reset();
     }
 
     /** Zeroes the port counters (RESET, PORT_RESET). */
     void clearPort() {
-        Arrays.fill(port, 0);
+        port.reset();
         Arrays.fill(rxBuckets, 0);
         Arrays.fill(txBuckets, 0);
     }
@@ -227,21 +259,6 @@ public final class EthStats {
     void clearAll() {
         clearLif();
         clearPort();
-        Arrays.fill(device, 0);
-    }
-
-    /** All counters by name ("lif.rx_ucast_packets", "port.frames_tx_ok", "device.tx_sent"). */
-    public Map<String, Long> snapshot() {
-        Map<String, Long> m = new TreeMap<>();
-        for (Lif c : Lif.values()) {
-            m.put("lif." + c.name().toLowerCase(Locale.ROOT), lif[c.ordinal()]);
-        }
-        for (Port c : Port.values()) {
-            m.put("port." + c.name().toLowerCase(Locale.ROOT), port[c.ordinal()]);
-        }
-        for (Device c : Device.values()) {
-            m.put("device." + c.name().toLowerCase(Locale.ROOT), device[c.ordinal()]);
-        }
-        return m;
+        device.reset();
     }
 }

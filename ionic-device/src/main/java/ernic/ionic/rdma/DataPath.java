@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
 import ernic.vfiouser.server.Refusals;
@@ -89,18 +90,15 @@ final class DataPath {
         remoteCounters.reset();
     }
 
+    void registerCounters(CounterRegistry registry) {
+        registry.register("rdma.", pathCounters);
+        registry.register("rdma.remote.", remoteCounters);
+        registry.registerGauge("rdma.remote.heldBytes", this::heldBytes);
+    }
+
     /** Bytes of peers' requests held for a receive (a gauge). */
     long heldBytes() {
         return remote == null ? 0 : remote.responder.heldBytes;
-    }
-
-    /** The totals by their stats-file names (rdma.*, and rdma.remote.* while in a mesh). */
-    void counters(Map<String, Long> m) {
-        pathCounters.forEach((k, v) -> m.put("rdma." + k, v));
-        if (remote != null) {
-            remoteCounters.forEach((k, v) -> m.put("rdma.remote." + k, v));
-            m.put("rdma.remote.heldBytes", heldBytes());
-        }
     }
 
     /** The RDMA tick, every {@link #TICK_MILLIS} on the device thread. */

@@ -22,7 +22,7 @@ final class QueuePair {
     /** Remote-op WQEs finished since the QP left RESET (msg_msn). */
     int msn;
     /** Per-QP counters: the first {@link RdmaCounters#QP_COUNTERS} device counters, for this QP. */
-    final long[] counters = RdmaCounters.newQp();
+    final ernic.counters.Counters<RdmaCounters.Device> counters = RdmaCounters.newQp();
     /** Numbered afresh at every creation: names this QP's requests on the wire. */
     int generation;
     /** For a connected QP, the mesh node that owns its destination GID, or -1 when the peer is local. */

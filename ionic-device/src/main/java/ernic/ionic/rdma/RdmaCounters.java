@@ -1,10 +1,15 @@
 package ernic.ionic.rdma;
 
+import ernic.counters.Counter;
+import ernic.counters.Counters;
 import ernic.ionic.layout.Be;
 import ernic.ionic.layout.Le;
+import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -18,14 +23,15 @@ import java.util.Map;
  * ib_core adds a bound QP counter's values into the port's hw_counters index by index, over the
  * port's whole list, so the two lists must be the same length and order. Counters with no emulator
  * event behind them (sequence errors, duplicates, RNR NAKs, CNPs, ECN) are listed and read zero.
- * Device thread only; counting allocates nothing.
+ * Device thread only; counting allocates nothing. In the registry the device set is {@code rdma.hw.*},
+ * the control set {@code rdma.*} and the QPs' sets the family {@code rdma.hw.qp.*} labelled {@code qp}.
  */
 public final class RdmaCounters {
     /** ionic_v1_stat: type in the top 4 bits of a BE32, then the offset; name[28] NUL-terminated. */
     public static final int HDR_SIZE = 32, NAME_SIZE = 28, TYPE_SHIFT = 28, TYPE_LE64 = 4;
 
     /** Device counters, in value-buffer order; a QP's counters use the same list. */
-    public enum Device {
+    public enum Device implements Counter {
         /** SEND, SEND_IMM, SEND_INV on RC/UC, and their payload bytes. */
         TX_SEND_REQS("tx_send_reqs"), TX_SEND_BYTES("tx_send_bytes"),
         /** RDMA WRITE and WRITE_IMM, and bytes written. */
@@ -70,6 +76,31 @@ public final class RdmaCounters {
         Device(String hwName) {
             this.hwName = hwName;
         }
+
+        @Override
+        public String key() {
+            return hwName;
+        }
+    }
+
+    /** The control path's counters (admin commands, events) and the objects in use; not guest-visible. */
+    public enum Control implements Counter {
+        ADMIN_COMMANDS("admin.commands"), ADMIN_ERRORS("admin.errors"),
+        /** CQ events raised (the same count as {@link Device#CQ_EVENTS}). */
+        EVENTS("events"),
+        /** Objects in use (gauges, back to zero at RDMA_RESET_LIF). */
+        QPS("qps"), CQS("cqs"), MRS("mrs"), AHS("ahs");
+
+        private final String key;
+
+        Control(String key) {
+            this.key = key;
+        }
+
+        @Override
+        public String key() {
+            return key;
+        }
     }
 
     /** How many counters a QP has: the whole device list. */
@@ -77,38 +108,65 @@ public final class RdmaCounters {
 
     private static final Device[] DEVICE = Device.values();
 
-    private final long[] device = new long[DEVICE.length];
+    final Counters<Device> device = new Counters<>(Device.class);
+    final Counters<Control> control = new Counters<>(Control.class);
 
     public long get(Device c) {
-        return device[c.ordinal()];
+        return device.get(c);
     }
 
     void add(Device c, long v) {
-        device[c.ordinal()] += v;
+        device.add(c, v);
     }
 
     void inc(Device c) {
-        device[c.ordinal()]++;
+        device.inc(c);
     }
 
     /** Adds to the device counter and to {@code qp}'s. */
     void add(QueuePair qp, Device c, long v) {
-        device[c.ordinal()] += v;
-        qp.counters[c.ordinal()] += v;
+        device.add(c, v);
+        qp.counters.add(c, v);
     }
 
-    void set(Device c, long v) {
-        device[c.ordinal()] = v;
+    /** An admin command ran; {@code failed} when its status was not OK. */
+    void adminCommand(boolean failed) {
+        control.inc(Control.ADMIN_COMMANDS);
+        device.inc(Device.ADMIN_COMMANDS);
+        if (failed) {
+            control.inc(Control.ADMIN_ERRORS);
+            device.inc(Device.ADMIN_ERRORS);
+        }
     }
 
-    /** Device power-on / RESET: everything back to zero. */
+    /** A CQ event was raised. */
+    void event() {
+        control.inc(Control.EVENTS);
+        device.inc(Device.CQ_EVENTS);
+    }
+
+    /** The refusals counter is kept by {@link Refusals} (it spans Ethernet too): copied in before a read. */
+    void syncRefusals(Refusals refusals) {
+        device.set(Device.REFUSALS, refusals.total());
+    }
+
+    /** The objects in use back to zero (RDMA_RESET_LIF). */
+    void clearObjects() {
+        control.set(Control.QPS, 0);
+        control.set(Control.CQS, 0);
+        control.set(Control.MRS, 0);
+        control.set(Control.AHS, 0);
+    }
+
+    /** Device power-on: everything back to zero. */
     void reset() {
-        Arrays.fill(device, 0);
+        device.reset();
+        control.reset();
     }
 
-    /** A fresh per-QP counter array. */
-    static long[] newQp() {
-        return new long[QP_COUNTERS];
+    /** A fresh per-QP counter set (the device list, counted for one QP). */
+    static Counters<Device> newQp() {
+        return new Counters<>(Device.class);
     }
 
     /** Counts an error completion of ionic status {@code status} (non-zero) on {@code qp}. */
@@ -133,19 +191,15 @@ public final class RdmaCounters {
 
     /** The device counters by hw_counters name, in value order. */
     public Map<String, Long> deviceSnapshot() {
-        Map<String, Long> m = new java.util.LinkedHashMap<>();
-        for (Device c : DEVICE) {
-            m.put(c.hwName, device[c.ordinal()]);
-        }
+        Map<String, Long> m = new LinkedHashMap<>();
+        device.forEach(m::put);
         return m;
     }
 
     /** One QP's counters by name. */
-    static Map<String, Long> qpSnapshot(long[] qp) {
-        Map<String, Long> m = new java.util.LinkedHashMap<>();
-        for (int i = 0; i < QP_COUNTERS; i++) {
-            m.put(DEVICE[i].hwName, qp[i]);
-        }
+    static Map<String, Long> qpSnapshot(Counters<Device> qp) {
+        Map<String, Long> m = new LinkedHashMap<>();
+        qp.forEach(m::put);
         return m;
     }
 
@@ -178,23 +232,18 @@ public final class RdmaCounters {
     /** Writes the device values into {@code buf} at 0 (valuesSize bytes). */
     void writeDeviceValues(MemorySegment buf) {
         for (int i = 0; i < DEVICE.length; i++) {
-            Le.put64(buf, i * 8L, device[i]);
+            Le.put64(buf, i * 8L, device.at(i));
         }
     }
 
-    static void writeQpValues(MemorySegment buf, long[] qp) {
+    static void writeQpValues(MemorySegment buf, Counters<Device> qp) {
         for (int i = 0; i < QP_COUNTERS; i++) {
-            Le.put64(buf, i * 8L, qp[i]);
+            Le.put64(buf, i * 8L, qp.at(i));
         }
     }
 
     /** Names of the device counters, in value order. */
-    public static java.util.List<String> deviceNames() {
+    public static List<String> deviceNames() {
         return Arrays.stream(DEVICE).map(c -> c.hwName).toList();
-    }
-
-    /** Names of the per-QP counters, in value order. */
-    public static java.util.List<String> qpNames() {
-        return deviceNames();
     }
 }

@@ -1,13 +1,11 @@
 package ernic.ionic.rdma;
 
 import ernic.ionic.layout.Be;
-import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Struct;
 
 /**
  * The RDMA "fw abi v1" structures of ionic_fw.h and the RDMA queue device command of ionic_if.h,
- * as flyweights and named offsets. Admin command offsets are within {@code cmd} (the slot offset
- * minus the 4-byte {@code op, rsvd, len} header).
+ * as flyweights and named constants. The admin commands' layouts are in {@link AdminWqe}.
  */
 public final class V1 {
     private V1() {}
@@ -49,15 +47,6 @@ public final class V1 {
             IB_QP_MAX_QP_RD_ATOMIC = 1 << 13, IB_QP_MIN_RNR_TIMER = 1 << 15, IB_QP_SQ_PSN = 1 << 16,
             IB_QP_MAX_DEST_RD_ATOMIC = 1 << 17, IB_QP_DEST_QPN = 1 << 20;
 
-    /** struct ionic_admin_stats_hdr (STATS_HDRS/VALS, QP_STATS_HDRS/VALS; 17 bytes). */
-    public static final int STATS_DMA_ADDR = 0, STATS_LENGTH = 8, STATS_ID_VER = 12, STATS_TYPE_STATE = 16,
-            STATS_LEN = 17;
-
-    /** ADMIN_WQE_STRIDE and ADMIN_WQE_HDR_LEN. */
-    public static final int ADMIN_WQE_STRIDE = 64, ADMIN_WQE_HDR_LEN = 4;
-    /** Longest admin command accepted (CREATE_QP is the longest the driver sends: 64). */
-    public static final int ADMIN_CMD_MAX = 4 * ADMIN_WQE_STRIDE - ADMIN_WQE_HDR_LEN;
-
     /** struct ionic_rdma_queue_cmd (devcmds 51..53) and ionic_rdma_reset_cmd (50). */
     public static final class QueueCmd extends Struct<QueueCmd> {
         static final int LIF_INDEX = 2;   // __le16 lif_index
@@ -81,49 +70,6 @@ public final class V1 {
         public QueueCmd cid(int v) { put32(CID, v); return this; }
         public QueueCmd depthStride(int depth, int stride) { put8(DEPTH_LOG2, depth); put8(STRIDE_LOG2, stride); return this; }
         public QueueCmd dmaAddr(long v) { put64(DMA_ADDR, v); return this; }
-    }
-
-    /** struct ionic_v1_admin_wqe header (slot offsets). */
-    public static final int AWQE_OP = 0, AWQE_LEN = 2, AWQE_CMD = 4;
-
-    /** struct ionic_admin_create_cq (len 34). */
-    public static final int CCQ_EQ_ID = 0, CCQ_DEPTH_LOG2 = 4, CCQ_STRIDE_LOG2 = 5, CCQ_PAGE_SIZE_LOG2 = 7,
-            CCQ_CQ_FLAGS = 8, CCQ_ID_VER = 12, CCQ_TBL_INDEX = 16, CCQ_MAP_COUNT = 20, CCQ_DMA_ADDR = 24,
-            CCQ_DBID_FLAGS = 32;
-    /** struct ionic_admin_create_qp (len 64); priv_flags is __be32. */
-    public static final int CQP_PD_ID = 0, CQP_PRIV_FLAGS = 4, CQP_SQ_CQ_ID = 8, CQP_SQ_DEPTH_LOG2 = 12,
-            CQP_SQ_STRIDE_LOG2 = 13, CQP_SQ_PAGE_SIZE_LOG2 = 15, CQP_SQ_TBL_INDEX = 16, CQP_SQ_MAP_COUNT = 20,
-            CQP_SQ_DMA_ADDR = 24, CQP_RQ_CQ_ID = 32, CQP_RQ_DEPTH_LOG2 = 36, CQP_RQ_STRIDE_LOG2 = 37,
-            CQP_RQ_PAGE_SIZE_LOG2 = 39, CQP_RQ_TBL_INDEX = 40, CQP_RQ_MAP_COUNT = 44, CQP_RQ_DMA_ADDR = 48,
-            CQP_ID_VER = 56, CQP_DBID_FLAGS = 60, CQP_TYPE_STATE = 62;
-    /** struct ionic_admin_create_mr (len 45). */
-    public static final int CMR_VA = 0, CMR_LENGTH = 8, CMR_PD_ID = 16, CMR_ID_VER = 20, CMR_TBL_INDEX = 24,
-            CMR_MAP_COUNT = 28, CMR_DMA_ADDR = 32, CMR_DBID_FLAGS = 40, CMR_PT_TYPE = 42, CMR_DIR_SIZE_LOG2 = 43,
-            CMR_PAGE_SIZE_LOG2 = 44;
-    /** struct ionic_admin_mod_qp (len 60); attr_mask __be32, access_flags __be16. */
-    public static final int MQP_ATTR_MASK = 0, MQP_DCQCN_PROFILE = 4, MQP_ACCESS_FLAGS = 6, MQP_RQ_PSN = 8,
-            MQP_SQ_PSN = 12, MQP_QKEY_DEST_QPN = 16, MQP_RATE_LIMIT_KBPS = 20, MQP_PMTU = 24, MQP_RETRY = 25,
-            MQP_RNR_TIMER = 26, MQP_RETRY_TIMEOUT = 27, MQP_RSQ_DEPTH = 28, MQP_RRQ_DEPTH = 29, MQP_PKEY_ID = 30,
-            MQP_AH_ID_LEN = 32, MQP_EN_PCP = 36, MQP_IP_DSCP = 37, MQP_TYPE_STATE = 39, MQP_RRQ_INDEX = 40,
-            MQP_RSQ_INDEX = 44, MQP_DMA_ADDR = 48, MQP_ID_VER = 56;
-    /** struct ionic_admin_query_qp (len 34). */
-    public static final int QQP_HDR_DMA_ADDR = 0, QQP_SQ_DMA_ADDR = 8, QQP_RQ_DMA_ADDR = 16, QQP_AH_ID = 24,
-            QQP_ID_VER = 28;
-    /** struct ionic_v1_admin_query_qp_sq (20 bytes). */
-    public static final int QSQ_RNR_TIMER = 0, QSQ_RETRY_TIMEOUT = 1, QSQ_ACCESS_PERMS = 2, QSQ_PKEY_ID = 6,
-            QSQ_QKEY_DEST_QPN = 8, QSQ_RATE_LIMIT = 12, QSQ_RQ_PSN = 16, QSQ_SIZE = 20;
-    /** struct ionic_v1_admin_query_qp_rq (12 bytes). */
-    public static final int QRQ_STATE_PMTU = 0, QRQ_RETRY_RNRTRY = 1, QRQ_RRQ_DEPTH = 2, QRQ_RSQ_DEPTH = 3,
-            QRQ_SQ_PSN = 4, QRQ_ACCESS_PERMS = 8, QRQ_SIZE = 12;
-    /** struct ionic_admin_create_ah (len 24). */
-    public static final int CAH_DMA_ADDR = 0, CAH_LENGTH = 8, CAH_PD_ID = 12, CAH_ID_VER = 16, CAH_DBID_FLAGS = 20,
-            CAH_CSUM_PROFILE = 22;
-    /** struct ionic_admin_destroy_{cq,qp,mr,ah}: the id at 0. */
-    public static final int DESTROY_ID = 0;
-
-    /** Reads a little-endian u32 of an admin command. */
-    static int le32(java.lang.foreign.MemorySegment cmd, int off) {
-        return Le.u32(cmd, off);
     }
 
     /** struct ionic_v1_cqe (32 bytes). */

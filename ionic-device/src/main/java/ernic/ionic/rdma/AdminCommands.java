@@ -1,0 +1,478 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.base.Dma;
+import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.fault.FaultKind;
+import ernic.ionic.fault.FaultPlan;
+import ernic.vfiouser.server.Refusals;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * The RDMA admin commands (enum ionic_v1_admin_op): the lifecycle of the CQs, QPs, MRs and AHs in
+ * {@link RdmaLif}'s tables, QUERY_QP, and the STATS commands. Each command is checked whole before
+ * anything is recorded, so a refused one leaves nothing behind; the result is an admin status
+ * (enum ionic_v1_admin_status). Device thread only.
+ */
+final class AdminCommands {
+    private final RdmaLif lif;
+    private final Dma dma;
+    private final Refusals refusals;
+    private final FaultPlan faults;
+    private final RdmaCounters counters;
+    private final DataPath data;
+
+    private final Arena arena = Arena.ofAuto();
+    /** Header templates read, and QUERY_QP replies written. */
+    private final MemorySegment side = arena.allocate(RdmaLif.MAX_HEADER, 8);
+    /** Headers or values of the STATS commands, before the DMA. */
+    private final MemorySegment statsBuf = arena.allocate(RdmaLif.STATS_MAX, 8);
+    private final AdminWqe.CreateCq createCq = new AdminWqe.CreateCq();
+    private final AdminWqe.CreateQp createQp = new AdminWqe.CreateQp();
+    private final AdminWqe.ModifyQp modifyQp = new AdminWqe.ModifyQp();
+    private final AdminWqe.QueryQp queryQp = new AdminWqe.QueryQp();
+    private final AdminWqe.QueryQpSq queryQpSq = new AdminWqe.QueryQpSq();
+    private final AdminWqe.QueryQpRq queryQpRq = new AdminWqe.QueryQpRq();
+    private final AdminWqe.CreateMr createMr = new AdminWqe.CreateMr();
+    private final AdminWqe.CreateAh createAh = new AdminWqe.CreateAh();
+    private final AdminWqe.Destroy destroy = new AdminWqe.Destroy();
+    private final AdminWqe.Stats stats = new AdminWqe.Stats();
+
+    /** QP generations handed out (never reset: a reply to an old QP must never match a new one). */
+    private int generations;
+
+    AdminCommands(RdmaLif lif, Dma dma, Refusals refusals, FaultPlan faults, RdmaCounters counters, DataPath data) {
+        this.lif = lif;
+        this.dma = dma;
+        this.refusals = refusals;
+        this.faults = faults;
+        this.counters = counters;
+        this.data = data;
+    }
+
+    /** Runs one admin command whose bytes (after the 4-byte header) are in {@code c}; returns the admin status. */
+    int run(int op, MemorySegment c) {
+        try {
+            return switch (op) {
+                case V1.ADMIN_NOOP, V1.ADMIN_DEBUG, V1.ADMIN_QUERY_AH, V1.ADMIN_MODIFY_DCQCN -> V1.ASTS_OK;
+                case V1.ADMIN_CREATE_CQ -> createCq(createCq.wrap(c, 0));
+                case V1.ADMIN_DESTROY_CQ -> destroyCq(destroy.wrap(c, 0).id());
+                case V1.ADMIN_CREATE_QP -> createQp(createQp.wrap(c, 0));
+                case V1.ADMIN_MODIFY_QP -> modifyQp(modifyQp.wrap(c, 0));
+                case V1.ADMIN_QUERY_QP -> queryQp(queryQp.wrap(c, 0));
+                case V1.ADMIN_DESTROY_QP -> destroyQp(destroy.wrap(c, 0).id());
+                case V1.ADMIN_CREATE_MR -> createMr(createMr.wrap(c, 0));
+                case V1.ADMIN_DESTROY_MR -> destroyMr(destroy.wrap(c, 0).id());
+                case V1.ADMIN_CREATE_AH -> createAh(createAh.wrap(c, 0));
+                case V1.ADMIN_DESTROY_AH -> destroyAh(destroy.wrap(c, 0).id());
+                case V1.ADMIN_STATS_HDRS, V1.ADMIN_STATS_VALS, V1.ADMIN_QP_STATS_HDRS, V1.ADMIN_QP_STATS_VALS ->
+                        stats(op, stats.wrap(c, 0));
+                default -> {
+                    refusals.refuse("rdma-admin-opcode", "admin opcode " + op + " not served");
+                    yield V1.ASTS_BAD_CMD;
+                }
+            };
+        } catch (RuntimeException e) {
+            refusals.refuse("rdma-admin-internal", "admin opcode " + op + " failed: " + e);
+            return V1.ASTS_BAD_CMD;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Statistics
+
+    /**
+     * STATS_HDRS / STATS_VALS (device) and QP_STATS_HDRS / QP_STATS_VALS (the QP in id_ver): the
+     * header list or the values, DMA'd into the driver's buffer. The list must fit {@code length}
+     * (values are cut to it); nothing is written outside it.
+     */
+    private int stats(int op, AdminWqe.Stats c) {
+        long length = c.length();
+        int id = c.id();
+        boolean perQp = op == V1.ADMIN_QP_STATS_HDRS || op == V1.ADMIN_QP_STATS_VALS;
+        boolean headers = op == V1.ADMIN_STATS_HDRS || op == V1.ADMIN_QP_STATS_HDRS;
+        if (op == V1.ADMIN_STATS_VALS && faults.fire(FaultKind.STATS_VALS)) {
+            return V1.ASTS_BAD_STATE;
+        }
+        QueuePair qp = null;
+        if (op == V1.ADMIN_QP_STATS_VALS) {
+            qp = id < lif.qpCount ? lif.qps[id] : null;
+            if (qp == null) {
+                refusals.refuse("rdma-stats-qp", "QP_STATS_VALS for QP " + id + " that does not exist");
+                return V1.ASTS_BAD_INDEX;
+            }
+        }
+        int size = headers ? RdmaCounters.headersSize(perQp) : RdmaCounters.valuesSize(perQp);
+        if (headers && length < size || length == 0) {
+            refusals.refuse("rdma-stats-length", "stats opcode " + op + " buffer of " + length + " bytes, "
+                    + size + " needed");
+            return V1.ASTS_BAD_ATTR;
+        }
+        int n = (int) Math.min(size, length);
+        if (headers) {
+            RdmaCounters.writeHeaders(statsBuf, perQp);
+        } else if (perQp) {
+            RdmaCounters.writeQpValues(statsBuf, qp.counters);
+        } else {
+            counters.syncRefusals(refusals);
+            counters.writeDeviceValues(statsBuf);
+        }
+        if (!dma.write(c.dmaAddr(), statsBuf, 0, n)) {
+            refusals.refuse("rdma-stats-addr", "stats opcode " + op + " buffer outside guest memory");
+            return V1.ASTS_BAD_ATTR;
+        }
+        return V1.ASTS_OK;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Completion queues
+
+    /** The memory of a ring: direct (map_count 1) or a page table (map_count > 1); null when refused. */
+    private PageTable ringMemory(long addr, int mapCount, int pageShift, long size) {
+        if (mapCount == 1) {
+            PageTable t = PageTable.contiguous(addr, size);
+            return t != null && dma.mapped(addr, size) ? t : null;
+        }
+        return PageTable.read(dma, addr, mapCount, pageShift, 0, size);
+    }
+
+    private int createCq(AdminWqe.CreateCq c) {
+        int id = c.id(), eq = c.eqId();
+        int depth = c.depthLog2(), stride = c.strideLog2();
+        if (id >= lif.cqCount || lif.cqs[id] != null) {
+            refusals.refuse("rdma-cq-id", "CREATE_CQ " + id + (id < lif.cqCount ? " already exists" : " out of range"));
+            return id >= lif.cqCount ? V1.ASTS_BAD_INDEX : V1.ASTS_BAD_STATE;
+        }
+        if (eq < 0 || eq >= lif.eqCount || lif.eqs[eq] == null) {
+            refusals.refuse("rdma-cq-eq", "CREATE_CQ " + id + " on EQ " + eq);
+            return V1.ASTS_BAD_INDEX;
+        }
+        if (depth > RdmaLif.MAX_DEPTH_LOG2 || stride < 5 || stride > 8) {
+            refusals.refuse("rdma-cq-geometry", "CREATE_CQ depth_log2 " + depth + " stride_log2 " + stride);
+            return V1.ASTS_BAD_ATTR;
+        }
+        PageTable mem = ringMemory(c.dmaAddr(), c.mapCount(), c.pageSizeLog2(), 1L << (depth + stride));
+        if (mem == null) {
+            refusals.refuse("rdma-cq-addr", "CREATE_CQ " + id + " ring memory refused");
+            return V1.ASTS_BAD_ATTR;
+        }
+        lif.cqs[id] = new CompletionQueue(id, eq, mem, depth, stride);
+        counters.control.inc(RdmaCounters.Control.CQS);
+        return V1.ASTS_OK;
+    }
+
+    private int destroyCq(int id) {
+        if (id < 0 || id >= lif.cqCount || lif.cqs[id] == null) {
+            refusals.refuse("rdma-cq-destroy", "DESTROY_CQ " + id + " that does not exist");
+            return V1.ASTS_BAD_INDEX;
+        }
+        lif.cqs[id] = null;
+        counters.control.add(RdmaCounters.Control.CQS, -1);
+        return V1.ASTS_OK;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Queue pairs
+
+    /** One ring of CREATE_QP; null when it has none (map_count 0) or its geometry or memory is refused. */
+    private WorkQueue workQueue(AdminWqe.CreateQp c, AdminWqe.CreateQp.Ring r, boolean spec) {
+        int depth = c.depthLog2(r), stride = c.strideLog2(r), count = c.mapCount(r);
+        if (count == 0) {
+            return null;
+        }
+        if (depth > RdmaLif.MAX_DEPTH_LOG2 || stride < 6 || stride > RdmaIdentity.MAX_STRIDE) {
+            return null;
+        }
+        PageTable mem = ringMemory(c.dmaAddr(r), count, c.pageSizeLog2(r), 1L << (depth + stride));
+        return mem == null ? null : new WorkQueue(mem, depth, stride, spec);
+    }
+
+    private int createQp(AdminWqe.CreateQp c) {
+        int id = c.id(), type = c.type(), flags = c.privFlags();
+        int sqCq = c.cqId(AdminWqe.CreateQp.Ring.SQ), rqCq = c.cqId(AdminWqe.CreateQp.Ring.RQ);
+        if (id >= lif.qpCount || lif.qps[id] != null) {
+            refusals.refuse("rdma-qp-id", "CREATE_QP " + id + (id < lif.qpCount ? " already exists" : " out of range"));
+            return id >= lif.qpCount ? V1.ASTS_BAD_INDEX : V1.ASTS_BAD_STATE;
+        }
+        if (type != V1.QPT_RC && type != V1.QPT_UC && type != V1.QPT_UD) {
+            refusals.refuse("rdma-qp-type", "CREATE_QP " + id + " of type " + type);
+            return V1.ASTS_BAD_TYPE;
+        }
+        if (!liveCq(sqCq) || !liveCq(rqCq)) {
+            refusals.refuse("rdma-qp-cq", "CREATE_QP " + id + " on CQs " + sqCq + "/" + rqCq);
+            return V1.ASTS_BAD_INDEX;
+        }
+        boolean hasSq = c.mapCount(AdminWqe.CreateQp.Ring.SQ) != 0, hasRq = c.mapCount(AdminWqe.CreateQp.Ring.RQ) != 0;
+        WorkQueue sq = workQueue(c, AdminWqe.CreateQp.Ring.SQ, (flags & V1.QPF_SQ_SPEC) != 0);
+        WorkQueue rq = workQueue(c, AdminWqe.CreateQp.Ring.RQ, (flags & V1.QPF_RQ_SPEC) != 0);
+        if (hasSq && sq == null || hasRq && rq == null) {
+            refusals.refuse("rdma-qp-ring", "CREATE_QP " + id + " ring geometry or memory refused");
+            return V1.ASTS_BAD_ATTR;
+        }
+        QueuePair qp = new QueuePair(id, type, flags, sqCq, rqCq, sq, rq);
+        qp.generation = ++generations;
+        lif.qps[id] = qp;
+        counters.control.inc(RdmaCounters.Control.QPS);
+        return V1.ASTS_OK;
+    }
+
+    private boolean liveCq(int id) {
+        return id >= 0 && id < lif.cqCount && lif.cqs[id] != null;
+    }
+
+    /** The QP state machine of MODIFY_QP: RESET and ERR are reachable from anywhere. */
+    private static boolean transition(int from, int to) {
+        if (to == V1.QPS_RESET || to == V1.QPS_ERR) {
+            return true;
+        }
+        return switch (from) {
+            case V1.QPS_RESET -> to == V1.QPS_INIT;
+            case V1.QPS_INIT -> to == V1.QPS_INIT || to == V1.QPS_RTR;
+            case V1.QPS_RTR -> to == V1.QPS_RTS;
+            case V1.QPS_RTS -> to == V1.QPS_RTS || to == V1.QPS_SQD;
+            case V1.QPS_SQD -> to == V1.QPS_SQD || to == V1.QPS_RTS;
+            case V1.QPS_SQE -> to == V1.QPS_RTS;
+            default -> false;
+        };
+    }
+
+    private int modifyQp(AdminWqe.ModifyQp c) {
+        int id = c.id();
+        QueuePair qp = id < lif.qpCount ? lif.qps[id] : null;
+        if (qp == null) {
+            refusals.refuse("rdma-qp-modify", "MODIFY_QP " + id + " that does not exist");
+            return V1.ASTS_BAD_INDEX;
+        }
+        int mask = c.attrMask();
+        int to = qp.state;
+        if ((mask & V1.IB_QP_STATE) != 0) {
+            to = c.state();
+            int from = c.currentState();
+            if (to > V1.QPS_ERR) {
+                return V1.ASTS_BAD_ATTR;
+            }
+            if ((mask & V1.IB_QP_CUR_STATE) != 0 && from != qp.state) {
+                refusals.refuse("rdma-qp-cur-state", "MODIFY_QP " + id + " from " + from + " but the QP is in " + qp.state);
+                return V1.ASTS_BAD_STATE;
+            }
+            if (!transition(qp.state, to)) {
+                refusals.refuse("rdma-qp-transition", "MODIFY_QP " + id + " " + qp.state + " -> " + to);
+                return V1.ASTS_BAD_STATE;
+            }
+        }
+        byte[] header = null;
+        AddressHandle av = null;
+        if ((mask & V1.IB_QP_AV) != 0) {
+            int hdrLen = c.headerLength();
+            if (hdrLen > RdmaLif.MAX_HEADER || hdrLen > 0 && !dma.read(c.dmaAddr(), side, 0, hdrLen)) {
+                refusals.refuse("rdma-qp-header", "MODIFY_QP " + id + " header template unreadable");
+                return V1.ASTS_BAD_ATTR;
+            }
+            header = side.asSlice(0, hdrLen).toArray(ValueLayout.JAVA_BYTE);
+            av = AddressHandle.parse(header);
+        }
+        int node = -1;
+        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected()) {
+            node = data.remote.route(av);
+            if (node == RemotePath.UNOWNED) {
+                // Picking some node instead would deliver writes into the wrong VM's memory.
+                refusals.refuse("rdma-qp-unowned-gid", "MODIFY_QP " + id + ": no mesh node owns the destination GID");
+                return V1.ASTS_BAD_ATTR;
+            }
+        }
+        // Everything checked: record.
+        if ((mask & V1.IB_QP_AV) != 0) {
+            if (data.remote != null && qp.connected()) {
+                data.remote.place(qp, node);
+            }
+            qp.header = header;
+            qp.av = av;
+            qp.ahId = c.ahId();
+        }
+        if ((mask & V1.IB_QP_ACCESS_FLAGS) != 0) {
+            qp.accessFlags = c.accessFlags();
+        }
+        if ((mask & V1.IB_QP_PKEY_INDEX) != 0) {
+            qp.pkeyId = c.pkeyId();
+        }
+        if ((mask & V1.IB_QP_QKEY) != 0) {
+            qp.qkey = c.qkey();
+        }
+        if ((mask & V1.IB_QP_DEST_QPN) != 0) {
+            qp.destQpn = c.destQpn();
+        }
+        if ((mask & V1.IB_QP_PATH_MTU) != 0) {
+            qp.pmtu = c.pmtu();
+        }
+        if ((mask & (V1.IB_QP_RETRY_CNT | V1.IB_QP_RNR_RETRY)) != 0) {
+            qp.retry = c.retry();
+        }
+        if ((mask & V1.IB_QP_MIN_RNR_TIMER) != 0) {
+            qp.rnrTimer = c.rnrTimer();
+        }
+        if ((mask & V1.IB_QP_TIMEOUT) != 0) {
+            qp.retryTimeout = c.retryTimeout();
+        }
+        if ((mask & V1.IB_QP_MAX_QP_RD_ATOMIC) != 0) {
+            qp.rrqDepth = c.rrqDepth();
+        }
+        if ((mask & V1.IB_QP_MAX_DEST_RD_ATOMIC) != 0) {
+            qp.rsqDepth = c.rsqDepth();
+        }
+        if ((mask & V1.IB_QP_RQ_PSN) != 0) {
+            qp.rqPsn = c.rqPsn();
+        }
+        if ((mask & V1.IB_QP_SQ_PSN) != 0) {
+            qp.sqPsn = c.sqPsn();
+        }
+        if ((mask & V1.IB_QP_STATE) != 0) {
+            if (to == V1.QPS_RESET) {
+                qp.reset();
+                data.forget(qp);
+            }
+            int from = qp.state;
+            qp.state = to;
+            if (to == V1.QPS_ERR && from != V1.QPS_ERR) {
+                data.flush(qp);
+            }
+        }
+        return V1.ASTS_OK;
+    }
+
+    private int queryQp(AdminWqe.QueryQp c) {
+        int id = c.id();
+        QueuePair qp = id < lif.qpCount ? lif.qps[id] : null;
+        if (qp == null) {
+            refusals.refuse("rdma-qp-query", "QUERY_QP " + id + " that does not exist");
+            return V1.ASTS_BAD_INDEX;
+        }
+        long sqAddr = c.sqDmaAddr(), rqAddr = c.rqDmaAddr(), hdrAddr = c.hdrDmaAddr();
+        boolean ok = true;
+        if (sqAddr != 0) {
+            queryQpSq.wrap(side, 0).clear()
+                    .rnrTimer(qp.rnrTimer)
+                    .retryTimeout(qp.retryTimeout)
+                    .accessPerms(qp.accessFlags)
+                    .pkeyId(qp.pkeyId)
+                    .qkeyDestQpn(qp.datagram() ? qp.qkey : qp.destQpn)
+                    .rateLimit(qp.rateLimit)
+                    .rqPsn(qp.rqPsn);
+            ok = dma.write(sqAddr, side, 0, AdminWqe.QueryQpSq.SIZE);
+        }
+        if (rqAddr != 0 && ok) {
+            queryQpRq.wrap(side, 0).clear()
+                    .statePmtu(qp.state, qp.pmtu == 0 ? 10 : qp.pmtu)
+                    .retryRnrRetry(qp.retry)
+                    .rrqDepth(qp.rrqDepth)
+                    .rsqDepth(qp.rsqDepth)
+                    .sqPsn(qp.sqPsn)
+                    .accessPerms(qp.accessFlags);
+            ok = dma.write(rqAddr, side, 0, AdminWqe.QueryQpRq.SIZE);
+        }
+        if (hdrAddr != 0 && qp.header != null && ok) {
+            MemorySegment h = MemorySegment.ofArray(qp.header);
+            ok = dma.write(hdrAddr, h, 0, h.byteSize());
+        }
+        if (!ok) {
+            refusals.refuse("rdma-qp-query-addr", "QUERY_QP " + id + " buffers outside guest memory");
+            return V1.ASTS_BAD_ATTR;
+        }
+        return V1.ASTS_OK;
+    }
+
+    private int destroyQp(int id) {
+        QueuePair qp = id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        if (qp == null) {
+            refusals.refuse("rdma-qp-destroy", "DESTROY_QP " + id + " that does not exist");
+            return V1.ASTS_BAD_INDEX;
+        }
+        data.forget(qp);
+        lif.qps[id] = null;
+        counters.control.add(RdmaCounters.Control.QPS, -1);
+        return V1.ASTS_OK;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Memory regions and address handles
+
+    private int createMr(AdminWqe.CreateMr c) {
+        int mrid = c.mrid();
+        int index = mrid >>> 8;
+        long va = c.va(), length = c.length();
+        int flags = c.flags(), count = c.mapCount(), pageShift = c.pageSizeLog2();
+        if (index == 0 || index >= lif.mrCount || lif.mrs[index] != null) {
+            refusals.refuse("rdma-mr-id", "CREATE_MR " + Integer.toHexString(mrid)
+                    + (index > 0 && index < lif.mrCount ? " already exists" : " out of range"));
+            return index > 0 && index < lif.mrCount ? V1.ASTS_BAD_STATE : V1.ASTS_BAD_INDEX;
+        }
+        if (length < 0 || (flags & V1.MRF_ZERO_BASED) == 0 && Long.compareUnsigned(va, -1L - length) > 0) {
+            refusals.refuse("rdma-mr-range", "CREATE_MR va 0x" + Long.toHexString(va) + " + " + length + " wraps");
+            return V1.ASTS_BAD_ATTR;
+        }
+        PageTable mem = null;
+        if (count == 1) {
+            mem = PageTable.contiguous(c.dmaAddr(), length);
+        } else if (count > 1) {
+            long first = pageShift >= 12 && pageShift <= 30 ? va & ((1L << pageShift) - 1) : 0;
+            mem = PageTable.read(dma, c.dmaAddr(), count, pageShift, first, length);
+        }
+        if (count > 0 && mem == null) {
+            refusals.refuse("rdma-mr-table", "CREATE_MR " + Integer.toHexString(mrid) + " page table refused");
+            return V1.ASTS_BAD_ATTR;
+        }
+        MemoryRegion mr = new MemoryRegion(index);
+        mr.key = mrid & 0xff;
+        mr.va = va;
+        mr.length = length;
+        mr.flags = flags;
+        mr.mem = mem;
+        mr.valid = mem != null;
+        lif.mrs[index] = mr;
+        counters.control.inc(RdmaCounters.Control.MRS);
+        return V1.ASTS_OK;
+    }
+
+    private int destroyMr(int mrid) {
+        int index = mrid >>> 8;
+        if (index == 0 || index >= lif.mrCount || lif.mrs[index] == null) {
+            refusals.refuse("rdma-mr-destroy", "DESTROY_MR " + Integer.toHexString(mrid) + " that does not exist");
+            return V1.ASTS_BAD_INDEX;
+        }
+        lif.mrs[index] = null;
+        counters.control.add(RdmaCounters.Control.MRS, -1);
+        return V1.ASTS_OK;
+    }
+
+    private int createAh(AdminWqe.CreateAh c) {
+        int id = c.id(), len = c.length();
+        if (id >= lif.ahCount || lif.ahUsed[id]) {
+            refusals.refuse("rdma-ah-id", "CREATE_AH " + id + (id < lif.ahCount ? " already exists" : " out of range"));
+            return id >= lif.ahCount ? V1.ASTS_BAD_INDEX : V1.ASTS_BAD_STATE;
+        }
+        if (len < 0 || len > RdmaLif.MAX_HEADER || !dma.read(c.dmaAddr(), side, 0, len)) {
+            refusals.refuse("rdma-ah-header", "CREATE_AH " + id + " header template of " + len + " bytes refused");
+            return V1.ASTS_BAD_ATTR;
+        }
+        AddressHandle ah = AddressHandle.parse(side.asSlice(0, len).toArray(ValueLayout.JAVA_BYTE));
+        if (ah != null && data.remote != null) {
+            ah.node = Math.max(-1, data.remote.route(ah)); // no owner: treated as local
+        }
+        lif.ahs[id] = ah;
+        lif.ahUsed[id] = true;
+        counters.control.inc(RdmaCounters.Control.AHS);
+        return V1.ASTS_OK;
+    }
+
+    private int destroyAh(int id) {
+        if (id < 0 || id >= lif.ahCount || !lif.ahUsed[id]) {
+            refusals.refuse("rdma-ah-destroy", "DESTROY_AH " + id + " that does not exist");
+            return V1.ASTS_BAD_INDEX;
+        }
+        lif.ahs[id] = null;
+        lif.ahUsed[id] = false;
+        counters.control.add(RdmaCounters.Control.AHS, -1);
+        return V1.ASTS_OK;
+    }
+}

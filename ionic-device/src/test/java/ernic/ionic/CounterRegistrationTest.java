@@ -1,0 +1,73 @@
+package ernic.ionic;
+
+import ernic.counters.CounterRegistry;
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.rdma.V1;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The device's counter sets in a registry, and the stats-file keys built from them. */
+class CounterRegistrationTest {
+    FakeGuest guest;
+    IonicDevice dev;
+    RdmaDriver rdma;
+    final CounterRegistry registry = new CounterRegistry();
+
+    @BeforeEach
+    void setUp() {
+        guest = new FakeGuest(16 << 20);
+        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        dev.attach(guest);
+        rdma = new RdmaDriver(new Driver(dev, guest));
+        assertThat(rdma.bootstrap()).isZero();
+        dev.registerCounters(registry);
+    }
+
+    @AfterEach
+    void tearDown() {
+        dev.detach();
+        guest.close();
+    }
+
+    @Test
+    void setsRegisterUnderTheirPrefixesAndTheStatsKeysStay() {
+        long cq = guest.alloc(32L * 1024), sq = guest.alloc(64 * 16), rq = guest.alloc(64 * 16);
+        assertThat(rdma.createCq(5, 2, cq, 10).status()).isZero();
+        assertThat(rdma.createQp(1, V1.QPT_UD, V1.QPF_PRIVILEGED, 5, sq, 4, rq, 4).status()).isZero();
+
+        Map<String, Long> totals = registry.totals();
+        assertThat(totals).containsKeys("eth.lif.rx_ucast_packets", "eth.port.frames_tx_ok", "eth.device.tx_sent",
+                "devcmd.executed", "rdma.admin.commands", "rdma.hw.tx_send_reqs");
+        assertThat(totals).containsEntry("rdma.qps", 1L).containsEntry("rdma.admin.commands", 2L)
+                .containsEntry("rdma.hw.admin_commands", 2L);
+        assertThat(registry.snapshot()).anySatisfy(s -> {
+            assertThat(s.name()).isEqualTo("rdma.hw.qp.tx_send_reqs");
+            assertThat(s.labels()).containsEntry("qp", "1");
+        });
+
+        // The stats file's keys: the registry's, without eth.
+        Map<String, Long> stats = dev.counters();
+        assertThat(stats).containsKeys("lif.rx_ucast_packets", "port.frames_tx_ok", "device.tx_sent",
+                "devcmd.executed", "rdma.admin.commands", "rdma.admin.errors", "rdma.events", "rdma.qps", "rdma.cqs",
+                "rdma.mrs", "rdma.ahs", "rdma.hw.refusals", "intr.fired");
+        assertThat(stats.keySet()).noneMatch(k -> k.startsWith("eth.") || k.startsWith("rdma.hw.qp."));
+        assertThat(stats.get("devcmd.executed")).isPositive();
+    }
+
+    @Test
+    void powerOnZeroesEverySet() {
+        assertThat(rdma.createCq(5, 2, guest.alloc(32L * 1024), 10).status()).isZero();
+        dev.reset();
+        assertThat(registry.totals()).allSatisfy((k, v) -> {
+            if (!k.equals("rdma.hw.refusals")) { // refusals span sessions (see docs/monitoring.md)
+                assertThat(v).as(k).isZero();
+            }
+        });
+    }
+}

@@ -1,0 +1,75 @@
+package ernic.ionic;
+
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import org.junit.jupiter.api.Test;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+/** The package rules of ionic-device (see package-info.java of ernic.ionic). */
+class IonicArchitectureTest {
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("ernic.ionic");
+
+    private static final String[] SHARED = {"ernic.ionic.base..", "ernic.ionic.layout..", "ernic.ionic.regs..",
+            "ernic.ionic.fault..", "ernic.ionic.profile.."};
+
+    /** One slice per package, the root package included. */
+    private static final SliceAssignment BY_PACKAGE = new SliceAssignment() {
+        @Override
+        public SliceIdentifier getIdentifierOf(JavaClass c) {
+            return c.getPackageName().startsWith("ernic.ionic") ? SliceIdentifier.of(c.getPackageName())
+                    : SliceIdentifier.ignore();
+        }
+
+        @Override
+        public String getDescription() {
+            return "packages of ernic.ionic";
+        }
+    };
+
+    @Test
+    void theClassesAreImported() {
+        // A rule over no classes proves nothing: the importer must read this JDK's class files.
+        assertThat(MAIN.contain(IonicDevice.class)).isTrue();
+        assertThat(MAIN.get(IonicDevice.class).getDirectDependenciesFromSelf())
+                .anyMatch(d -> d.getTargetClass().getPackageName().equals("ernic.ionic.rdma"));
+    }
+
+    @Test
+    void noCyclesAmongThePackages() {
+        slices().assignedFrom(BY_PACKAGE).should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void ethDoesNotUseRdma() {
+        noClasses().that().resideInAPackage("ernic.ionic.eth..")
+                .should().dependOnClassesThat().resideInAPackage("ernic.ionic.rdma..").check(MAIN);
+    }
+
+    @Test
+    void rdmaDoesNotUseEth() {
+        noClasses().that().resideInAPackage("ernic.ionic.rdma..")
+                .should().dependOnClassesThat().resideInAPackage("ernic.ionic.eth..").check(MAIN);
+    }
+
+    @Test
+    void neitherSideUsesTheRootPackage() {
+        noClasses().that().resideInAnyPackage("ernic.ionic.eth..", "ernic.ionic.rdma..")
+                .should().dependOnClassesThat().resideInAPackage("ernic.ionic").check(MAIN);
+    }
+
+    @Test
+    void theSharedPackagesUseNeitherSideNorTheRoot() {
+        noClasses().that().resideInAnyPackage(SHARED)
+                .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic", "ernic.ionic.eth..", "ernic.ionic.rdma..")
+                .check(MAIN);
+    }
+}
