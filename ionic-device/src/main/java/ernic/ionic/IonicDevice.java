@@ -186,9 +186,9 @@ public final class IonicDevice implements VfioUserDevice {
         java.util.Arrays.fill(doorbellLowValid, false);
         intr.reset();
         lif.powerOn();
-        rdma.powerOn();
+        rdma.reset();
         faults.reset();
-        devcmds.reset();
+        registry.reset(""); // power-on: every registered counter back to zero
     }
 
     @Override

@@ -5,6 +5,7 @@ import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshConfig;
+import ernic.counters.CounterRegistry;
 import ernic.mesh.MeshNode;
 import ernic.mesh.MeshSpec;
 import ernic.mesh.NodeInfo;
@@ -120,6 +121,8 @@ public final class ErnicServer implements AutoCloseable {
     private final List<AutoCloseable> owned;
     private StatsFile statsFile;
     private MeshNode mesh;
+    /** Every counter of this server (vfio-user, the device, the mesh): what the stats file walks. Device loop only. */
+    private final CounterRegistry registry = new CounterRegistry();
 
     private ErnicServer(EventLoopGroup loop, VfioUserDevice device, TapPort tap, VfioUserServer server,
                         List<AutoCloseable> owned) {
@@ -128,6 +131,15 @@ public final class ErnicServer implements AutoCloseable {
         this.tap = tap;
         this.server = server;
         this.owned = owned;
+        registry.register("vfio.", server.counters());
+        if (device instanceof IonicDevice ionic) {
+            ionic.registerCounters(registry);
+        }
+    }
+
+    /** The server's counter registry (device loop only: take snapshots there). */
+    public CounterRegistry counterRegistry() {
+        return registry;
     }
 
     /** Builds and starts everything; a bad profile or fault spec is an IllegalArgumentException. */
@@ -209,6 +221,10 @@ public final class ErnicServer implements AutoCloseable {
                     started.cause());
         }
         mesh = node;
+        server.eventLoop().submit(() -> {
+            registry.register("mesh.node.", node.counterSet());
+            registry.registerFamily("mesh.peer.", "peer", node::peerCounterSets);
+        }).syncUninterruptibly();
     }
 
     /** The mesh node, or null when the server is not in a mesh. */
@@ -233,10 +249,15 @@ public final class ErnicServer implements AutoCloseable {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("timestamp", Instant.now().toString());
         m.put("device_kind", device instanceof IonicDevice ? "ionic" : "sample");
+        List<CounterRegistry.Sample> samples = registry.snapshot();
         Map<String, Object> vu = new LinkedHashMap<>();
         vu.put("connections", server.counters().get(VfioCounter.CONNECTIONS));
         vu.put("client_connected", server.connection() != null);
-        server.counters().forEach(vu::putIfAbsent);
+        for (CounterRegistry.Sample c : samples) {
+            if (c.name().startsWith("vfio.")) {
+                vu.putIfAbsent(c.name().substring("vfio.".length()), c.value());
+            }
+        }
         m.put("vfio_user", vu);
         Map<String, Object> refusals = new LinkedHashMap<>();
         refusals.put("vfio_user", server.refusals().snapshot());
@@ -269,9 +290,20 @@ public final class ErnicServer implements AutoCloseable {
             Map<String, Object> owners = new LinkedHashMap<>();
             mesh.gidTable().forEach((gid, node) -> owners.put(gid.toString(), node));
             mm.put("gids", owners);
-            mm.put("counters", mesh.counters());
-            Map<String, Object> peers = new LinkedHashMap<>();
-            mesh.peerCounters().forEach((id, c) -> peers.put(Integer.toString(id), c));
+            Map<String, Object> counters = new LinkedHashMap<>();
+            Map<String, Map<String, Object>> peers = new java.util.TreeMap<>(
+                    java.util.Comparator.comparingInt(Integer::parseInt));
+            for (CounterRegistry.Sample c : samples) {
+                String peer = c.labels().get("peer");
+                if (peer != null && c.name().startsWith("mesh.peer.")) {
+                    String key = c.name().substring("mesh.peer.".length());
+                    peers.computeIfAbsent(peer, k -> new LinkedHashMap<>()).put(key, c.value());
+                } else if (c.name().startsWith("mesh.node.")) {
+                    counters.put(c.name().substring("mesh.".length()), c.value());
+                }
+            }
+            peers.forEach((id, c) -> c.forEach((k, v) -> counters.put("peer." + id + "." + k, v)));
+            mm.put("counters", counters);
             mm.put("peers", peers);
             m.put("mesh", mm);
         }

@@ -84,12 +84,6 @@ final class DataPath {
         }
     }
 
-    /** Power-on: the data path's own totals back to zero. */
-    void clearCounters() {
-        pathCounters.reset();
-        remoteCounters.reset();
-    }
-
     void registerCounters(CounterRegistry registry) {
         registry.register("rdma.", pathCounters);
         registry.register("rdma.remote.", remoteCounters);

@@ -131,13 +131,6 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         return dma;
     }
 
-    /** Device power-on: RESET_LIF's work, and every counter back to zero. */
-    public void powerOn() {
-        reset();
-        counters.reset();
-        data.clearCounters();
-    }
-
     /**
      * Registers the RDMA counter sets: the control path ({@code rdma.}), the device hw_counters
      * ({@code rdma.hw.}) and each live QP's counters (family {@code rdma.hw.qp.}, label {@code qp}), then
