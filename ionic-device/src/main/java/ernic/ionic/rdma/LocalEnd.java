@@ -94,7 +94,7 @@ final class LocalEnd implements End {
             flags |= V1.Cqe.RECV_IS_VLAN;
             vlan = ah.vlan;
         }
-        r.moved = r.payload.total - Responder.GRH_SIZE;
+        r.moved = r.payload.total - Grh.SIZE;
         responder.datagram(r.destQpn, r.qkey, flags, r.wqe.op() == V1.Wqe.OP_SEND_IMM, r.wqe.immDataKey(),
                 r.payload, ah != null ? ah.smac : 0, vlan, r.solicited());
         return V1.STS_OK; // a datagram that finds no taker is lost, not an error of the sender

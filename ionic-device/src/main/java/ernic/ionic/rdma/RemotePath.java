@@ -244,7 +244,7 @@ final class RemotePath implements End, MeshListener {
             m.release();
             return V1.STS_LOCAL_PROT_ERR;
         }
-        r.moved = len - Responder.GRH_SIZE;
+        r.moved = len - Grh.SIZE;
         SendResult sent = port.send(ah.node, m, null);
         if (sent == SendResult.BUSY) {
             m.release();

@@ -2,7 +2,6 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
-import ernic.ionic.layout.Be;
 import ernic.ionic.layout.Le;
 import ernic.vfiouser.server.Refusals;
 
@@ -40,7 +39,7 @@ final class Requester {
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
-    private final MemorySegment grh = arena.allocate(Responder.GRH_SIZE, 8);
+    private final MemorySegment grh = arena.allocate(Grh.SIZE, 8);
     private final MemorySegment oldWord = arena.allocate(8, 8);
     private final V1.Cqe cqe = new V1.Cqe();
     private final Request request = new Request();
@@ -219,7 +218,7 @@ final class Requester {
         QueuePair qp = r.qp;
         V1.Wqe w = r.wqe;
         Spans payload = r.payload.clear();
-        payload.addLocal(grh, 0, Responder.GRH_SIZE); // filled in below, once the length is known
+        payload.addLocal(grh, 0, Grh.SIZE); // filled in below, once the length is known
         int st = memory.gather(qp, w, stride, payload);
         if (st != V1.STS_OK) {
             return st;
@@ -229,7 +228,7 @@ final class Requester {
         r.destQpn = w.destQpn() & 0xff_ffff;
         int ahId = w.ahId();
         r.ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
-        buildGrh(r.ah, payload.total - Responder.GRH_SIZE);
+        Grh.fill(grh, r.ah, payload.total - Grh.SIZE);
         return (r.ah != null && r.ah.node >= 0 && remote != null ? remote : local).datagram(r);
     }
 
@@ -411,39 +410,6 @@ final class Requester {
         counters.add(qp, reqs, 1);
         if (data != null) {
             counters.add(qp, data, bytes);
-        }
-    }
-
-    /** The 40-byte GRH area: an IPv6 header, or for IPv4 the IPv4 header at offset 20. */
-    private void buildGrh(AddressHandle ah, long len) {
-        grh.fill((byte) 0);
-        if (ah == null) {
-            return;
-        }
-        if (ah.ipv4) {
-            int h = 20;
-            Le.put8(grh, h, 0x45);
-            Le.put8(grh, h + 1, ah.trafficClass);
-            Be.put16(grh, h + 2, (int) Math.min(0xffff, 20 + 8 + 12 + 8 + len + 4));
-            Be.put16(grh, h + 6, 0x4000); // DF
-            Le.put8(grh, h + 8, ah.hopLimit);
-            Le.put8(grh, h + 9, 17);
-            MemorySegment.copy(MemorySegment.ofArray(ah.sgid), 12, grh, h + 12, 4);
-            MemorySegment.copy(MemorySegment.ofArray(ah.dgid), 12, grh, h + 16, 4);
-            int sum = 0;
-            for (int i = 0; i < 20; i += 2) {
-                sum += Be.u16(grh, h + i);
-            }
-            sum = (sum & 0xffff) + (sum >>> 16);
-            sum = (sum & 0xffff) + (sum >>> 16);
-            Be.put16(grh, h + 10, ~sum & 0xffff);
-        } else {
-            Be.put32(grh, 0, 6 << 28 | (ah.trafficClass & 0xff) << 20);
-            Be.put16(grh, 4, (int) Math.min(0xffff, 8 + 12 + 8 + len + 4));
-            Le.put8(grh, 6, 17);
-            Le.put8(grh, 7, ah.hopLimit);
-            MemorySegment.copy(MemorySegment.ofArray(ah.sgid), 0, grh, 8, 16);
-            MemorySegment.copy(MemorySegment.ofArray(ah.dgid), 0, grh, 24, 16);
         }
     }
 }

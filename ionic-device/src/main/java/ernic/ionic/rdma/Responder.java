@@ -17,7 +17,6 @@ import java.lang.foreign.MemorySegment;
 final class Responder {
     /** No receive is posted on the QP: receiver not ready, the requester waits and asks again. */
     static final int RNR = -1;
-    static final int GRH_SIZE = 40;
 
     private final RdmaLif lif;
     private final KeyedMemory memory;
@@ -139,7 +138,7 @@ final class Responder {
     void datagram(int destQpn, int qkey, int cqeFlags, boolean withImm, int imm, Spans payload, long smac,
                   int vlan, boolean solicited) {
         QueuePair dest = destQpn >= 0 && destQpn < lif.qpCount ? lif.qps[destQpn] : null;
-        if (payload.total < GRH_SIZE || dest == null || !dest.datagram() || dest.qkey != qkey
+        if (payload.total < Grh.SIZE || dest == null || !dest.datagram() || dest.qkey != qkey
                 || !takeReceive(dest)) {
             udDropped();
             return;
