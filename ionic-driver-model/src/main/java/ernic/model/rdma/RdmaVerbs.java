@@ -77,6 +77,7 @@ public final class RdmaVerbs {
     final Events events;
     final RdmaDataPath dataPath;
     private RdmaAdminQueue admin;
+    private RdmaRaw raw;
     private final int acqId = 0;
     private int nextCq = 1, nextQp = 2, nextMr = 1, nextAh = 0, eqPick;
     private final ArrayDeque<Integer> freeMrs = new ArrayDeque<>();
@@ -148,10 +149,16 @@ public final class RdmaVerbs {
         IonicDriverModel.expectOk(drv.adminq(queueCmd(CMD_RDMA_CREATE_ADMINQ, aqId, acqId,
                 RdmaAdminQueue.DEPTH_LOG2, 6, aqRing)), "RDMA_CREATE_ADMINQ");
         admin = new RdmaAdminQueue(drv, aqId, aqRing, doorbell(aqQtype), acqId, acqRing, doorbell(cqQtype));
+        raw = new RdmaRaw(this, admin, events, acqId, doorbell(sqQtype), doorbell(rqQtype), doorbell(cqQtype));
+    }
+
+    /** Raw admin commands, EQEs and doorbells on this context's admin queue and EQs (for device tests). */
+    public RdmaRaw raw() {
+        return raw;
     }
 
     /** struct ionic_rdma_queue_cmd. */
-    static ByteBuffer queueCmd(int opcode, int qid, int cid, int depthLog2, int strideLog2, long ring) {
+    public static ByteBuffer queueCmd(int opcode, int qid, int cid, int depthLog2, int strideLog2, long ring) {
         ByteBuffer c = IonicDriverModel.command(opcode);
         c.putShort(RQC_LIF_INDEX, (short) 0);
         c.putInt(RQC_QID_VER, qid);
