@@ -111,12 +111,14 @@ public final class RdmaVerbs {
     }
 
     /**
-     * Ethernet bring-up ({@link IonicDriverModel#bringUp()}), then the probe of ionic_rdma: read the RDMA
+     * Ethernet bring-up ({@link IonicDriverModel#bringUp()} and {@link IonicDriverModel#probeLif()}: ionic.ko
+     * creates the RDMA aux device after them), then the probe of ionic_rdma: read the RDMA
      * identity, RDMA_RESET_LIF, one CREATE_EQ per EQ (interrupt i + 1, auto-masked), the admin CQ
      * (RDMA_CREATE_CQ) and the admin queue (RDMA_CREATE_ADMINQ), all over the Ethernet admin queue.
      */
     public static RdmaVerbs open(IonicDriverModel drv) throws IOException {
         drv.bringUp();
+        drv.probeLif();
         IonicDriverModel.expectOk(drv.devcmd(IonicDriverModel.command(IonicDriverModel.IDENTIFY).put(1, (byte) 2)),
                 "IDENTIFY");
         int ndbpgs = drv.devcmdData(32).getInt(DID_NDBPGS_PER_LIF);
