@@ -30,7 +30,10 @@ public final class IonicDriverModel implements AutoCloseable {
     /** struct ionic_intr_ctrl, one per vector at 0x2000 + 32 * vector. */
     public static final long INTR_CTRL = 0x2000, INTR_CTRL_SIZE = 32, INTR_MASK = 4, INTR_CREDITS = 8,
             INTR_MASK_ASSERT = 12;
-    public static final long CREDIT_UNMASK = 1L << 16;
+    /** intr_ctrl.credits bits (ionic_regs.h): the count returned, UNMASK, RESET_COALESCE. */
+    public static final long CREDIT_UNMASK = 1L << 16, CREDIT_RESET_COALESCE = 1L << 17;
+    /** intr_status: one bit per vector, never read by the driver. */
+    public static final long INTR_STATUS = 0x1000;
     /** enum ionic_status_code. */
     public static final int SUCCESS = 0, EOPCODE = 2, EQID = 5, EQTYPE = 6, ENOENT = 7, EEXIST = 13, EINVAL = 14,
             ENOSPC = 15, BAD_ADDR = 17, DEV_CMD = 18;
@@ -226,6 +229,16 @@ public final class IonicDriverModel implements AutoCloseable {
         long base = INTR_CTRL + INTR_CTRL_SIZE * vector;
         device.writeLong(BAR0, base + INTR_MASK_ASSERT, 4, maskOnAssert ? 1 : 0);
         device.writeLong(BAR0, base + INTR_MASK, 4, mask ? 1 : 0);
+    }
+
+    /** A write of {@code value} to a vector's credits register (count, UNMASK, RESET_COALESCE). */
+    public void intrCredits(int vector, long value) throws IOException {
+        device.writeLong(BAR0, INTR_CTRL + INTR_CTRL_SIZE * vector + INTR_CREDITS, 4, value);
+    }
+
+    /** A doorbell value (ionic_regs.h): qid 47..24, ring 18..16, index 15..0. */
+    public static long doorbellValue(int qid, int ring, int index) {
+        return (long) qid << 24 | (long) (ring & 7) << 16 | (index & 0xffff);
     }
 
     /** Credits with UNMASK, as the driver's NAPI does when done. */
