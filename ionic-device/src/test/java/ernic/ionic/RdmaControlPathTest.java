@@ -16,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
 import static ernic.model.rdma.Fw.*;
+import static ernic.model.rdma.RdmaVerbs.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -82,12 +83,12 @@ class RdmaControlPathTest {
         assertThat(guest.count(3)).isEqualTo(before + 1);
         // Not armed any more: no event for the next command.
         long sq = drv.alloc(64 * 16), rq = drv.alloc(64 * 16);
-        a = rdma.createQp(1, QPT_UD, QPF_PRIVILEGED, 5, sq, 4, rq, 4);
+        a = rdma.createQp(1, UD, QP_PRIVILEGED, 5, sq, 4, rq, 4);
         assertThat(a.status()).isZero();
         assertThat(a.cmdIdx()).isEqualTo(1);
         assertThat(rdma.nextEqe(2)).isEqualTo(-1);
         // CREATE_QP took two slots: the next command starts at slot 3.
-        a = rdma.modifyQp(1, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_QKEY, QPS_INIT, 0xf, 0x80010000);
+        a = rdma.modifyQp(1, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_QKEY, INIT, 0xf, 0x80010000);
         assertThat(a.cmdIdx()).isEqualTo(3);
         assertThat(a.status()).isZero();
         // Arming is a level: CQEs the host was not told about fire at once.
@@ -105,27 +106,27 @@ class RdmaControlPathTest {
         long cqRing = drv.alloc(32L * 1024);
         assertThat(rdma.createCq(8, 2, cqRing, 10).status()).isZero();
         long sq = drv.alloc(64 * 256), rq = drv.alloc(64 * 1024);
-        assertThat(rdma.createQp(1, QPT_UD, 0x8300, 8, sq, 8, rq, 10).status()).isZero();
+        assertThat(rdma.createQp(1, UD, 0x8300, 8, sq, 8, rq, 10).status()).isZero();
         // RESET -> RTR is not a transition: refused, nothing recorded.
-        AdminCqe a = rdma.modifyQp(1, IB_QP_STATE, QPS_RTR, 0, 0);
+        AdminCqe a = rdma.modifyQp(1, IB_QP_STATE, RTR, 0, 0);
         assertThat(a.status()).isEqualTo(ASTS_BAD_STATE);
         assertThat(a.error()).isTrue();
-        assertThat(queryState(1)).isEqualTo(QPS_RESET);
+        assertThat(queryState(1)).isEqualTo(RESET);
         // The ib_core MAD agent: INIT (0x51, garbage from-state), RTR (0x1), RTS (0x10001).
-        assertThat(rdma.modifyQp(1, 0x51, QPS_INIT, 0xa, 0x80010000).status()).isZero();
-        assertThat(rdma.modifyQp(1, 0x1, QPS_RTR, 0xb, 0).status()).isZero();
-        assertThat(rdma.modifyQp(1, 0x10001, QPS_RTS, 0xc, 0).status()).isZero();
-        assertThat(queryState(1)).isEqualTo(QPS_RTS);
+        assertThat(rdma.modifyQp(1, 0x51, INIT, 0xa, 0x80010000).status()).isZero();
+        assertThat(rdma.modifyQp(1, 0x1, RTR, 0xb, 0).status()).isZero();
+        assertThat(rdma.modifyQp(1, 0x10001, RTS, 0xc, 0).status()).isZero();
+        assertThat(queryState(1)).isEqualTo(RTS);
         // IB_QP_CUR_STATE with a from-state that is not the QP's: refused.
-        a = rdma.modifyQp(1, IB_QP_STATE | IB_QP_CUR_STATE, QPS_SQD, QPS_INIT, 0);
+        a = rdma.modifyQp(1, IB_QP_STATE | IB_QP_CUR_STATE, SQD, INIT, 0);
         assertThat(a.status()).isEqualTo(ASTS_BAD_STATE);
-        assertThat(queryState(1)).isEqualTo(QPS_RTS);
+        assertThat(queryState(1)).isEqualTo(RTS);
         // A second QP 1 is refused; unknown QPs too.
-        assertThat(rdma.createQp(1, QPT_UD, 0, 8, sq, 8, rq, 10).status()).isEqualTo(ASTS_BAD_STATE);
-        assertThat(rdma.modifyQp(77, IB_QP_STATE, QPS_INIT, 0, 0).status()).isEqualTo(ASTS_BAD_INDEX);
-        assertThat(rdma.createQp(5000, QPT_UD, 0, 8, sq, 8, rq, 10).status()).isEqualTo(ASTS_BAD_INDEX);
+        assertThat(rdma.createQp(1, UD, 0, 8, sq, 8, rq, 10).status()).isEqualTo(ASTS_BAD_STATE);
+        assertThat(rdma.modifyQp(77, IB_QP_STATE, INIT, 0, 0).status()).isEqualTo(ASTS_BAD_INDEX);
+        assertThat(rdma.createQp(5000, UD, 0, 8, sq, 8, rq, 10).status()).isEqualTo(ASTS_BAD_INDEX);
         assertThat(rdma.createQp(2, 5, 0, 8, sq, 8, rq, 10).status()).isEqualTo(ASTS_BAD_TYPE);
-        assertThat(rdma.createQp(2, QPT_RC, 0, 99, sq, 8, rq, 10).status()).isEqualTo(ASTS_BAD_INDEX);
+        assertThat(rdma.createQp(2, RC, 0, 99, sq, 8, rq, 10).status()).isEqualTo(ASTS_BAD_INDEX);
         assertThat(rdma.destroy(OP_DESTROY_QP, 1).status()).isZero();
         assertThat(rdma.destroy(OP_DESTROY_QP, 1).status()).isEqualTo(ASTS_BAD_INDEX);
         assertThat(rdma.destroy(OP_DESTROY_CQ, 8).status()).isZero();
@@ -148,7 +149,7 @@ class RdmaControlPathTest {
             le64(t, 8L * i, buf + 4096L * i);
         }
         // User MR over 3 pages with a page table, va at offset 0x10 in the first page.
-        assertThat(rdma.createMr(1 << 8 | 0x42, 0x7000_0010L, 3 * 4096 - 0x10, MRF_LOCAL_WRITE, 3, table, 12).status())
+        assertThat(rdma.createMr(1 << 8 | 0x42, 0x7000_0010L, 3 * 4096 - 0x10, ACCESS_LOCAL_WRITE, 3, table, 12).status())
                 .isZero();
         // Same index again: BAD_STATE; index 0 (the reserved DMA lkey) and past nmrs: BAD_INDEX.
         assertThat(rdma.createMr(1 << 8 | 0x43, 0, 4096, 0, 1, buf, 12).status()).isEqualTo(ASTS_BAD_STATE);

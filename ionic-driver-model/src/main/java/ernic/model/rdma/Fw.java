@@ -65,16 +65,6 @@ public final class Fw {
             MQP_DMA_ADDR = 48, MQP_ID_VER = 56;
     /** struct ionic_admin_query_qp and the two structs the device writes back. */
     public static final int QQP_HDR_DMA = 0, QQP_SQ_DMA = 8, QQP_RQ_DMA = 16, QQP_AH_ID = 24, QQP_ID_VER = 28;
-    /** enum ionic_mr_flags and the QP priv_flags (enum ionic_qp_flags). */
-    public static final int MRF_LOCAL_WRITE = 1, MRF_REMOTE_WRITE = 2, MRF_REMOTE_READ = 4, MRF_REMOTE_ATOMIC = 8;
-    public static final int QPF_REMOTE_WRITE = 1, QPF_REMOTE_READ = 2, QPF_REMOTE_ATOMIC = 4,
-            QPF_PRIVILEGED = 0x8000;
-    public static final int QPT_RC = 0, QPT_UD = 3;
-    public static final int QPS_RESET = 0, QPS_INIT = 1, QPS_RTR = 2, QPS_RTS = 3, QPS_SQD = 4, QPS_SQE = 5,
-            QPS_ERR = 6;
-    /** enum ionic_v1_admin_status (status_length of an admin CQE with the error bit). */
-    public static final int ASTS_OK = 0, ASTS_BAD_CMD = 1, ASTS_BAD_INDEX = 2, ASTS_BAD_STATE = 3,
-            ASTS_BAD_TYPE = 4, ASTS_BAD_ATTR = 5, ASTS_MSG_TOO_BIG = 6;
     public static final int QSQ_ACCESS_PERMS_BE = 2, QSQ_QKEY_DEST_QPN_BE = 8, QSQ_RQ_PSN_BE = 16, QSQ_SIZE = 20;
     public static final int QRQ_STATE_PMTU = 0, QRQ_SQ_PSN_BE = 4, QRQ_SIZE = 12;
     /** struct ionic_admin_create_ah. */
@@ -105,6 +95,9 @@ public final class Fw {
             CQE_SEND_NPG_WQE_ID = 16, CQE_STATUS_LENGTH_BE = 24, CQE_QID_TYPE_FLAGS_BE = 28;
     public static final int CQE_COLOR = 1, CQE_ERROR = 2, CQE_TYPE_SHIFT = 5, CQE_QID_SHIFT = 8;
     public static final int CQE_TYPE_ADMIN = 0, CQE_TYPE_RECV = 1, CQE_TYPE_SEND_MSN = 2, CQE_TYPE_SEND_NPG = 3;
+    /** The op of a receive CQE (src_qpn_op bits 28..24). */
+    public static final int CQE_RECV_OP_SEND = 0, CQE_RECV_OP_SEND_INV = 1, CQE_RECV_OP_SEND_IMM = 2,
+            CQE_RECV_OP_RDMA_IMM = 3;
     public static final int CQE_RECV_IS_IPV4 = 1 << 31, CQE_RECV_IS_VLAN = 1 << 30, CQE_RECV_OP_SHIFT = 24;
 
     // ---- struct ionic_v1_eqe: one __be32 --------------------------------------------------------------------

@@ -61,7 +61,7 @@ final class RdmaAdminQueue {
             throw new IOException("admin CQE for op " + op + " names type " + c.type() + " aq " + c.qid() + " slot "
                     + c.cmdIdx() + ", expected slot " + first);
         }
-        return c.error() ? c.status() : ASTS_OK;
+        return c.error() ? c.status() : RdmaVerbs.ASTS_OK;
     }
 
     /**

@@ -183,6 +183,11 @@ public final class RdmaRaw {
         drv.doorbell(rqDb + (long) pid * RdmaVerbs.PAGE, doorbell(qp, 0, index));
     }
 
+    /** A reader of the CQ ring at guest address {@code ring} of 2^depthLog2 CQEs, by color. */
+    public RawCqe.Ring cqRing(long ring, int depthLog2) {
+        return new RawCqe.Ring(drv.ram(), ring - drv.ramIova(), depthLog2);
+    }
+
     /** The verbs this came from. */
     public RdmaVerbs verbs() {
         return verbs;

@@ -49,10 +49,10 @@ public final class RdmaVerbs {
     /** MR access flags (enum ionic_mr_flags) and QP access flags (enum ionic_qp_flags). */
     public static final int ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4,
             ACCESS_REMOTE_ATOMIC = 8;
-    public static final int QP_REMOTE_WRITE = 1, QP_REMOTE_READ = 2, QP_REMOTE_ATOMIC = 4;
+    public static final int QP_REMOTE_WRITE = 1, QP_REMOTE_READ = 2, QP_REMOTE_ATOMIC = 4, QP_PRIVILEGED = 0x8000;
     /** QP types and states (enum ionic_qp_type, ionic_qp_state). */
     public static final int RC = 0, UD = 3;
-    public static final int RESET = 0, INIT = 1, RTR = 2, RTS = 3, ERR = 6;
+    public static final int RESET = 0, INIT = 1, RTR = 2, RTS = 3, SQD = 4, SQE = 5, ERR = 6;
     /** Admin statuses (enum ionic_v1_admin_status). */
     public static final int ASTS_OK = 0, ASTS_BAD_CMD = 1, ASTS_BAD_INDEX = 2, ASTS_BAD_STATE = 3,
             ASTS_BAD_TYPE = 4, ASTS_BAD_ATTR = 5;
