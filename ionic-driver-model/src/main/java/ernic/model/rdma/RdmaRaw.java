@@ -168,19 +168,24 @@ public final class RdmaRaw {
         return eq + 1;
     }
 
+    /*
+     * The data path's doorbells are posted stores, as a guest's are: a later sync() finds them handled (in
+     * process, they are handled when the call returns).
+     */
+
     /** A CQ doorbell: ring 0 returns slots up to {@code index}, ring 1 arms, ring 2 arms for solicited. */
-    public void ringCq(int cq, int ring, int index) throws IOException {
-        drv.doorbell(cqDb, doorbell(cq, ring, index));
+    public void ringCq(int cq, int ring, int index) {
+        drv.doorbellPosted(cqDb, doorbell(cq, ring, index));
     }
 
     /** An SQ doorbell of {@code qp} with producer {@code index}, on doorbell page {@code pid} of the LIF. */
-    public void ringSq(int pid, int qp, int index) throws IOException {
-        drv.doorbell(sqDb + (long) pid * RdmaVerbs.PAGE, doorbell(qp, 0, index));
+    public void ringSq(int pid, int qp, int index) {
+        drv.doorbellPosted(sqDb + (long) pid * RdmaVerbs.PAGE, doorbell(qp, 0, index));
     }
 
     /** An RQ doorbell of {@code qp} with producer {@code index}, on doorbell page {@code pid} of the LIF. */
-    public void ringRq(int pid, int qp, int index) throws IOException {
-        drv.doorbell(rqDb + (long) pid * RdmaVerbs.PAGE, doorbell(qp, 0, index));
+    public void ringRq(int pid, int qp, int index) {
+        drv.doorbellPosted(rqDb + (long) pid * RdmaVerbs.PAGE, doorbell(qp, 0, index));
     }
 
     /** A reader of the CQ ring at guest address {@code ring} of 2^depthLog2 CQEs, by color. */
