@@ -1,44 +1,46 @@
 package ernic.ionic;
 
 import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.layout.Cmd;
-import ernic.ionic.layout.Comp;
-import ernic.ionic.layout.Identity;
-import ernic.ionic.layout.Identity.Lif.RdmaQueue;
-import ernic.ionic.layout.InfoBlock.LifInfo;
-import ernic.ionic.layout.InfoBlock.PortInfo;
-import ernic.ionic.layout.Le;
-import ernic.ionic.layout.Mac;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.regs.Bar0;
-import ernic.ionic.regs.Opcode;
-import ernic.ionic.regs.Status;
+import ernic.model.IonicDriverModel;
+import ernic.model.IonicDriverModel.Bringup;
+import ernic.model.IonicDriverModel.Completion;
 import ernic.vfiouser.server.IrqType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 
+import static ernic.model.IonicDriverModel.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The probe sequence of ionic.ko (bring-up doc section 3), checking every reply field the driver reads. */
+/**
+ * The probe sequence of ionic.ko (bring-up doc section 3) by the driver model, checking every reply field the
+ * driver reads at the offsets of ionic_if.h.
+ */
 class BringUpTest {
-    FakeGuest guest;
+    static final ValueLayout.OfShort LE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
     IonicDevice dev;
-    Driver drv;
+    ModelGuest guest;
+    IonicDriverModel drv;
 
     @BeforeEach
     void setUp() {
-        guest = new FakeGuest(8 << 20);
         dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        dev.attach(guest);
-        drv = new Driver(dev, guest);
+        guest = new ModelGuest(dev, 8 << 20);
+        drv = guest.drv;
     }
 
     @AfterEach
     void tearDown() {
-        dev.detach();
         guest.close();
     }
 
@@ -66,290 +68,297 @@ class BringUpTest {
     }
 
     @Test
-    void devInfoRegisters() {
-        assertThat(drv.read32(Bar0.SIGNATURE)).isEqualTo(0x44455649);
-        assertThat(drv.read8(Bar0.VERSION)).isEqualTo(1);
-        assertThat(drv.read8(Bar0.ASIC_TYPE)).isNotIn(0, 2);
-        int fw = drv.read8(Bar0.FW_STATUS);
+    void devInfoRegisters() throws IOException {
+        assertThat(drv.bar0(SIGNATURE, 4)).isEqualTo(DEV_INFO_SIGNATURE);
+        assertThat(drv.bar0(VERSION, 1)).isEqualTo(1);
+        assertThat(drv.bar0(ASIC_TYPE, 1)).isNotIn(0L, 2L);
+        long fw = drv.bar0(FW_STATUS, 1);
         assertThat(fw & 1).isEqualTo(1);
         assertThat(fw).isNotEqualTo(0xff);
-        MemorySegment s = drv.arena.allocate(32);
-        dev.regions().get(0).handler().read(Bar0.FW_VERSION, s);
-        assertThat(Le.string(s, 0, 32)).isEqualTo("1.0.0-ernic");
-        dev.regions().get(0).handler().read(Bar0.SERIAL_NUM, s);
-        assertThat(Le.string(s, 0, 32)).isNotEmpty();
-        int hb = drv.read32(Bar0.FW_HEARTBEAT);
+        assertThat(string(drv.bar0Bytes(FW_VERSION, 32))).isEqualTo("1.0.0-ernic");
+        assertThat(string(drv.bar0Bytes(SERIAL_NUM, 32))).isNotEmpty();
+        long hb = drv.bar0(FW_HEARTBEAT, 4);
         dev.heartbeatTick();
-        assertThat(drv.read32(Bar0.FW_HEARTBEAT)).isEqualTo(hb + 1);
-        assertThat(drv.read8(Bar0.FW_STATUS)).isEqualTo(fw); // constant generation
+        assertThat(drv.bar0(FW_HEARTBEAT, 4)).isEqualTo(hb + 1);
+        assertThat(drv.bar0(FW_STATUS, 1)).isEqualTo(fw); // constant generation
     }
 
-    @Test
-    void identifyReplies() {
-        drv.probeToAdminq();
-        MemorySegment c = drv.cmd(Opcode.IDENTIFY);
-        new Cmd.Identify().wrap(c, 0).ver(2);
-        assertThat(drv.devcmd(c)).isZero();
-        Identity.Dev id = new Identity.Dev().wrap(drv.data(), 0);
-        assertThat(id.nintrs()).isEqualTo(32);
-        assertThat(id.ndbpgsPerLif()).isEqualTo(16);
-        assertThat((long) id.ndbpgsPerLif() * 4096).isLessThanOrEqualTo(IonicDevice.BAR2_SIZE);
-        assertThat(id.intrCoalMult()).isEqualTo(1);
-        assertThat(id.intrCoalDiv()).isEqualTo(1);
-        assertThat(id.eqCount()).isEqualTo(32);
-        assertThat(id.capabilities()).isZero();
-        assertThat(new Comp.Identify().wrap(drv.devcmdComp(), 0).ver()).isEqualTo(2);
-
-        c = drv.cmd(Opcode.LIF_IDENTIFY);
-        new Cmd.LifIdentify().wrap(c, 0).type(0).ver(1);
-        assertThat(drv.devcmd(c)).isZero();
-        Identity.Lif lif = new Identity.Lif().wrap(drv.data(), 0);
-        assertThat(lif.capabilities()).isEqualTo(3);
-        assertThat(lif.maxUcastFilters()).isGreaterThanOrEqualTo(16);
-        assertThat(lif.rssIndTblSz()).isEqualTo(64);
-        assertThat(lif.maxFrameSize()).isEqualTo(9018);
-        assertThat(lif.configFeatures() & 1L << 20).isZero();
-        assertThat(lif.queueCount(1)).isEqualTo(1);
-        assertThat(lif.queueCount(2)).isEqualTo(16);
-        assertThat(lif.queueCount(3)).isEqualTo(16);
-        assertThat(lif.rdmaVersion()).isEqualTo(1);
-        assertThat(lif.rdmaQpOpcodes()).isGreaterThanOrEqualTo(11);
-        assertThat(lif.rdmaAdminOpcodes()).isEqualTo(19);
-        assertThat(lif.rdmaMaxStride()).isEqualTo(8);
-        assertThat(lif.rdmaNmrsPerLif()).isGreaterThanOrEqualTo(2);
-        assertThat(lif.rdmaUdmaShift()).isBetween(1, 4);
-        assertThat(lif.rdmaPageSizeCap()).isNotZero();
-        assertThat(lif.rdmaQtype(RdmaQueue.AQ)).isEqualTo(5);
-        assertThat(lif.rdmaQtype(RdmaQueue.SQ)).isEqualTo(6);
-        assertThat(lif.rdmaQtype(RdmaQueue.RQ)).isEqualTo(7);
-        assertThat(lif.rdmaQtype(RdmaQueue.CQ)).isEqualTo(8);
-        assertThat(lif.rdmaQtype(RdmaQueue.EQ)).isEqualTo(9);
-        assertThat(lif.rdmaQidCount(RdmaQueue.EQ)).isEqualTo(32);
-        assertThat(lif.rdmaQidBase(RdmaQueue.EQ)).isZero();
-        assertThat(lif.rdmaQidBase(RdmaQueue.CQ)).isZero();
-        assertThat(lif.rdmaQidCount(RdmaQueue.AQ)).isGreaterThanOrEqualTo(1);
-        for (RdmaQueue q : RdmaQueue.values()) {
-            assertThat(Integer.bitCount(lif.rdmaQidCount(q))).as(q + " count power of two").isEqualTo(1);
+    private static String string(byte[] b) {
+        int n = 0;
+        while (n < b.length && b[n] != 0) {
+            n++;
         }
-        int cqCount = lif.rdmaQidCount(RdmaQueue.CQ);
-        assertThat(lif.rdmaUdmaShift()).isLessThan(Integer.numberOfTrailingZeros(cqCount / 2));
-        assertThat(lif.rdmaStatsType()).as("device and per-QP hw counters").isEqualTo(3);
+        return new String(b, 0, n, StandardCharsets.US_ASCII);
+    }
 
-        c = drv.cmd(Opcode.PORT_IDENTIFY);
-        assertThat(drv.devcmd(c)).isZero();
-        Identity.Port port = new Identity.Port().wrap(drv.data(), 0);
-        assertThat(port.type()).isEqualTo(1);
-        assertThat(new Identity.PortConfig().wrap(drv.data(), Identity.Port.CONFIG).speed()).isEqualTo(100000);
+    private ByteBuffer data() throws IOException {
+        return drv.devcmdData(DEVCMD_DATA_SIZE);
     }
 
     @Test
-    void queueIdentify() {
-        drv.probeToAdminq();
+    void identifyReplies() throws IOException {
+        drv.bringUp();
+        ByteBuffer c = command(IDENTIFY);
+        c.put(1, (byte) 2); // ver
+        Completion comp = drv.devcmd(c);
+        assertThat(comp.status()).isZero();
+        ByteBuffer id = data(); // union ionic_dev_identity
+        assertThat(id.getInt(12)).as("nintrs").isEqualTo(32);
+        assertThat(id.getInt(16)).as("ndbpgs_per_lif").isEqualTo(16);
+        assertThat((long) id.getInt(16) * 4096).isLessThanOrEqualTo(IonicDevice.BAR2_SIZE);
+        assertThat(id.getInt(20)).as("intr_coal_mult").isEqualTo(1);
+        assertThat(id.getInt(24)).as("intr_coal_div").isEqualTo(1);
+        assertThat(id.getInt(28)).as("eq_count").isEqualTo(32);
+        assertThat(id.getLong(48)).as("capabilities").isZero();
+        assertThat(comp.bytes()[1]).as("ionic_dev_identify_comp.ver").isEqualTo((byte) 2);
+
+        c = command(LIF_IDENTIFY);
+        c.put(1, (byte) 0).put(2, (byte) 1); // type classic, ver 1
+        assertThat(drv.devcmd(c).status()).isZero();
+        ByteBuffer lif = data(); // union ionic_lif_identity
+        assertThat(lif.getLong(0)).as("capabilities: ETH | RDMA").isEqualTo(3);
+        assertThat(lif.getInt(12)).as("max_ucast_filters").isGreaterThanOrEqualTo(16);
+        assertThat(lif.getShort(20)).as("rss_ind_tbl_sz").isEqualTo((short) 64);
+        assertThat(lif.getInt(26)).as("max_frame_size").isEqualTo(9018);
+        assertThat(lif.getLong(168) & 1L << 20).as("config.features: no TIMESTAMP").isZero();
+        assertThat(lif.getInt(176 + 4)).as("queue_count[NOTIFYQ]").isEqualTo(1);
+        assertThat(lif.getInt(176 + 8)).as("queue_count[RXQ]").isEqualTo(16);
+        assertThat(lif.getInt(176 + 12)).as("queue_count[TXQ]").isEqualTo(16);
+        assertThat(lif.get(392)).as("rdma.version").isEqualTo((byte) 1);
+        assertThat(lif.get(393) & 0xff).as("rdma.qp_opcodes").isGreaterThanOrEqualTo(11);
+        assertThat(lif.get(394) & 0xff).as("rdma.admin_opcodes").isEqualTo(19);
+        assertThat(lif.get(408) & 0xff).as("rdma.max_stride").isEqualTo(8);
+        assertThat(lif.getInt(400)).as("rdma.nmrs_per_lif").isGreaterThanOrEqualTo(2);
+        int udmaShift = lif.get(414) & 0xff;
+        assertThat(udmaShift).as("rdma.udma_shift").isBetween(1, 4);
+        assertThat(lif.getLong(416)).as("rdma.page_size_cap").isNotZero();
+        // struct ionic_lif_logical_qtype {qtype @0, qid_count @4, qid_base @8} for aq, sq, rq, cq, eq
+        int aq = 424, sq = 436, rq = 448, cq = 460, eq = 472;
+        assertThat(lif.get(aq)).isEqualTo((byte) 5);
+        assertThat(lif.get(sq)).isEqualTo((byte) 6);
+        assertThat(lif.get(rq)).isEqualTo((byte) 7);
+        assertThat(lif.get(cq)).isEqualTo((byte) 8);
+        assertThat(lif.get(eq)).isEqualTo((byte) 9);
+        assertThat(lif.getInt(eq + 4)).as("EQ count").isEqualTo(32);
+        assertThat(lif.getInt(eq + 8)).as("EQ base").isZero();
+        assertThat(lif.getInt(cq + 8)).as("CQ base").isZero();
+        assertThat(lif.getInt(aq + 4)).as("AQ count").isGreaterThanOrEqualTo(1);
+        for (int q : new int[] {aq, sq, rq, cq, eq}) {
+            assertThat(Integer.bitCount(lif.getInt(q + 4))).as(q + " count power of two").isEqualTo(1);
+        }
+        int cqCount = lif.getInt(cq + 4);
+        assertThat(udmaShift).isLessThan(Integer.numberOfTrailingZeros(cqCount / 2));
+        assertThat(lif.getShort(484)).as("stats_type: device and per-QP hw counters").isEqualTo((short) 3);
+
+        assertThat(drv.devcmd(command(PORT_IDENTIFY)).status()).isZero();
+        ByteBuffer port = data(); // union ionic_port_identity
+        assertThat(port.get(1)).as("type ETH").isEqualTo((byte) 1);
+        assertThat(port.getInt(128)).as("config.speed").isEqualTo(100000);
+    }
+
+    @Test
+    void queueIdentify() throws IOException {
+        drv.bringUp();
         int[] asked = {0, 0, 2, 3};
         for (int type = 0; type < 4; type++) {
-            MemorySegment c = drv.cmd(Opcode.Q_IDENTIFY);
-            new Cmd.QIdentify().wrap(c, 0).type(type).ver(asked[type]);
-            assertThat(drv.devcmd(c)).isZero();
-            Identity.Queue q = new Identity.Queue().wrap(drv.data(), 0);
-            assertThat(q.features()).as("no offload features").isZero();
-            assertThat(new Comp.QIdentify().wrap(drv.devcmdComp(), 0).ver()).isEqualTo(q.version());
+            ByteBuffer c = command(Q_IDENTIFY);
+            c.put(4, (byte) type).put(5, (byte) asked[type]);
+            Completion comp = drv.devcmd(c);
+            assertThat(comp.status()).isZero();
+            ByteBuffer q = data(); // union ionic_q_identity
+            assertThat(q.getLong(8)).as("no offload features").isZero();
+            assertThat(comp.bytes()[4]).as("ionic_q_identify_comp.ver").isEqualTo(q.get(0));
             if (type == 3) {
-                assertThat(q.version()).isEqualTo(1);
-                assertThat(q.sgDescSz()).isEqualTo(256);
+                assertThat(q.get(0)).as("TXQ version").isEqualTo((byte) 1);
+                assertThat(q.getShort(20)).as("sg_desc_sz").isEqualTo((short) 256);
             }
         }
-        MemorySegment c = drv.cmd(Opcode.Q_IDENTIFY);
-        new Cmd.QIdentify().wrap(c, 0).type(9);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.EQTYPE);
+        ByteBuffer c = command(Q_IDENTIFY);
+        c.put(4, (byte) 9);
+        assertThat(drv.devcmd(c).status()).isEqualTo(EQTYPE);
     }
 
     @Test
-    void fullProbeSequence() {
-        drv.probeToAdminq();
+    void fullProbeSequence() throws IOException {
+        Bringup b = drv.bringUp();
         // PORT_INIT wrote port_info: link up, speed, copper QSFP 100G CR4, extra_stats untouched.
-        PortInfo pi = new PortInfo().wrap(guest.at(drv.portInfo, 4096), 0);
-        assertThat(pi.operStatus()).isEqualTo(1);
-        assertThat(pi.speed()).isEqualTo(100000);
-        assertThat(pi.xcvrState()).isEqualTo(3);
-        assertThat(pi.xcvrPhy()).isEqualTo(1);
-        assertThat(pi.xcvrPid()).isEqualTo(1);
-        assertThat(Le.u8(guest.at(drv.portInfo, 4096), 2048)).isEqualTo(0xff);
+        MemorySegment pi = guest.at(b.portInfo(), 4096);
+        assertThat(pi.get(ValueLayout.JAVA_BYTE, 264)).as("status.status: UP").isEqualTo((byte) 1);
+        assertThat(pi.get(LE32, 260)).as("status.speed").isEqualTo(100000);
+        assertThat(pi.get(ValueLayout.JAVA_BYTE, 316)).as("xcvr.state: SPROM read").isEqualTo((byte) 3);
+        assertThat(pi.get(ValueLayout.JAVA_BYTE, 317)).as("xcvr.phy: copper").isEqualTo((byte) 1);
+        assertThat(pi.get(LE16, 318)).as("xcvr.pid: QSFP 100G CR4").isEqualTo((short) 1);
+        assertThat(pi.get(ValueLayout.JAVA_BYTE, PORT_INFO_EXTRA_STATS)).as("extra_stats").isEqualTo((byte) 0xff);
         // LIF_INIT wrote lif_info status and returned hw_index 0.
-        MemorySegment li = guest.at(drv.lifInfo, 4096);
-        assertThat(Le.u16(li, 266)).isEqualTo(1);
-        assertThat(Le.u32(li, 268)).isEqualTo(100000);
-        assertThat(new LifInfo().wrap(li, 0).linkStatus()).isEqualTo(1);
-        assertThat(drv.aqHwType).isZero();
-        assertThat(drv.aqHwIndex).isZero();
+        MemorySegment li = guest.at(b.lifInfo(), 4096);
+        assertThat(li.get(LE16, 266)).as("link_status UP").isEqualTo((short) 1);
+        assertThat(li.get(LE32, 268)).as("link_speed").isEqualTo(100000);
+        assertThat(b.lifHwIndex()).isZero();
+        assertThat(b.adminqHwType()).isZero();
+        assertThat(b.adminqHwIndex()).isZero();
 
-        drv.probeAdminqCommands();
+        drv.probeLif();
         // Each admin completion raised MSI-X 0 (auto-masked; the driver unmasks with credits).
         assertThat(guest.count(0)).isGreaterThanOrEqualTo(1);
     }
 
+    /** A LIF_SETATTR / LIF_GETATTR command (ionic_lif_setattr_cmd: attr @1, payload @4). */
+    private static ByteBuffer lifAttr(int opcode, int attr) {
+        ByteBuffer c = command(opcode);
+        c.put(1, (byte) attr);
+        return c;
+    }
+
+    /** RX_FILTER_ADD match MAC (ionic_rx_filter_add_cmd: match @8, mac @10). */
+    private static ByteBuffer filterMac(long mac) {
+        ByteBuffer c = command(RX_FILTER_ADD);
+        c.putShort(8, (short) MATCH_MAC);
+        putMac(c, 10, mac);
+        return c;
+    }
+
     @Test
-    void adminqReplies() {
-        drv.probeToAdminq();
-        drv.notifyRing = guest.alloc(4096 + 64 * 64);
-        unmask(0);
-        MemorySegment c = drv.adminq(s -> new Cmd.QInit().wrap(Driver.op(s, Opcode.Q_INIT), 0).type(1).index(0)
-                .intrIndex(0).flags(Cmd.QInit.F_IRQ | Cmd.QInit.F_ENA).ringSize(6).ringBase(drv.notifyRing));
-        assertThat(Driver.status(c)).isZero();
-        assertThat(new Comp.QInit().wrap(c, 0).hwType()).isEqualTo(1);
+    void adminqReplies() throws IOException {
+        drv.bringUp();
+        long notifyRing = drv.alloc(4096 + 64 * 64);
+        drv.intrUnmask(0);
+        Completion c = drv.adminq(qInit(QTYPE_NOTIFYQ, 0, 0, Q_F_IRQ | Q_F_ENA, 6, notifyRing, 0, 0));
+        assertThat(c.status()).isZero();
+        assertThat(c.bytes()[8]).as("ionic_q_init_comp.hw_type").isEqualTo((byte) 1);
 
-        unmask(0);
-        c = drv.adminq(s -> new Cmd.LifAttr().wrap(Driver.op(s, Opcode.LIF_SETATTR), 0).attr(Cmd.LifAttr.FEATURES)
-                .features(0xffff));
-        assertThat(Driver.status(c)).isZero();
-        assertThat(new Comp.LifAttr().wrap(c, 0).features()).isZero();
+        drv.intrUnmask(0);
+        ByteBuffer features = lifAttr(LIF_SETATTR, ATTR_FEATURES);
+        features.putLong(4, 0xffff);
+        c = drv.adminq(features);
+        assertThat(c.status()).isZero();
+        assertThat(c.le().getLong(4)).as("granted features").isZero();
 
-        c = drv.adminq(s -> new Cmd.LifAttr().wrap(Driver.op(s, Opcode.LIF_GETATTR), 0).attr(Cmd.LifAttr.MAC));
-        long mac = new Comp.LifAttr().wrap(c, 0).mac();
+        c = drv.adminq(lifAttr(LIF_GETATTR, ATTR_MAC));
+        long mac = IonicDriverModel.mac(c.bytes(), 4);
         assertThat(mac).isNotZero();
-        assertThat(Mac.isMulticast(mac)).isFalse();
+        assertThat(mac >>> 40 & 1).as("unicast").isZero();
 
-        c = drv.adminq(s -> new Cmd.LifAttr().wrap(Driver.op(s, Opcode.LIF_SETATTR), 0).attr(Cmd.LifAttr.MAC)
-                .mac(0x02_11_22_33_44_55L));
-        assertThat(Driver.status(c)).isZero();
-        c = drv.adminq(s -> new Cmd.LifAttr().wrap(Driver.op(s, Opcode.LIF_GETATTR), 0).attr(Cmd.LifAttr.MAC));
-        assertThat(new Comp.LifAttr().wrap(c, 0).mac()).isEqualTo(0x02_11_22_33_44_55L);
-        c = drv.adminq(s -> new Cmd.LifAttr().wrap(Driver.op(s, Opcode.LIF_SETATTR), 0).attr(Cmd.LifAttr.MAC)
-                .mac(0x01_00_5e_00_00_01L));
-        assertThat(Driver.status(c)).isEqualTo(Status.EINVAL);
+        ByteBuffer setMac = lifAttr(LIF_SETATTR, ATTR_MAC);
+        putMac(setMac, 4, 0x02_11_22_33_44_55L);
+        assertThat(drv.adminq(setMac).status()).isZero();
+        c = drv.adminq(lifAttr(LIF_GETATTR, ATTR_MAC));
+        assertThat(IonicDriverModel.mac(c.bytes(), 4)).isEqualTo(0x02_11_22_33_44_55L);
+        setMac = lifAttr(LIF_SETATTR, ATTR_MAC);
+        putMac(setMac, 4, 0x01_00_5e_00_00_01L);
+        assertThat(drv.adminq(setMac).status()).isEqualTo(EINVAL);
 
         int[] ids = new int[3];
         for (int i = 0; i < 3; i++) {
-            long m = 0x02_00_00_00_00_10L + i;
-            c = drv.adminq(s -> new Cmd.RxFilterAdd().wrap(Driver.op(s, Opcode.RX_FILTER_ADD), 0)
-                    .match(Cmd.RxFilterAdd.MATCH_MAC).mac(m));
-            assertThat(Driver.status(c)).isZero();
-            ids[i] = new Comp.RxFilterAdd().wrap(c, 0).filterId();
+            c = drv.adminq(filterMac(0x02_00_00_00_00_10L + i));
+            assertThat(c.status()).isZero();
+            ids[i] = c.le().getInt(4); // filter_id
         }
         assertThat(ids).doesNotHaveDuplicates();
-        c = drv.adminq(s -> new Cmd.RxFilterAdd().wrap(Driver.op(s, Opcode.RX_FILTER_ADD), 0)
-                .match(Cmd.RxFilterAdd.MATCH_MAC).mac(0x02_00_00_00_00_10L));
-        assertThat(Driver.status(c)).isEqualTo(Status.EEXIST);
-        c = drv.adminq(s -> new Cmd.RxFilterDel().wrap(Driver.op(s, Opcode.RX_FILTER_DEL), 0).filterId(ids[1]));
-        assertThat(Driver.status(c)).isZero();
-        c = drv.adminq(s -> new Cmd.RxFilterDel().wrap(Driver.op(s, Opcode.RX_FILTER_DEL), 0).filterId(ids[1]));
-        assertThat(Driver.status(c)).isEqualTo(Status.ENOENT);
+        assertThat(drv.adminq(filterMac(0x02_00_00_00_00_10L)).status()).isEqualTo(EEXIST);
+        ByteBuffer del = command(RX_FILTER_DEL);
+        del.putInt(4, ids[1]);
+        assertThat(drv.adminq(del).status()).isZero();
+        del = command(RX_FILTER_DEL);
+        del.putInt(4, ids[1]);
+        assertThat(drv.adminq(del).status()).isEqualTo(ENOENT);
 
-        c = drv.adminq(s -> new Cmd.RxModeSet().wrap(Driver.op(s, Opcode.RX_MODE_SET), 0).rxMode(0x7));
-        assertThat(Driver.status(c)).isZero();
+        ByteBuffer mode = command(RX_MODE_SET);
+        mode.putShort(4, (short) 0x7);
+        assertThat(drv.adminq(mode).status()).isZero();
         assertThat(dev.lif().rxMode()).isEqualTo(7);
-        c = drv.adminq(s -> new Cmd.LifAttr().wrap(Driver.op(s, Opcode.LIF_SETATTR), 0).attr(Cmd.LifAttr.NAME));
-        assertThat(Driver.status(c)).isZero();
+        assertThat(drv.adminq(lifAttr(LIF_SETATTR, ATTR_NAME)).status()).isZero();
         // A device command on the admin queue is refused with DEV_CMD.
-        c = drv.adminq(s -> Driver.op(s, Opcode.IDENTIFY));
-        assertThat(Driver.status(c)).isEqualTo(Status.DEV_CMD);
+        assertThat(drv.adminq(command(IDENTIFY)).status()).isEqualTo(DEV_CMD);
     }
 
     @Test
-    void adminqCompletionColorFlipsOnWrap() {
-        drv.probeToAdminq();
+    void adminqCompletionColorFlipsOnWrap() throws IOException {
+        drv.bringUp();
         for (int i = 0; i < 40; i++) {
-            MemorySegment c = drv.adminq(s -> Driver.op(s, Opcode.NOP));
-            assertThat(Driver.status(c)).isZero();
+            assertThat(drv.adminq(command(NOP)).status()).isZero();
         }
-        assertThat(drv.aqColor).isTrue(); // 40 = 2 wraps + 8: color back to 1 on the third pass
+        assertThat(drv.adminqColor()).isTrue(); // 40 = 2 wraps + 8: color back to 1 on the third pass
     }
 
     @Test
-    void noOpCommandsSucceedZeroed() {
-        drv.probeToAdminq();
-        for (int op : new int[] {Opcode.NOP, Opcode.INIT, Opcode.GETATTR, Opcode.SETATTR, Opcode.PORT_GETATTR,
-                Opcode.PORT_SETATTR}) {
-            assertThat(drv.devcmd(drv.cmd(op))).as("opcode " + op).isZero();
-            MemorySegment comp = drv.devcmdComp();
-            for (int i = 0; i < 16; i++) {
-                assertThat(Le.u8(comp, i)).isZero();
-            }
+    void noOpCommandsSucceedZeroed() throws IOException {
+        drv.bringUp();
+        for (int op : new int[] {NOP, INIT, GETATTR, SETATTR, PORT_GETATTR, PORT_SETATTR}) {
+            Completion c = drv.devcmd(command(op));
+            assertThat(c.status()).as("opcode " + op).isZero();
+            assertThat(c.bytes()).as("opcode " + op).containsOnly(0);
         }
     }
 
     @Test
-    void refusals() {
-        drv.probeToAdminq();
-        long ring = guest.alloc(1 << 16), cq = guest.alloc(1 << 14);
+    void refusals() throws IOException {
+        drv.bringUp();
+        long ring = drv.alloc(1 << 16), cq = drv.alloc(1 << 14);
         // Unknown queue type.
-        MemorySegment c = drv.cmd(Opcode.Q_INIT);
-        new Cmd.QInit().wrap(c, 0).type(7).ringSize(4).ringBase(ring).cqRingBase(cq);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.EQTYPE);
+        assertThat(drv.devcmd(qInit(7, 0, 0, 0, 4, ring, cq, 0)).status()).isEqualTo(EQTYPE);
         // Queue index past the LIF's count (16 queue pairs under compat).
-        c = drv.cmd(Opcode.Q_INIT);
-        new Cmd.QInit().wrap(c, 0).type(3).index(16).ringSize(4).ringBase(ring).cqRingBase(cq);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.EQID);
-        c = drv.cmd(Opcode.Q_INIT);
-        new Cmd.QInit().wrap(c, 0).type(1).index(1).ringSize(4).ringBase(ring);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.EQID);
+        assertThat(drv.devcmd(qInit(QTYPE_TXQ, 16, 0, 0, 4, ring, cq, 0)).status()).isEqualTo(EQID);
+        assertThat(drv.devcmd(qInit(QTYPE_NOTIFYQ, 1, 0, 0, 4, ring, 0, 0)).status()).isEqualTo(EQID);
         // Ring deeper than 2^15.
-        c = drv.cmd(Opcode.Q_INIT);
-        new Cmd.QInit().wrap(c, 0).type(2).index(0).ringSize(16).ringBase(ring).cqRingBase(cq);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.EINVAL);
+        assertThat(drv.devcmd(qInit(QTYPE_RXQ, 0, 0, 0, 16, ring, cq, 0)).status()).isEqualTo(EINVAL);
         // 2^15 itself is fine when the rings are in guest memory.
-        long bigRing = guest.alloc(16L << 15), bigCq = guest.alloc(16L << 15);
-        c = drv.cmd(Opcode.Q_INIT);
-        new Cmd.QInit().wrap(c, 0).type(2).index(0).ringSize(15).ringBase(bigRing).cqRingBase(bigCq);
-        assertThat(drv.devcmd(c)).isZero();
+        long bigRing = drv.alloc(16L << 15), bigCq = drv.alloc(16L << 15);
+        assertThat(drv.devcmd(qInit(QTYPE_RXQ, 0, 0, 0, 15, bigRing, bigCq, 0)).status()).isZero();
         // A ring outside guest memory.
-        c = drv.cmd(Opcode.Q_INIT);
-        new Cmd.QInit().wrap(c, 0).type(2).index(1).ringSize(4).ringBase(0x7fff_0000_0000L).cqRingBase(cq);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.BAD_ADDR);
+        assertThat(drv.devcmd(qInit(QTYPE_RXQ, 1, 0, 0, 4, 0x7fff_0000_0000L, cq, 0)).status()).isEqualTo(BAD_ADDR);
         // Unknown opcode. The RDMA bootstrap commands are served (RdmaControlPathTest): RESET_LIF
         // succeeds, the queue commands with all-zero fields are refused (depth 0, no EQ, no CQ).
-        assertThat(drv.devcmd(drv.cmd(0x77))).isEqualTo(Status.EOPCODE);
-        assertThat(drv.devcmd(drv.cmd(Opcode.RDMA_RESET_LIF))).isEqualTo(Status.SUCCESS);
-        for (int op = Opcode.RDMA_CREATE_EQ; op <= Opcode.RDMA_CREATE_ADMINQ; op++) {
-            assertThat(drv.devcmd(drv.cmd(op))).isEqualTo(Status.EINVAL);
+        assertThat(drv.devcmd(command(0x77)).status()).isEqualTo(EOPCODE);
+        assertThat(drv.devcmd(command(RDMA_RESET_LIF)).status()).isEqualTo(SUCCESS);
+        for (int op = RDMA_CREATE_EQ; op <= RDMA_CREATE_ADMINQ; op++) {
+            assertThat(drv.devcmd(command(op)).status()).isEqualTo(EINVAL);
         }
-        c = drv.adminq(s -> Driver.op(s, 0x99));
-        assertThat(Driver.status(c)).isEqualTo(Status.EOPCODE);
-        c = drv.adminq(s -> Driver.op(s, Opcode.RDMA_RESET_LIF));
-        assertThat(Driver.status(c)).isEqualTo(Status.SUCCESS);
-        // Q_CONTROL with a bad type or index.
-        c = drv.cmd(Opcode.Q_CONTROL);
-        new Cmd.QControl().wrap(c, 0).type(5).index(0).oper(1);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.EQTYPE);
-        c = drv.cmd(Opcode.Q_CONTROL);
-        new Cmd.QControl().wrap(c, 0).type(2).index(99).oper(1);
-        assertThat(drv.devcmd(c)).isEqualTo(Status.EQID);
+        assertThat(drv.adminq(command(0x99)).status()).isEqualTo(EOPCODE);
+        assertThat(drv.adminq(command(RDMA_RESET_LIF)).status()).isEqualTo(SUCCESS);
+        // Q_CONTROL (ionic_q_control_cmd: type @1, index @4, oper @8) with a bad type or index.
+        assertThat(drv.devcmd(qControl(5, 0, 1)).status()).isEqualTo(EQTYPE);
+        assertThat(drv.devcmd(qControl(QTYPE_RXQ, 99, 1)).status()).isEqualTo(EQID);
         assertThat(dev.refusals().count("ionic-queue-type")).isEqualTo(2);
         assertThat(dev.refusals().count("ionic-unknown-opcode")).isEqualTo(2);
         assertThat(dev.refusals().count("ionic-q-init-ring-size")).isEqualTo(1);
     }
 
-    @Test
-    void lifResetAndResetStopWritingBlocks() {
-        drv.probeToAdminq();
-        assertThat(dev.lif().lifInfoPa()).isEqualTo(drv.lifInfo);
-        assertThat(drv.devcmd(drv.cmd(Opcode.LIF_RESET))).isZero();
-        assertThat(dev.lif().lifInfoPa()).isZero();
-        assertThat(drv.devcmd(drv.cmd(Opcode.PORT_RESET))).isZero();
-        assertThat(dev.lif().portInfoPa()).isZero();
-        guest.at(drv.lifInfo, 4096).fill((byte) 0x5a);
-        dev.statisticsTick();
-        assertThat(Le.u8(guest.at(drv.lifInfo, 4096), 320)).isEqualTo(0x5a);
-        // The whole sequence can run again without a PCI reset.
-        drv.probeToAdminq();
-        drv.probeAdminqCommands();
+    private static ByteBuffer qControl(int type, int index, int oper) {
+        ByteBuffer c = command(Q_CONTROL);
+        c.put(1, (byte) type).putInt(4, index).put(8, (byte) oper);
+        return c;
     }
 
     @Test
-    void bar0AccessWidths() {
+    void lifResetAndResetStopWritingBlocks() throws IOException {
+        Bringup b = drv.bringUp();
+        assertThat(dev.lif().lifInfoPa()).isEqualTo(b.lifInfo());
+        assertThat(drv.devcmd(command(LIF_RESET)).status()).isZero();
+        assertThat(dev.lif().lifInfoPa()).isZero();
+        assertThat(drv.devcmd(command(PORT_RESET)).status()).isZero();
+        assertThat(dev.lif().portInfoPa()).isZero();
+        guest.at(b.lifInfo(), 4096).fill((byte) 0x5a);
+        dev.statisticsTick();
+        assertThat(guest.at(b.lifInfo(), 4096).get(ValueLayout.JAVA_BYTE, 320)).as("lif_info.stats")
+                .isEqualTo((byte) 0x5a);
+        // The whole sequence can run again without a PCI reset.
+        drv.bringUp();
+        drv.probeLif();
+    }
+
+    @Test
+    void bar0AccessWidths() throws IOException {
         // QWORD read in the data area and QWORD doorbell-style writes are accepted.
-        drv.probeToAdminq();
-        MemorySegment c = drv.cmd(Opcode.Q_IDENTIFY);
-        new Cmd.QIdentify().wrap(c, 0).type(3).ver(3);
-        assertThat(drv.devcmd(c)).isZero();
-        long q = drv.read64(Bar0.DEVCMD_DATA + 8);
-        assertThat(q).isZero(); // features
+        drv.bringUp();
+        ByteBuffer c = command(Q_IDENTIFY);
+        c.put(4, (byte) QTYPE_TXQ).put(5, (byte) 3);
+        assertThat(drv.devcmd(c).status()).isZero();
+        assertThat(drv.bar0(DEVCMD_DATA + 8, 8)).as("features").isZero();
         // Writes to read-only dev_info are ignored (and counted).
-        drv.write32(Bar0.SIGNATURE, 0);
-        assertThat(drv.read32(Bar0.SIGNATURE)).isEqualTo(0x44455649);
+        drv.device().writeLong(BAR0_REGION, SIGNATURE, 4, 0);
+        assertThat(drv.bar0(SIGNATURE, 4)).isEqualTo(DEV_INFO_SIGNATURE);
         assertThat(dev.refusals().count("ionic-bar0-readonly")).isEqualTo(1);
     }
 
-    private void unmask(int i) {
-        drv.write32(Bar0.INTR_CTRL + 32L * i + Bar0.INTR_CREDITS, Bar0.CRED_UNMASK);
-    }
+    static final int BAR0_REGION = ernic.model.DeviceBinding.BAR0;
 }

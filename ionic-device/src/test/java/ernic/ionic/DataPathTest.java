@@ -3,167 +3,153 @@ package ernic.ionic;
 import ernic.ionic.eth.EthStats;
 import ernic.ionic.fault.FaultKind;
 import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.layout.Cmd;
-import ernic.ionic.layout.InfoBlock.LifStats;
-import ernic.ionic.layout.InfoBlock.PortStats;
-import ernic.ionic.layout.Le;
-import ernic.ionic.layout.Ring;
-import ernic.ionic.layout.Ring.RxComp;
-import ernic.ionic.layout.Ring.TxComp;
-import ernic.ionic.layout.Ring.TxDesc;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.regs.Bar0;
-import ernic.ionic.regs.Opcode;
+import ernic.model.DeviceBinding;
+import ernic.model.EthQueue;
+import ernic.model.EthQueue.Comp;
+import ernic.model.IonicDriverModel;
+import ernic.model.IonicDriverModel.Bringup;
+import ernic.model.IonicDriverModel.Station;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
+import static ernic.model.IonicDriverModel.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** TX and RX queues, interrupts, the notify queue, statistics and faults, driven like ionic.ko. */
+/** TX and RX queues, interrupts, the notify queue, statistics and faults, driven by the driver model like ionic.ko. */
 class DataPathTest {
     static final int DEPTH_LOG2 = 6, DEPTH = 1 << DEPTH_LOG2, BUF = 2048;
-    final Arena arena = Arena.ofAuto();
-    FakeGuest guest;
-    IonicDevice dev;
-    Driver drv;
-    final List<byte[]> sent = new ArrayList<>();
-    long[] txRing, txCq, txSg, rxRing, rxCq, rxSg;
-    int[] txHead, rxHead, txCqTail, rxCqTail;
-    boolean[] txColor, rxColor;
+    static final ValueLayout.OfShort LE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfLong LE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** ionic_lif_stats at lif_info + 320 and ionic_port_stats at port_info + 576: le64 counters, by index. */
+    static final int LIF_STATS = 320, RX_UCAST_BYTES = 0, RX_UCAST_PACKETS = 8, RX_BCAST_PACKETS = 40,
+            TX_UCAST_BYTES = 128, TX_UCAST_PACKETS = 136;
+    static final int PORT_STATS = 576, FRAMES_RX_OK = 0, FRAMES_RX_BROADCAST = 8 * 8, FRAMES_TX_OK = 32 * 8;
+    /** enum ionic_pkt_type. */
+    static final int PKT_TYPE_IPV4_UDP = 0x05;
+    /** The notifyq's event ring follows its 4 KiB descriptor page; an event is eid le64 @0, ecode le16 @8. */
+    static final int NOTIFY_EVENTS = 4096, EVENT_SIZE = 64, ECODE_LINK_CHANGE = 1;
 
-    void start(String profile, String... inject) {
-        guest = new FakeGuest(32 << 20);
+    final Arena arena = Arena.ofAuto();
+    IonicDevice dev;
+    ModelGuest guest;
+    IonicDriverModel drv;
+    Bringup up;
+    Station station;
+    final List<byte[]> sent = new ArrayList<>();
+    EthQueue[] tx, rx;
+    long[] rxBufBase;
+
+    void start(String profile, String... inject) throws IOException {
         dev = new IonicDevice(ProfileLoader.load(profile), FaultPlan.parse(inject));
-        dev.attach(guest);
-        drv = new Driver(dev, guest);
-        drv.probeToAdminq();
-        drv.probeAdminqCommands();
-        dev.frameSink(f -> sent.add(f.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+        guest = new ModelGuest(dev, 32 << 20);
+        drv = guest.drv;
+        probe();
+        dev.frameSink(f -> sent.add(f.toArray(ValueLayout.JAVA_BYTE)));
+    }
+
+    void probe() throws IOException {
+        up = drv.bringUp();
+        station = drv.probeLif();
     }
 
     @AfterEach
     void tearDown() {
-        if (dev != null) {
-            dev.detach();
+        if (guest != null) {
             guest.close();
         }
     }
 
     /** ionic_open: Q_INIT TX then RX for each pair (intr = 1 + pair), fill RX, Q_CONTROL enable RX then TX. */
-    void open(int pairs, boolean fillRx) {
-        int n = pairs;
-        txRing = new long[n]; txCq = new long[n]; txSg = new long[n];
-        rxRing = new long[n]; rxCq = new long[n]; rxSg = new long[n];
-        txHead = new int[n]; rxHead = new int[n]; txCqTail = new int[n]; rxCqTail = new int[n];
-        txColor = new boolean[n]; rxColor = new boolean[n];
-        for (int i = 0; i < n; i++) {
-            int q = i;
-            txRing[i] = guest.alloc(DEPTH * 16L);
-            txCq[i] = guest.alloc(DEPTH * 16L);
-            txSg[i] = guest.alloc(DEPTH * 256L);
-            rxRing[i] = guest.alloc(DEPTH * 16L);
-            rxCq[i] = guest.alloc(DEPTH * 16L);
-            rxSg[i] = guest.alloc(DEPTH * 128L);
-            txColor[i] = rxColor[i] = true;
-            unmaskAdminq();
-            check(drv.adminq(s -> new Cmd.QInit().wrap(Driver.op(s, Opcode.Q_INIT), 0).type(3).ver(1).index(q)
-                    .intrIndex(1 + q).flags(Cmd.QInit.F_IRQ | Cmd.QInit.F_SG).ringSize(DEPTH_LOG2)
-                    .ringBase(txRing[q]).cqRingBase(txCq[q]).sgRingBase(txSg[q])));
-            check(drv.adminq(s -> new Cmd.QInit().wrap(Driver.op(s, Opcode.Q_INIT), 0).type(2).ver(0).index(q)
-                    .intrIndex(1 + q).flags(Cmd.QInit.F_IRQ | Cmd.QInit.F_SG).ringSize(DEPTH_LOG2)
-                    .ringBase(rxRing[q]).cqRingBase(rxCq[q]).sgRingBase(rxSg[q])));
-            drv.write32(Bar0.INTR_CTRL + 32L * (1 + q) + Bar0.INTR_MASK_ASSERT, 1);
-            drv.write32(Bar0.INTR_CTRL + 32L * (1 + q) + Bar0.INTR_MASK, 0);
+    void open(int pairs, boolean fillRx) throws IOException {
+        tx = new EthQueue[pairs];
+        rx = new EthQueue[pairs];
+        rxBufBase = new long[pairs];
+        for (int q = 0; q < pairs; q++) {
+            tx[q] = EthQueue.tx(drv, 1, q, 1 + q, DEPTH_LOG2);
+            rx[q] = EthQueue.rx(drv, 0, q, 1 + q, DEPTH_LOG2);
+            drv.intrMask(1 + q, false, true);
         }
-        check(drv.adminq(s -> new Cmd.RxModeSet().wrap(Driver.op(s, Opcode.RX_MODE_SET), 0).rxMode(0x7)));
-        for (int i = 0; i < n; i++) {
-            int q = i;
+        ByteBuffer mode = command(RX_MODE_SET);
+        mode.putShort(4, (short) 0x7);
+        expectOk(drv.adminq(mode), "RX_MODE_SET");
+        for (int q = 0; q < pairs; q++) {
             if (fillRx) {
                 postRx(q, DEPTH - 1);
             }
-            check(drv.adminq(s -> new Cmd.QControl().wrap(Driver.op(s, Opcode.Q_CONTROL), 0).type(2).index(q).oper(1)));
-            check(drv.adminq(s -> new Cmd.QControl().wrap(Driver.op(s, Opcode.Q_CONTROL), 0).type(3).index(q).oper(1)));
+            assertThat(rx[q].control(true)).isZero();
+            assertThat(tx[q].control(true)).isZero();
         }
-    }
-
-    static void check(MemorySegment comp) {
-        Driver.check(Driver.status(comp), "admin command");
-    }
-
-    void unmaskAdminq() {
-        drv.write32(Bar0.INTR_CTRL + Bar0.INTR_CREDITS, Bar0.CRED_UNMASK);
     }
 
     long rxBuffer(int q, int slot) {
         return rxBufBase[q] + (long) slot * BUF;
     }
 
-    long[] rxBufBase;
-
     /** Posts {@code count} RX buffers of BUF bytes on queue q and rings its doorbell once. */
-    void postRx(int q, int count) {
-        if (rxBufBase == null) {
-            rxBufBase = new long[rxRing.length];
-        }
+    void postRx(int q, int count) throws IOException {
         if (rxBufBase[q] == 0) {
-            rxBufBase[q] = guest.alloc((long) DEPTH * BUF);
+            rxBufBase[q] = drv.alloc((long) DEPTH * BUF);
         }
         for (int k = 0; k < count; k++) {
-            int slot = rxHead[q];
-            new Ring.RxDesc().wrap(guest.at(rxRing[q] + slot * 16L, 16), 0)
-                    .opcode(Ring.RxDesc.OPCODE_SIMPLE).len(BUF).addr(rxBuffer(q, slot));
-            rxHead[q] = (slot + 1) & (DEPTH - 1);
+            int slot = rx[q].head();
+            rx[q].writeRx(slot, EthQueue.RX_OPCODE_SIMPLE, rxBuffer(q, slot), BUF);
+            rx[q].advance(1);
         }
-        drv.doorbell(0, 2, Ring.Doorbell.encode(q, 0, rxHead[q]));
+        rx[q].ring();
+    }
+
+    long copyIn(byte[] b) {
+        long a = drv.alloc(b.length);
+        MemorySegment.copy(MemorySegment.ofArray(b), 0, guest.at(a, b.length), 0, b.length);
+        return a;
     }
 
     /** Posts one TX frame: head buffer plus optional SG pieces; rings the doorbell. */
-    int postTx(int q, byte[]... pieces) {
-        int slot = txHead[q];
-        long head = guest.alloc(pieces[0].length);
-        MemorySegment.copy(MemorySegment.ofArray(pieces[0]), 0, guest.at(head, pieces[0].length), 0, pieces[0].length);
+    int postTx(int q, byte[]... pieces) throws IOException {
+        int slot = tx[q].head();
+        long head = copyIn(pieces[0]);
         for (int k = 1; k < pieces.length; k++) {
-            long a = guest.alloc(pieces[k].length);
-            MemorySegment.copy(MemorySegment.ofArray(pieces[k]), 0, guest.at(a, pieces[k].length), 0, pieces[k].length);
-            new Ring.SgElem().wrap(guest.at(txSg[q] + slot * 256L + (k - 1) * 16L, 16), 0).addr(a).len(pieces[k].length);
+            tx[q].writeSg(slot, k - 1, copyIn(pieces[k]), pieces[k].length);
         }
-        new TxDesc().wrap(guest.at(txRing[q] + slot * 16L, 16), 0)
-                .cmd(TxDesc.encode(TxDesc.OPCODE_CSUM_NONE, 0, pieces.length - 1, head)).len(pieces[0].length);
-        txHead[q] = (slot + 1) & (DEPTH - 1);
-        drv.doorbell(0, 3, Ring.Doorbell.encode(q, 0, txHead[q]));
+        tx[q].writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, pieces.length - 1, head, pieces[0].length);
+        tx[q].advance(1);
+        tx[q].ring();
         return slot;
     }
 
     /** The next RX completion of queue q if its color matches, else null. */
-    RxComp nextRx(int q) {
-        RxComp c = new RxComp().wrap(guest.at(rxCq[q] + rxCqTail[q] * 16L, 16), 0);
-        if (c.color() != rxColor[q]) {
-            return null;
-        }
-        rxCqTail[q] = (rxCqTail[q] + 1) & (DEPTH - 1);
-        if (rxCqTail[q] == 0) {
-            rxColor[q] = !rxColor[q];
-        }
-        return c;
+    Comp nextRx(int q) {
+        return rx[q].next();
     }
 
-    TxComp nextTx(int q) {
-        TxComp c = new TxComp().wrap(guest.at(txCq[q] + txCqTail[q] * 16L, 16), 0);
-        if (c.color() != txColor[q]) {
-            return null;
-        }
-        txCqTail[q] = (txCqTail[q] + 1) & (DEPTH - 1);
-        if (txCqTail[q] == 0) {
-            txColor[q] = !txColor[q];
-        }
-        return c;
+    Comp nextTx(int q) {
+        return tx[q].next();
+    }
+
+    /** A raw 8-byte doorbell store at page {@code page}, slot {@code qtype}. */
+    void doorbell(int page, int qtype, long value) throws IOException {
+        drv.doorbell((long) page * 4096 + qtype * 8L, value);
+    }
+
+    long intrReg(int vector, long reg) throws IOException {
+        return drv.bar0(INTR_CTRL + INTR_CTRL_SIZE * vector + reg, 4);
+    }
+
+    void intrWrite(int vector, long reg, long value) throws IOException {
+        drv.device().writeLong(DeviceBinding.BAR0, INTR_CTRL + INTR_CTRL_SIZE * vector + reg, 4, value);
     }
 
     /** An IPv4/UDP frame to our MAC from a given source port. */
@@ -193,7 +179,7 @@ class DataPathTest {
     }
 
     @Test
-    void txGathersHeadAndSgIntoOneFrame() {
+    void txGathersHeadAndSgIntoOneFrame() throws IOException {
         start("compat");
         open(1, true);
         byte[] f = udpFrame(1000, 300);
@@ -203,7 +189,7 @@ class DataPathTest {
         int slot = postTx(0, a, b, c);
         assertThat(sent).hasSize(1);
         assertThat(sent.get(0)).isEqualTo(f);
-        TxComp comp = nextTx(0);
+        Comp comp = nextTx(0);
         assertThat(comp).isNotNull();
         assertThat(comp.compIndex()).isEqualTo(slot);
         assertThat(guest.count(1)).isEqualTo(before + 1);
@@ -212,28 +198,28 @@ class DataPathTest {
     }
 
     @Test
-    void txWithoutSinkIsCompletedAndCounted() {
+    void txWithoutSinkIsCompletedAndCounted() throws IOException {
         start("compat");
         open(1, true);
         dev.frameSink(null);
         for (int i = 0; i < 3 * DEPTH; i++) {
             int slot = postTx(0, udpFrame(i, 10));
-            TxComp c = nextTx(0);
+            Comp c = nextTx(0);
             assertThat(c).as("completion %d", i).isNotNull();
             assertThat(c.compIndex()).isEqualTo(slot);
             // The driver returns credits with UNMASK after its NAPI poll.
-            drv.write32(Bar0.INTR_CTRL + 32 + Bar0.INTR_CREDITS, 1 | Bar0.CRED_UNMASK | Bar0.CRED_RESET_COALESCE);
+            drv.intrCredits(1, 1 | CREDIT_UNMASK | CREDIT_RESET_COALESCE);
         }
         assertThat(dev.lif().stats().get(EthStats.Device.TX_DISCARDED)).isEqualTo(3L * DEPTH);
         assertThat(sent).isEmpty();
     }
 
     @Test
-    void txClaimerTakesFramesBeforeTheSink() {
+    void txClaimerTakesFramesBeforeTheSink() throws IOException {
         start("compat");
         open(1, true);
         // Claims UDP frames from odd source ports.
-        dev.addTxClaimer(f -> (f.get(java.lang.foreign.ValueLayout.JAVA_BYTE, 35) & 1) == 1);
+        dev.addTxClaimer(f -> (f.get(ValueLayout.JAVA_BYTE, 35) & 1) == 1);
         postTx(0, udpFrame(1, 10));
         postTx(0, udpFrame(2, 10));
         assertThat(sent).hasSize(1);
@@ -241,25 +227,25 @@ class DataPathTest {
     }
 
     @Test
-    void rxFillsPostedBuffersWithCompletions() {
+    void rxFillsPostedBuffersWithCompletions() throws IOException {
         start("compat");
         open(1, true);
         byte[] f = udpFrame(7, 100);
         long before = guest.count(1);
         assertThat(dev.receive(seg(f))).isTrue();
-        RxComp c = nextRx(0);
+        Comp c = nextRx(0);
         assertThat(c).isNotNull();
         assertThat(c.status()).isZero();
         assertThat(c.compIndex()).isEqualTo(0);
         assertThat(c.len()).isEqualTo(f.length);
         assertThat(c.csumFlags() & 0x80).as("CSUM_F_CALC clear").isZero();
-        assertThat(c.pktType()).isEqualTo(RxComp.PKT_TYPE_IPV4_UDP);
-        assertThat(guest.at(rxBuffer(0, 0), f.length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo(f);
+        assertThat(c.pktType()).isEqualTo(PKT_TYPE_IPV4_UDP);
+        assertThat(guest.at(rxBuffer(0, 0), f.length).toArray(ValueLayout.JAVA_BYTE)).isEqualTo(f);
         assertThat(guest.count(1)).isEqualTo(before + 1);
     }
 
     @Test
-    void rxDropsWhenNoBufferPosted() {
+    void rxDropsWhenNoBufferPosted() throws IOException {
         start("compat");
         open(1, false);
         assertThat(dev.receive(seg(udpFrame(1, 10)))).isFalse();
@@ -277,17 +263,17 @@ class DataPathTest {
     }
 
     @Test
-    void rxUsesSgElementsForLongFrames() {
+    void rxUsesSgElementsForLongFrames() throws IOException {
         start("compat");
         open(1, false);
-        long head = guest.alloc(512), more = guest.alloc(4096);
-        new Ring.RxDesc().wrap(guest.at(rxRing[0], 16), 0).opcode(Ring.RxDesc.OPCODE_SG).len(512).addr(head);
-        new Ring.SgElem().wrap(guest.at(rxSg[0], 16), 0).addr(more).len(4096);
-        rxHead[0] = 1;
-        drv.doorbell(0, 2, Ring.Doorbell.encode(0, 0, 1));
+        long head = drv.alloc(512), more = drv.alloc(4096);
+        rx[0].writeRx(0, EthQueue.RX_OPCODE_SG, head, 512);
+        rx[0].writeSg(0, 0, more, 4096);
+        rx[0].advance(1);
+        rx[0].ring();
         byte[] f = udpFrame(3, 1500);
         assertThat(dev.receive(seg(f))).isTrue();
-        RxComp c = nextRx(0);
+        Comp c = nextRx(0);
         assertThat(c.status()).isZero();
         assertThat(c.numSgElems()).isEqualTo(1);
         assertThat(c.len()).isEqualTo(f.length);
@@ -298,7 +284,7 @@ class DataPathTest {
     }
 
     @Test
-    void oneFlowOneQueueAcrossEnabledQueues() {
+    void oneFlowOneQueueAcrossEnabledQueues() throws IOException {
         start("compat");
         open(4, true);
         Set<Integer> queuesUsed = new HashSet<>();
@@ -327,63 +313,62 @@ class DataPathTest {
     }
 
     @Test
-    void interruptLatchesWhileMaskedAndFiresOnUnmask() {
+    void interruptLatchesWhileMaskedAndFiresOnUnmask() throws IOException {
         start("compat");
         open(1, true);
         int intr = 1;
-        guest.msix.clear();
+        long base = guest.count(intr);
         dev.receive(seg(udpFrame(1, 10)));
-        assertThat(guest.count(intr)).isEqualTo(1); // fired, then auto-masked (mask_assert)
-        assertThat(drv.read32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_MASK)).isEqualTo(1);
+        assertThat(guest.count(intr) - base).isEqualTo(1); // fired, then auto-masked (mask_assert)
+        assertThat(intrReg(intr, INTR_MASK)).isEqualTo(1);
         dev.receive(seg(udpFrame(1, 10)));
         dev.receive(seg(udpFrame(1, 10)));
-        assertThat(guest.count(intr)).isEqualTo(1); // latched, not fired
+        assertThat(guest.count(intr) - base).isEqualTo(1); // latched, not fired
         assertThat(dev.interruptController().pending(intr)).isTrue();
-        assertThat(drv.read32(Bar0.INTR_STATUS) & 1 << intr).isNotZero();
+        assertThat(drv.bar0(INTR_STATUS, 4) & 1 << intr).isNotZero();
         // NAPI still busy: credits without UNMASK do not fire.
-        drv.write32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_CREDITS, 2 | Bar0.CRED_RESET_COALESCE);
-        assertThat(guest.count(intr)).isEqualTo(1);
+        drv.intrCredits(intr, 2 | CREDIT_RESET_COALESCE);
+        assertThat(guest.count(intr) - base).isEqualTo(1);
         // NAPI done: credits with UNMASK deliver the latched interrupt once, and mask again.
-        drv.write32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_CREDITS, 1 | Bar0.CRED_UNMASK);
-        assertThat(guest.count(intr)).isEqualTo(2);
-        assertThat(drv.read32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_MASK)).isEqualTo(1);
+        drv.intrCredits(intr, 1 | CREDIT_UNMASK);
+        assertThat(guest.count(intr) - base).isEqualTo(2);
+        assertThat(intrReg(intr, INTR_MASK)).isEqualTo(1);
         // Unmasking with nothing pending fires nothing, and outstanding credits never re-fire.
-        drv.write32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_CREDITS, Bar0.CRED_UNMASK);
-        assertThat(guest.count(intr)).isEqualTo(2);
-        assertThat(drv.read32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_CREDITS)).isZero();
+        drv.intrCredits(intr, CREDIT_UNMASK);
+        assertThat(guest.count(intr) - base).isEqualTo(2);
+        assertThat(intrReg(intr, INTR_CREDITS)).isZero();
         // Explicit mask write 1 then 0 (ionic_intr_mask) also delivers a latch.
-        drv.write32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_MASK, 1);
+        intrWrite(intr, INTR_MASK, 1);
         dev.receive(seg(udpFrame(1, 10)));
-        assertThat(guest.count(intr)).isEqualTo(2);
-        drv.write32(Bar0.INTR_CTRL + 32L * intr + Bar0.INTR_MASK, 0);
-        assertThat(guest.count(intr)).isEqualTo(3);
+        assertThat(guest.count(intr) - base).isEqualTo(2);
+        intrWrite(intr, INTR_MASK, 0);
+        assertThat(guest.count(intr) - base).isEqualTo(3);
     }
 
     @Test
-    void linkChangeUpdatesLifInfoThenPostsEvent() {
+    void linkChangeUpdatesLifInfoThenPostsEvent() throws IOException {
         start("compat");
-        MemorySegment li = guest.at(drv.lifInfo, 4096);
-        assertThat(Le.u16(li, 266)).isEqualTo(1);
-        unmaskAdminq(); // delivers what the bring-up latched (and masks again)
-        unmaskAdminq();
+        MemorySegment li = guest.at(up.lifInfo(), 4096);
+        assertThat(li.get(LE16, 266)).as("link_status UP").isEqualTo((short) 1);
+        drv.intrUnmask(0); // delivers what the bring-up latched (and masks again)
+        drv.intrUnmask(0);
         long before = guest.count(0);
         dev.setLink(false);
-        assertThat(Le.u16(li, 266)).isEqualTo(2);
-        MemorySegment ev = guest.at(drv.notifyRing + 4096, 64);
-        Ring.NotifyEvent e = new Ring.NotifyEvent().wrap(ev, 0);
-        assertThat(e.eid()).isEqualTo(1);
-        assertThat(e.ecode()).isEqualTo(Ring.NotifyEvent.LINK_CHANGE);
+        assertThat(li.get(LE16, 266)).as("link_status DOWN").isEqualTo((short) 2);
+        MemorySegment ev = guest.at(station.notifyRing() + NOTIFY_EVENTS, EVENT_SIZE);
+        assertThat(ev.get(LE64, 0)).as("eid").isEqualTo(1);
+        assertThat(ev.get(LE16, 8)).as("ecode").isEqualTo((short) ECODE_LINK_CHANGE);
         assertThat(guest.count(0)).isEqualTo(before + 1);
-        unmaskAdminq();
+        drv.intrUnmask(0);
         dev.setLink(true);
-        assertThat(Le.u16(li, 266)).isEqualTo(1);
-        assertThat(Le.u32(li, 268)).isEqualTo(100000);
-        assertThat(new Ring.NotifyEvent().wrap(guest.at(drv.notifyRing + 4096 + 64, 64), 0).eid()).isEqualTo(2);
-        assertThat(Le.u16(guest.at(drv.portInfo, 4096), 265)).isEqualTo(1); // link_down_count
+        assertThat(li.get(LE16, 266)).isEqualTo((short) 1);
+        assertThat(li.get(LE32, 268)).isEqualTo(100000);
+        assertThat(guest.at(station.notifyRing() + NOTIFY_EVENTS + EVENT_SIZE, EVENT_SIZE).get(LE64, 0)).isEqualTo(2);
+        assertThat(guest.at(up.portInfo(), 4096).get(LE16, 265)).as("link_down_count").isEqualTo((short) 1);
     }
 
     @Test
-    void statisticsBlocksAgreeWithTraffic() {
+    void statisticsBlocksAgreeWithTraffic() throws IOException {
         start("compat");
         open(1, true);
         for (int i = 0; i < 5; i++) {
@@ -394,24 +379,23 @@ class DataPathTest {
         dev.receive(seg(udpFrame(1, 60)));
         dev.receive(seg(bcast));
         dev.statisticsTick();
-        MemorySegment ls = guest.at(drv.lifInfo + 320, 1024);
-        LifStats l = new LifStats().wrap(ls, 0);
-        assertThat(l.get(LifStats.TX_UCAST_PACKETS)).isEqualTo(5);
-        assertThat(l.get(LifStats.TX_UCAST_BYTES)).isEqualTo(5L * udpFrame(0, 100).length);
-        assertThat(l.get(LifStats.RX_UCAST_PACKETS)).isEqualTo(1);
-        assertThat(l.get(LifStats.RX_UCAST_BYTES)).isEqualTo(udpFrame(1, 60).length);
-        assertThat(l.get(LifStats.RX_BCAST_PACKETS)).isEqualTo(1);
-        PortStats p = new PortStats().wrap(guest.at(drv.portInfo + 576, 1024), 0);
-        assertThat(p.get(PortStats.FRAMES_TX_OK)).isEqualTo(5);
-        assertThat(p.get(PortStats.FRAMES_RX_OK)).isEqualTo(2);
-        assertThat(p.get(PortStats.FRAMES_RX_BROADCAST)).isEqualTo(1);
+        MemorySegment l = guest.at(up.lifInfo() + LIF_STATS, 1024);
+        assertThat(l.get(LE64, TX_UCAST_PACKETS)).isEqualTo(5);
+        assertThat(l.get(LE64, TX_UCAST_BYTES)).isEqualTo(5L * udpFrame(0, 100).length);
+        assertThat(l.get(LE64, RX_UCAST_PACKETS)).isEqualTo(1);
+        assertThat(l.get(LE64, RX_UCAST_BYTES)).isEqualTo(udpFrame(1, 60).length);
+        assertThat(l.get(LE64, RX_BCAST_PACKETS)).isEqualTo(1);
+        MemorySegment p = guest.at(up.portInfo() + PORT_STATS, 1024);
+        assertThat(p.get(LE64, FRAMES_TX_OK)).isEqualTo(5);
+        assertThat(p.get(LE64, FRAMES_RX_OK)).isEqualTo(2);
+        assertThat(p.get(LE64, FRAMES_RX_BROADCAST)).isEqualTo(1);
         // RESET zeroes every counter.
-        assertThat(drv.devcmd(drv.cmd(Opcode.RESET))).isZero();
+        assertThat(drv.devcmd(command(RESET)).status()).isZero();
         assertThat(dev.lif().stats().get(EthStats.Lif.TX_UCAST_PACKETS)).isZero();
     }
 
     @Test
-    void queuedFramesWaitForBuffersAndBlockTheOnesBehind() {
+    void queuedFramesWaitForBuffersAndBlockTheOnesBehind() throws IOException {
         start("compat");
         open(1, false);
         assertThat(dev.queueForGuest(seg(udpFrame(1, 10)))).isTrue();
@@ -426,7 +410,7 @@ class DataPathTest {
     }
 
     @Test
-    void rxLostFaultChangesExactlyTheNamedFrames() {
+    void rxLostFaultChangesExactlyTheNamedFrames() throws IOException {
         start("compat", "rx-lost:every=3");
         open(1, true);
         List<Boolean> got = new ArrayList<>();
@@ -441,7 +425,7 @@ class DataPathTest {
     }
 
     @Test
-    void rxNobufFaultDropsAsIfNoBuffer() {
+    void rxNobufFaultDropsAsIfNoBuffer() throws IOException {
         start("compat", "rx-nobuf:from=2,count=2");
         open(1, true);
         List<Boolean> got = new ArrayList<>();
@@ -458,13 +442,13 @@ class DataPathTest {
     }
 
     @Test
-    void txDropFaultCompletesButNeverSends() {
+    void txDropFaultCompletesButNeverSends() throws IOException {
         start("compat", "tx-drop:burst=2/5");
         open(1, true);
         for (int i = 1; i <= 10; i++) {
             int slot = postTx(0, udpFrame(i, 10));
             assertThat(nextTx(0).compIndex()).isEqualTo(slot);
-            drv.write32(Bar0.INTR_CTRL + 32 + Bar0.INTR_CREDITS, Bar0.CRED_UNMASK);
+            drv.intrCredits(1, CREDIT_UNMASK);
         }
         // Frames 1, 2, 6, 7 dropped; 3, 4, 5, 8, 9, 10 sent.
         assertThat(sent).hasSize(6);
@@ -473,12 +457,12 @@ class DataPathTest {
     }
 
     @Test
-    void resetAndDetachReturnToPowerOn() {
+    void resetAndDetachReturnToPowerOn() throws IOException {
         start("compat", "rx-lost:seq=1");
         open(2, true);
         dev.queueForGuest(seg(udpFrame(1, 10)));
         dev.receive(seg(udpFrame(1, 10)));
-        dev.reset();
+        drv.device().reset();
         assertThat(dev.lif().lifInfoPa()).isZero();
         assertThat(dev.lif().portInfoPa()).isZero();
         assertThat(dev.lif().filterCount()).isZero();
@@ -492,18 +476,15 @@ class DataPathTest {
             }
         });
         assertThat(dev.interruptController().masked(1)).isTrue();
-        assertThat(drv.read32(Bar0.FW_HEARTBEAT)).isZero();
+        assertThat(drv.bar0(FW_HEARTBEAT, 4)).isZero();
         assertThat(dev.configSpace().busMasterEnabled()).isFalse();
         // Doorbells to the old queues are refused, not served.
-        drv.doorbell(0, 3, Ring.Doorbell.encode(0, 0, 1));
+        doorbell(0, tx[0].hwType(), doorbellValue(tx[0].hwIndex(), 0, 1));
         assertThat(sent).isEmpty();
-        // The whole bring-up works again; the fault sequence starts over.
-        drv.aqHead = drv.aqTail = 0;
-        drv.aqColor = true;
-        drv.probeToAdminq();
-        drv.probeAdminqCommands();
-        rxBufBase = null;
-        rxHead = null;
+        // The whole bring-up works again (as the PCI core does after a reset: memory space and bus mastering
+        // on first); the fault sequence starts over.
+        drv.device().writeLong(DeviceBinding.CONFIG, 4, 2, 0x6);
+        probe();
         open(1, true);
         assertThat(dev.receive(seg(udpFrame(1, 10)))).isFalse(); // rx-lost seq=1 again
         assertThat(dev.receive(seg(udpFrame(1, 10)))).isTrue();
@@ -514,20 +495,20 @@ class DataPathTest {
     }
 
     @Test
-    void maliciousDoorbellsAreRefusedNotThrown() {
+    void maliciousDoorbellsAreRefusedNotThrown() throws IOException {
         start("compat");
         open(1, true);
-        drv.doorbell(0, 3, Ring.Doorbell.encode(0, 0, 0xffff)); // index past the ring
-        drv.doorbell(0, 3, Ring.Doorbell.encode(500, 0, 1));     // queue past the count
-        drv.doorbell(0, 9, Ring.Doorbell.encode(0, 0, 1));       // the RDMA EQ type has no doorbell
-        drv.doorbell(0, 12, Ring.Doorbell.encode(0, 0, 1));      // a type nothing serves
-        drv.doorbell(7, 1, Ring.Doorbell.encode(0, 0, 1));       // notify queue has no doorbell
+        int txType = tx[0].hwType(), txId = tx[0].hwIndex();
+        doorbell(0, txType, doorbellValue(txId, 0, 0xffff)); // index past the ring
+        doorbell(0, txType, doorbellValue(500, 0, 1));       // queue past the count
+        doorbell(0, 9, doorbellValue(0, 0, 1));              // the RDMA EQ type has no doorbell
+        doorbell(0, 12, doorbellValue(0, 0, 1));             // a type nothing serves
+        doorbell(7, 1, doorbellValue(0, 0, 1));              // notify queue has no doorbell
         // A TX descriptor pointing outside guest memory completes with an error count, no frame.
-        int slot = txHead[0];
-        new TxDesc().wrap(guest.at(txRing[0] + slot * 16L, 16), 0)
-                .cmd(TxDesc.encode(0, 0, 0, 0x7_0000_0000L)).len(100);
-        txHead[0] = slot + 1;
-        drv.doorbell(0, 3, Ring.Doorbell.encode(0, 0, txHead[0]));
+        int slot = tx[0].head();
+        tx[0].writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, 0, 0x7_0000_0000L, 100);
+        tx[0].advance(1);
+        tx[0].ring();
         assertThat(nextTx(0).compIndex()).isEqualTo(slot);
         assertThat(sent).isEmpty();
         assertThat(dev.refusals().count("ionic-db-index")).isEqualTo(1);
@@ -536,24 +517,25 @@ class DataPathTest {
         assertThat(dev.refusals().count("rdma-db-eq")).isEqualTo(1);
         assertThat(dev.refusals().count("ionic-tx-dma")).isEqualTo(1);
         // Every page decodes the same: page 5 reaches TX queue 0 too.
-        postTx(0, udpFrame(1, 10));
+        slot = tx[0].head();
+        tx[0].writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, 0, copyIn(udpFrame(1, 10)), udpFrame(1, 10).length);
+        tx[0].advance(1);
+        doorbell(5, txType, doorbellValue(txId, 0, tx[0].head()));
         assertThat(sent).hasSize(1);
     }
 
     @Test
-    void doorbellAsTwoDwordsIsJoined() {
+    void doorbellAsTwoDwordsIsJoined() throws IOException {
         start("compat");
         open(1, true);
-        int slot = txHead[0];
-        long head = guest.alloc(64);
-        new TxDesc().wrap(guest.at(txRing[0] + slot * 16L, 16), 0).cmd(TxDesc.encode(0, 0, 0, head)).len(60);
-        long v = Ring.Doorbell.encode(0, 0, slot + 1);
-        MemorySegment lo = arena.allocate(4), hi = arena.allocate(4);
-        Le.put32(lo, 0, (int) v);
-        Le.put32(hi, 0, (int) (v >>> 32));
-        drv.bar2.write(3 * 8, lo);
+        int slot = tx[0].head();
+        tx[0].writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, 0, drv.alloc(64), 60);
+        tx[0].advance(1);
+        long v = doorbellValue(tx[0].hwIndex(), 0, tx[0].head());
+        long at = tx[0].doorbellOffset();
+        drv.device().writeLong(DeviceBinding.BAR2, at, 4, v & 0xffff_ffffL);
         assertThat(sent).isEmpty();
-        drv.bar2.write(3 * 8 + 4, hi);
+        drv.device().writeLong(DeviceBinding.BAR2, at + 4, 4, v >>> 32);
         assertThat(sent).hasSize(1);
     }
 }

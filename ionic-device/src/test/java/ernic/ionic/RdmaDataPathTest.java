@@ -1,60 +1,68 @@
 package ernic.ionic;
 
-import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.layout.Le;
-import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.layout.Be;
-import ernic.ionic.rdma.AdminWqe;
-import ernic.ionic.rdma.V1;
+import ernic.ionic.rdma.RdmaCounters;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.AdminCqe;
+import ernic.model.rdma.RawCqe;
+import ernic.model.rdma.RawWqe;
+import ernic.model.rdma.RdmaRaw;
+import ernic.model.rdma.RdmaVerbs;
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import io.netty.util.concurrent.MockTicker;
-import io.netty.util.concurrent.Ticker;
-
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
+import static ernic.model.rdma.Fw.*;
+import static ernic.model.rdma.RdmaVerbs.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The single-VM data path: SEND/RECV, RDMA WRITE/READ, atomics, UD, key checks and completions (§12). */
+/**
+ * The single-VM data path: SEND/RECV, RDMA WRITE/READ, atomics, UD, key checks and completions (§12), posted by
+ * the driver model as raw ionic_fw.h WQEs on QPs with chosen ids; CQEs read at the header's offsets.
+ */
 class RdmaDataPathTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
-    FakeGuest guest;
     IonicDevice dev;
-    RdmaDriver rdma;
-    long cqRing;
-    int cqCons;
-    boolean cqColor = true;
+    ModelGuest guest;
+    IonicDriverModel drv;
+    RdmaRaw rdma;
+    RawCqe.Ring cq;
     final long[] sq = new long[8], rq = new long[8];
     final int[] sqProd = new int[8], rqProd = new int[8];
+    final RawWqe wqe = new RawWqe();
     long buf, bufVa = 0x7f00_0000_0000L;
     static final int MR = 1 << 8 | 0x11;
     /** The device's RDMA clock: the test moves time on. */
     final MockTicker clock = Ticker.newMockTicker();
 
     @BeforeEach
-    void setUp() {
-        guest = new FakeGuest(16 << 20);
+    void setUp() throws IOException {
         dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        dev.attach(guest);
+        guest = new ModelGuest(dev, 16 << 20);
         dev.rdma().clock(clock);
-        rdma = new RdmaDriver(new Driver(dev, guest));
-        assertThat(rdma.bootstrap()).isZero();
-        cqRing = guest.alloc(32L << CQ_LOG2);
+        drv = guest.drv;
+        rdma = RdmaVerbs.open(drv).raw();
+        long cqRing = drv.alloc(32L << CQ_LOG2);
         assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
-        buf = guest.alloc(4 * 4096);
+        cq = rdma.cqRing(cqRing, CQ_LOG2);
+        buf = drv.alloc(4 * 4096);
         // One MR over the 4 pages, local write + remote read/write/atomic.
-        long table = guest.alloc(4096);
+        long table = drv.alloc(4096);
         for (int i = 0; i < 4; i++) {
-            Le.put64(guest.at(table, 32), 8L * i, buf + 4096L * i);
+            le64(guest.at(table, 32), 8L * i, buf + 4096L * i);
         }
-        assertThat(rdma.createMr(MR, bufVa, 4 * 4096, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE | V1.MRF_REMOTE_READ
-                | V1.MRF_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
+        assertThat(rdma.createMr(MR, bufVa, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ
+                | ACCESS_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
         while (rdma.nextEqe(2) != -1) {
             // the admin CQ starts armed: drop its event
         }
@@ -62,49 +70,37 @@ class RdmaDataPathTest {
 
     @AfterEach
     void tearDown() {
-        dev.detach();
         guest.close();
     }
 
-    void qp(int id, int type, int flags, int dest) {
-        sq[id] = guest.alloc(64 * DEPTH);
-        rq[id] = guest.alloc(64 * DEPTH);
+    void qp(int id, int type, int flags, int dest) throws IOException {
+        sq[id] = drv.alloc(64 * DEPTH);
+        rq[id] = drv.alloc(64 * DEPTH);
         assertThat(rdma.createQp(id, type, flags, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
-        assertThat(rdma.modifyQp(id, V1.IB_QP_STATE | V1.IB_QP_QKEY, V1.QPS_INIT, 0, type == V1.QPT_UD ? 0x1234 : 0).status()).isZero();
-        assertThat(rdma.modifyQp(id, V1.IB_QP_STATE | (type == V1.QPT_UD ? 0 : V1.IB_QP_DEST_QPN), V1.QPS_RTR, 0, dest).status()).isZero();
-        assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTS, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, type == UD ? 0x1234 : 0).status())
+                .isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE | (type == UD ? 0 : IB_QP_DEST_QPN), RTR, 0, dest).status())
+                .isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
     }
 
-    void postSend(int qp, Consumer<V1.Wqe> fill) {
-        MemorySegment slot = guest.at(sq[qp] + 64L * sqProd[qp], 64);
-        slot.fill((byte) 0);
-        fill.accept(new V1.Wqe().wrap(slot, 0).wqeId(sqProd[qp]));
+    /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the LIF's doorbell page 1. */
+    void postSend(int qp, Consumer<RawWqe> fill) throws IOException {
+        fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
         sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
-        rdma.drv.doorbell(1, RdmaIdentity.SQ_QTYPE, Ring.Doorbell.encode(qp, 0, sqProd[qp]));
+        rdma.ringSq(1, qp, sqProd[qp]);
     }
 
-    void postRecv(int qp, long va, long len, int lkey) {
-        MemorySegment slot = guest.at(rq[qp] + 64L * rqProd[qp], 64);
-        slot.fill((byte) 0);
-        new V1.Wqe().wrap(slot, 0).wqeId(100 + rqProd[qp]).numSgeKey(1).immDataKey((int) len).sge(V1.Wqe.PLD, 0, va, len, lkey);
+    void postRecv(int qp, long va, long len, int lkey) throws IOException {
+        wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1).immDataKey((int) len)
+                .sge(WQE_PLD, 0, va, len, lkey);
         rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-        rdma.drv.doorbell(1, RdmaIdentity.RQ_QTYPE, Ring.Doorbell.encode(qp, 0, rqProd[qp]));
+        rdma.ringRq(1, qp, rqProd[qp]);
     }
 
     /** The next CQE (a copy), or null. */
-    V1.Cqe poll() {
-        MemorySegment c = guest.at(cqRing + 32L * cqCons, 32);
-        V1.Cqe cqe = new V1.Cqe().wrap(c, 0);
-        if (cqe.color() != cqColor) {
-            return null;
-        }
-        cqCons = (cqCons + 1) & ((1 << CQ_LOG2) - 1);
-        if (cqCons == 0) {
-            cqColor = !cqColor;
-        }
-        MemorySegment copy = MemorySegment.ofArray(new byte[32]);
-        copy.copyFrom(c);
-        return new V1.Cqe().wrap(copy, 0);
+    RawCqe poll() {
+        return cq.poll();
     }
 
     MemorySegment mem(long va, long len) {
@@ -112,147 +108,155 @@ class RdmaDataPathTest {
     }
 
     @Test
-    void rcSendWaitsForAReceiveThenCompletesBothSides() {
-        qp(2, V1.QPT_RC, 0, 3);
-        qp(3, V1.QPT_RC, 0, 2);
+    void rcSendWaitsForAReceiveThenCompletesBothSides() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
         for (int i = 0; i < 100; i++) {
-            Le.put8(mem(bufVa + i, 1), 0, i);
+            u8(mem(bufVa + i, 1), 0, i);
         }
-        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).flags(V1.Wqe.FLAG_SIG).length(100).sge(V1.Wqe.PLD, 0, bufVa, 100, MR));
+        postSend(2, w -> w.op(SEND).numSgeKey(1).flags(WQE_FLAG_SIG).length(100).sge(WQE_PLD, 0, bufVa, 100, MR));
         assertThat(poll()).as("no receive posted yet: the send waits").isNull();
         postRecv(3, bufVa + 8192, 4096, MR);
-        V1.Cqe recv = poll(), send = poll();
-        assertThat(recv.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        RawCqe recv = poll(), send = poll();
+        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
         assertThat(recv.qid()).isEqualTo(3);
         assertThat(recv.error()).isFalse();
         assertThat(recv.wqeId()).isEqualTo(100);
         assertThat(recv.statusLength()).isEqualTo(100);
         assertThat(recv.srcQpnOp() & 0xffffff).isEqualTo(2);
-        assertThat(send.type()).isEqualTo(V1.Cqe.TYPE_SEND_MSN);
+        assertThat(send.type()).isEqualTo(CQE_TYPE_SEND_MSN);
         assertThat(send.qid()).isEqualTo(2);
         assertThat(send.msn()).isEqualTo(1);
         for (int i = 0; i < 100; i++) {
-            assertThat(Le.u8(mem(bufVa + 8192 + i, 1), 0)).isEqualTo(i);
+            assertThat(u8(mem(bufVa + 8192 + i, 1), 0)).isEqualTo(i);
         }
         // Inline SEND_IMM: the immediate reaches the receiver; the MSN goes on.
         postRecv(3, bufVa + 8192, 4096, MR);
         postSend(2, w -> {
-            w.op(V1.Wqe.OP_SEND_IMM).flags(V1.Wqe.FLAG_INL).immDataKey(0xabcdef).length(5);
-            MemorySegment.copy(MemorySegment.ofArray("hello".getBytes()), 0, w.segment(), V1.Wqe.PLD, 5);
+            w.op(SEND_IMM).flags(WQE_FLAG_INL).immDataKey(0xabcdef).length(5);
+            MemorySegment.copy(MemorySegment.ofArray("hello".getBytes()), 0, w.segment(), WQE_PLD, 5);
         });
         recv = poll();
         send = poll();
         assertThat(recv.immDataRkey()).isEqualTo(0xabcdef);
-        assertThat(recv.srcQpnOp() >>> 24 & 0x1f).isEqualTo(V1.Cqe.RECV_OP_SEND_IMM);
-        assertThat(mem(bufVa + 8192, 5).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo("hello".getBytes());
+        assertThat(recv.srcQpnOp() >>> 24 & 0x1f).isEqualTo(CQE_RECV_OP_SEND_IMM);
+        assertThat(mem(bufVa + 8192, 5).toArray(ValueLayout.JAVA_BYTE)).isEqualTo("hello".getBytes());
         assertThat(send.msn()).isEqualTo(2);
     }
 
     @Test
-    void rdmaWriteReadAtomicAndKeyChecks() {
-        qp(2, V1.QPT_RC, 0, 3);
-        qp(3, V1.QPT_RC, 0, 2);
-        Be.put64(mem(bufVa, 8), 0, 0x1122334455667788L);
+    void rdmaWriteReadAtomicAndKeyChecks() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
+        be64(mem(bufVa, 8), 0, 0x1122334455667788L);
         // WRITE 8 bytes across the page boundary at 4092.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 4092, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
-        V1.Cqe c = poll();
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 4092, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        RawCqe c = poll();
         assertThat(c.error()).isFalse();
         assertThat(c.msn()).isEqualTo(1);
-        assertThat(Be.u32(guest.at(buf + 4092, 4), 0)).isEqualTo(0x11223344);
-        assertThat(Be.u32(guest.at(buf + 4096, 4), 0)).isEqualTo(0x55667788);
+        assertThat(be32(guest.at(buf + 4092, 4), 0)).isEqualTo(0x11223344);
+        assertThat(be32(guest.at(buf + 4096, 4), 0)).isEqualTo(0x55667788);
         // A WRITE past the end of the MR: remote access error, MSN still counts it.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 4 * 4096 - 4, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 4 * 4096 - 4, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         c = poll();
         assertThat(c.error()).isTrue();
-        assertThat(c.statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
+        assertThat(c.statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
         assertThat(c.msn()).isEqualTo(2);
         // A wrong key byte: refused the same way.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR ^ 1).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
-        assertThat(poll().statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR ^ 1).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        assertThat(poll().statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
         // A local SGE through key 0 on an unprivileged QP: local protection error.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR).length(8).sge(V1.Wqe.PLD, 0, buf, 8, 0));
-        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_PROT_ERR);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR).length(8).sge(WQE_PLD, 0, buf, 8, 0));
+        assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_PROT_ERR);
         // READ 8 bytes back into offset 12288.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(bufVa + 4092, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa + 12288, 8, MR));
+        postSend(2, w -> w.op(READ).numSgeKey(1).rdma(bufVa + 4092, MR).length(8).sge(WQE_PLD, 0, bufVa + 12288, 8, MR));
         c = poll();
         assertThat(c.error()).isFalse();
-        assertThat(Be.u64(mem(bufVa + 12288, 8), 0)).isEqualTo(0x1122334455667788L);
+        assertThat(be64(mem(bufVa + 12288, 8), 0)).isEqualTo(0x1122334455667788L);
         // Fetch-and-add on 8 aligned bytes: the old value comes back, the new one stays.
-        Le.put64(mem(bufVa + 64, 8), 0, 40);
+        le64(mem(bufVa + 64, 8), 0, 40);
         postSend(2, w -> {
-            w.op(V1.Wqe.OP_ATOMIC_FA).rdma(bufVa + 64, MR);
-            Be.put32(w.segment(), 28, 0);
-            Be.put32(w.segment(), 32, 2);
-            Be.put64(w.segment(), 48, bufVa + 128);
-            Be.put32(w.segment(), 56, 8);
-            Be.put32(w.segment(), 60, MR);
+            w.op(ATOMIC_FA).rdma(bufVa + 64, MR);
+            be32(w.segment(), WQE_ATOMIC_SWAP_ADD_HIGH_BE, 0);
+            be32(w.segment(), WQE_ATOMIC_SWAP_ADD_LOW_BE, 2);
+            be64(w.segment(), WQE_ATOMIC_SGE + SGE_VA_BE, bufVa + 128);
+            be32(w.segment(), WQE_ATOMIC_SGE + SGE_LEN_BE, 8);
+            be32(w.segment(), WQE_ATOMIC_SGE + SGE_LKEY_BE, MR);
         });
         c = poll();
         assertThat(c.error()).isFalse();
-        assertThat(Le.u64(mem(bufVa + 64, 8), 0)).isEqualTo(42);
-        assertThat(Le.u64(mem(bufVa + 128, 8), 0)).isEqualTo(40);
+        assertThat(le64(mem(bufVa + 64, 8), 0)).isEqualTo(42);
+        assertThat(le64(mem(bufVa + 128, 8), 0)).isEqualTo(40);
         assertThat(dev.counters().get("rdma.sq.errors")).isEqualTo(3);
     }
 
     @Test
-    void aSendWithNoReceiveFailsWithRnrAfterFiveSecondsAndTheQueueGoesOn() {
-        qp(2, V1.QPT_RC, 0, 3);
-        qp(3, V1.QPT_RC, 0, 2);
-        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).flags(V1.Wqe.FLAG_SIG).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+    void aSendWithNoReceiveFailsWithRnrAfterFiveSecondsAndTheQueueGoesOn() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
+        postSend(2, w -> w.op(SEND).numSgeKey(1).flags(WQE_FLAG_SIG).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         clock.advance(4, TimeUnit.SECONDS);
         dev.rdma().tick(clock.nanoTime());
         assertThat(poll()).as("4 s: still waiting for a receive").isNull();
         clock.advance(1100, TimeUnit.MILLISECONDS);
         dev.rdma().tick(clock.nanoTime());
-        V1.Cqe rnr = poll();
+        RawCqe rnr = poll();
         assertThat(rnr.error()).isTrue();
-        assertThat(rnr.statusLength()).isEqualTo(V1.STS_RNR_RETRY_EXCEEDED);
+        assertThat(rnr.statusLength()).isEqualTo(STS_RNR_RETRY_EXCEEDED);
         assertThat(poll().error()).as("the WRITE behind it runs").isFalse();
         assertThat(dev.counters()).containsEntry("rdma.rnr.failures", 1L);
+    }
+
+    static String string(MemorySegment s, long at, int max) {
+        byte[] b = s.asSlice(at, max).toArray(ValueLayout.JAVA_BYTE);
+        int n = 0;
+        while (n < max && b[n] != 0) {
+            n++;
+        }
+        return new String(b, 0, n, StandardCharsets.US_ASCII);
     }
 
     /** Name to value, from a header list and a value buffer as ionic_hw_stats.c reads them. */
     static java.util.Map<String, Long> parseStats(MemorySegment hdrs, MemorySegment vals) {
         java.util.Map<String, Long> m = new java.util.LinkedHashMap<>();
         for (int i = 0; i < 4096 / 32; i++) {
-            int typeOff = Be.u32(hdrs, 32L * i);
+            int typeOff = be32(hdrs, 32L * i);
             int type = typeOff >>> 28, off = typeOff & ((1 << 28) - 1);
             if (type == 0) {
                 break;
             }
             assertThat(type).as("LE64").isEqualTo(4);
             assertThat(off % 8).as("aligned").isZero();
-            String name = Le.string(hdrs, 32L * i + 4, 28);
+            String name = string(hdrs, 32L * i + STATS_HDR_NAME, STATS_HDR_NAME_SIZE);
             assertThat(name.length()).isLessThan(28);
-            m.put(name, Le.u64(vals, off));
+            m.put(name, le64(vals, off));
         }
         return m;
     }
 
-    RdmaDriver.Admin stats(int op, long addr, int len, int id) {
-        return rdma.admin(op, AdminWqe.Stats.LEN, c -> new AdminWqe.Stats().wrap(c, 0)
-                .dmaAddr(addr).length(len).idVer(id));
+    AdminCqe stats(int op, long addr, int len, int id) throws IOException {
+        return rdma.stats(op, addr, len, id);
     }
 
     @Test
-    void hwCountersThroughTheStatsCommands() {
-        qp(2, V1.QPT_RC, 0, 3);
-        qp(3, V1.QPT_RC, 0, 2);
+    void hwCountersThroughTheStatsCommands() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
         postRecv(3, bufVa + 8192, 4096, MR);
-        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).flags(V1.Wqe.FLAG_SIG).length(100).sge(V1.Wqe.PLD, 0, bufVa, 100, MR));
+        postSend(2, w -> w.op(SEND).numSgeKey(1).flags(WQE_FLAG_SIG).length(100).sge(WQE_PLD, 0, bufVa, 100, MR));
         assertThat(poll()).isNotNull();
         assertThat(poll()).isNotNull();
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 4 * 4096 - 4, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 4 * 4096 - 4, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         assertThat(poll().error()).isFalse();
         assertThat(poll().error()).isTrue();
 
-        long hdrs = guest.alloc(4096), vals = guest.alloc(4096);
-        assertThat(stats(V1.ADMIN_STATS_HDRS, hdrs, 4096, 0).status()).isZero();
-        assertThat(stats(V1.ADMIN_STATS_VALS, vals, 4096, 0).status()).isZero();
+        long hdrs = drv.alloc(4096), vals = drv.alloc(4096);
+        assertThat(stats(OP_STATS_HDRS, hdrs, 4096, 0).status()).isZero();
+        assertThat(stats(OP_STATS_VALS, vals, 4096, 0).status()).isZero();
         java.util.Map<String, Long> dev = parseStats(guest.at(hdrs, 4096), guest.at(vals, 4096));
-        assertThat(dev.keySet()).containsExactlyElementsOf(ernic.ionic.rdma.RdmaCounters.deviceNames());
+        assertThat(dev.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
         assertThat(dev).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
                 .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
                 .containsEntry("rx_recv_reqs", 1L).containsEntry("rx_recv_bytes", 100L)
@@ -261,18 +265,18 @@ class RdmaDataPathTest {
                 .containsEntry("seq_err", 0L).containsEntry("cnp_sent", 0L);
         assertThat(dev.get("admin_commands")).isPositive();
 
-        long qhdrs = guest.alloc(4096);
-        assertThat(stats(V1.ADMIN_QP_STATS_HDRS, qhdrs, 4096, 0).status()).isZero();
-        assertThat(stats(V1.ADMIN_QP_STATS_VALS, vals, 4096, 2).status()).isZero();
+        long qhdrs = drv.alloc(4096);
+        assertThat(stats(OP_QP_STATS_HDRS, qhdrs, 4096, 0).status()).isZero();
+        assertThat(stats(OP_QP_STATS_VALS, vals, 4096, 2).status()).isZero();
         java.util.Map<String, Long> q2 = parseStats(guest.at(qhdrs, 4096), guest.at(vals, 4096));
         // The QP layout is the device layout: same names at the same offsets (ib_core sums by index).
-        assertThat(q2.keySet()).containsExactlyElementsOf(ernic.ionic.rdma.RdmaCounters.deviceNames());
+        assertThat(q2.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
         assertThat(q2).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
                 .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
                 .containsEntry("send_completions", 3L).containsEntry("completion_errors", 1L)
                 .containsEntry("rx_recv_reqs", 0L).containsEntry("err_remote_acc", 1L)
                 .containsEntry("admin_commands", 0L).containsEntry("cq_events", 0L);
-        assertThat(stats(V1.ADMIN_QP_STATS_VALS, vals, 4096, 3).status()).isZero();
+        assertThat(stats(OP_QP_STATS_VALS, vals, 4096, 3).status()).isZero();
         assertThat(parseStats(guest.at(qhdrs, 4096), guest.at(vals, 4096))).containsEntry("rx_recv_reqs", 1L)
                 .containsEntry("rx_recv_bytes", 100L).containsEntry("rx_remote_reqs", 1L)
                 .containsEntry("recv_completions", 1L).containsEntry("tx_send_reqs", 0L);
@@ -281,111 +285,111 @@ class RdmaDataPathTest {
 
         // Bounds: a QP that does not exist, a header buffer too small, memory outside the guest,
         // and values cut to the length given.
-        assertThat(stats(V1.ADMIN_QP_STATS_VALS, vals, 4096, 77).status()).isEqualTo(V1.ASTS_BAD_INDEX);
-        assertThat(stats(V1.ADMIN_STATS_HDRS, hdrs, 64, 0).status()).isEqualTo(V1.ASTS_BAD_ATTR);
-        assertThat(stats(V1.ADMIN_STATS_VALS, 1L << 40, 4096, 0).status()).isEqualTo(V1.ASTS_BAD_ATTR);
+        assertThat(stats(OP_QP_STATS_VALS, vals, 4096, 77).status()).isEqualTo(ASTS_BAD_INDEX);
+        assertThat(stats(OP_STATS_HDRS, hdrs, 64, 0).status()).isEqualTo(ASTS_BAD_ATTR);
+        assertThat(stats(OP_STATS_VALS, 1L << 40, 4096, 0).status()).isEqualTo(ASTS_BAD_ATTR);
         guest.at(vals, 4096).fill((byte) 0x5a);
-        assertThat(stats(V1.ADMIN_STATS_VALS, vals, 16, 0).status()).isZero();
-        assertThat(Le.u64(guest.at(vals, 8), 0)).isEqualTo(1);
-        assertThat(Le.u8(guest.at(vals + 16, 1), 0)).isEqualTo(0x5a);
+        assertThat(stats(OP_STATS_VALS, vals, 16, 0).status()).isZero();
+        assertThat(le64(guest.at(vals, 8), 0)).isEqualTo(1);
+        assertThat(u8(guest.at(vals + 16, 1), 0)).isEqualTo(0x5a);
         assertThat(this.dev.counters()).containsEntry("rdma.hw.tx_send_reqs", 1L);
     }
 
     @Test
-    void udDeliversWithGrhAndChecksTheQkey() {
-        qp(4, V1.QPT_UD, V1.QPF_PRIVILEGED, 0);
-        qp(5, V1.QPT_UD, V1.QPF_PRIVILEGED, 0);
-        long payload = guest.alloc(4096), recvBuf = guest.alloc(4096);
+    void udDeliversWithGrhAndChecksTheQkey() throws IOException {
+        qp(4, UD, QP_PRIVILEGED, 0);
+        qp(5, UD, QP_PRIVILEGED, 0);
+        long payload = drv.alloc(4096), recvBuf = drv.alloc(4096);
         guest.at(payload, 4).copyFrom(MemorySegment.ofArray("MAD!".getBytes()));
         // Wrong Q_Key: dropped, the sender still gets its NPG completion.
         postRecv(5, recvBuf, 1024, 0);
-        postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).ud(0, 5, 0x9999).length(4).sge(V1.Wqe.PLD, 0, payload, 4, 0));
-        V1.Cqe c = poll();
-        assertThat(c.type()).isEqualTo(V1.Cqe.TYPE_SEND_NPG);
+        postSend(4, w -> w.op(SEND).numSgeKey(1).ud(0, 5, 0x9999).length(4).sge(WQE_PLD, 0, payload, 4, 0));
+        RawCqe c = poll();
+        assertThat(c.type()).isEqualTo(CQE_TYPE_SEND_NPG);
         assertThat(c.npgWqeId()).isZero();
         assertThat(dev.counters().get("rdma.ud.dropped")).isEqualTo(1);
         // A controlled key stands for the sender's own Q_Key (0x1234), which matches.
-        postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).ud(0, 5, 0x80000000).length(4).sge(V1.Wqe.PLD, 0, payload, 4, 0));
-        V1.Cqe recv = poll(), send = poll();
-        assertThat(recv.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        postSend(4, w -> w.op(SEND).numSgeKey(1).ud(0, 5, 0x80000000).length(4).sge(WQE_PLD, 0, payload, 4, 0));
+        RawCqe recv = poll(), send = poll();
+        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
         assertThat(recv.statusLength()).isEqualTo(40 + 4);
         assertThat(recv.srcQpnOp() & 0xffffff).isEqualTo(4);
-        assertThat(guest.at(recvBuf + 40, 4).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)).isEqualTo("MAD!".getBytes());
-        assertThat(send.type()).isEqualTo(V1.Cqe.TYPE_SEND_NPG);
+        assertThat(guest.at(recvBuf + 40, 4).toArray(ValueLayout.JAVA_BYTE)).isEqualTo("MAD!".getBytes());
+        assertThat(send.type()).isEqualTo(CQE_TYPE_SEND_NPG);
         assertThat(send.npgWqeId()).isEqualTo(1);
     }
 
     @Test
-    void armedCqSendsOneEventPerArm() {
-        qp(2, V1.QPT_RC, 0, 3);
-        qp(3, V1.QPT_RC, 0, 2);
+    void armedCqSendsOneEventPerArm() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
         while (rdma.nextEqe(2) != -1) {
             // admin CQ events of the QP set-up
         }
         // A new CQ starts armed; arm once more anyway (idempotent).
-        rdma.cqDoorbell(CQ, 1, 0);
+        rdma.ringCq(CQ, 1, 0);
         postRecv(3, bufVa, 64, MR);
-        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, bufVa + 100, 8, MR));
+        postSend(2, w -> w.op(SEND).numSgeKey(1).length(8).sge(WQE_PLD, 0, bufVa + 100, 8, MR));
         assertThat(rdma.nextEqe(2)).isEqualTo(CQ << 8 | 1);
         assertThat(rdma.nextEqe(2)).as("one event per arm").isEqualTo(-1);
         assertThat(poll()).isNotNull();
         assertThat(poll()).isNotNull();
         // Armed again after the host read everything: the next CQE fires.
-        rdma.cqDoorbell(CQ, 0, cqCons);
-        rdma.cqDoorbell(CQ, 1, 1);
+        rdma.ringCq(CQ, 0, cq.consumer());
+        rdma.ringCq(CQ, 1, 1);
         assertThat(rdma.nextEqe(2)).isEqualTo(-1);
         postRecv(3, bufVa, 64, MR);
-        postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, bufVa + 100, 8, MR));
+        postSend(2, w -> w.op(SEND).numSgeKey(1).length(8).sge(WQE_PLD, 0, bufVa + 100, 8, MR));
         assertThat(rdma.nextEqe(2)).isEqualTo(CQ << 8 | 1);
     }
 
     @Test
-    void errorStateFlushesPostedReceivesWithOneCompletion() {
-        qp(2, V1.QPT_RC, 0, 3);
-        qp(3, V1.QPT_RC, 0, 2);
+    void errorStateFlushesPostedReceivesWithOneCompletion() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
         postRecv(3, bufVa, 64, MR);
         postRecv(3, bufVa + 64, 64, MR);
-        assertThat(rdma.modifyQp(3, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
-        V1.Cqe c = poll();
-        assertThat(c.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        assertThat(rdma.modifyQp(3, IB_QP_STATE, ERR, 0, 0).status()).isZero();
+        RawCqe c = poll();
+        assertThat(c.type()).isEqualTo(CQE_TYPE_RECV);
         assertThat(c.error()).isTrue();
-        assertThat(c.statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(c.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
         assertThat(c.qid()).isEqualTo(3);
         assertThat(poll()).as("one flush completion per queue").isNull();
         // Nothing outstanding on QP 2: no completion for it.
-        assertThat(rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(2, IB_QP_STATE, ERR, 0, 0).status()).isZero();
         assertThat(poll()).isNull();
         // ERROR -> RESET -> INIT is allowed again.
-        assertThat(rdma.modifyQp(3, V1.IB_QP_STATE, V1.QPS_RESET, 0, 0).status()).isZero();
-        assertThat(rdma.modifyQp(3, V1.IB_QP_STATE, V1.QPS_INIT, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(3, IB_QP_STATE, RESET, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(3, IB_QP_STATE, INIT, 0, 0).status()).isZero();
     }
 
     @Test
-    void malformedWqesGetErrorCompletionsAndTheQpGoesOn() {
-        qp(2, V1.QPT_RC, 0, 3);
-        qp(3, V1.QPT_RC, 0, 2);
+    void malformedWqesGetErrorCompletionsAndTheQpGoesOn() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
         // Inline data longer than the 64-byte stride holds.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).flags(V1.Wqe.FLAG_INL).rdma(bufVa, MR).length(200));
-        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_LEN_ERR);
+        postSend(2, w -> w.op(WRITE).flags(WQE_FLAG_INL).rdma(bufVa, MR).length(200));
+        assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_LEN_ERR);
         // More SGEs than the stride holds.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(9).rdma(bufVa, MR).length(8));
-        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_QP_OPER_ERR);
+        postSend(2, w -> w.op(WRITE).numSgeKey(9).rdma(bufVa, MR).length(8));
+        assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_QP_OPER_ERR);
         // An SGE of 2 GiB through a bad key, and one that wraps the address space.
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR).sge(V1.Wqe.PLD, 0, bufVa, 1L << 31, 0x7777));
-        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_PROT_ERR);
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa, MR).sge(V1.Wqe.PLD, 0, -16L, 64, MR));
-        assertThat(poll().statusLength()).isEqualTo(V1.STS_LOCAL_PROT_ERR);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR).sge(WQE_PLD, 0, bufVa, 1L << 31, 0x7777));
+        assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_PROT_ERR);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR).sge(WQE_PLD, 0, -16L, 64, MR));
+        assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_PROT_ERR);
         // An unknown opcode.
         postSend(2, w -> w.op(0x3f));
-        V1.Cqe c = poll();
+        RawCqe c = poll();
         assertThat(c.error()).isTrue();
-        assertThat(c.statusLength()).isEqualTo(V1.STS_LOCAL_QP_OPER_ERR);
+        assertThat(c.statusLength()).isEqualTo(STS_LOCAL_QP_OPER_ERR);
         // The QP still works, and the MSN counted every remote WQE.
-        Le.put64(mem(bufVa, 8), 0, 0x55);
-        postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(bufVa + 256, MR).length(8).sge(V1.Wqe.PLD, 0, bufVa, 8, MR));
+        le64(mem(bufVa, 8), 0, 0x55);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 256, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         c = poll();
         assertThat(c.error()).isFalse();
         assertThat(c.msn()).isEqualTo(5);
-        assertThat(Le.u64(mem(bufVa + 256, 8), 0)).isEqualTo(0x55);
+        assertThat(le64(mem(bufVa + 256, 8), 0)).isEqualTo(0x55);
     }
 }

@@ -1,13 +1,13 @@
 package ernic.ionic;
 
-import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.layout.Le;
-import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.layout.Be;
-import ernic.ionic.rdma.AdminWqe;
-import ernic.ionic.rdma.V1;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.AdminCqe;
+import ernic.model.rdma.RawCqe;
+import ernic.model.rdma.RawWqe;
+import ernic.model.rdma.RdmaRaw;
+import ernic.model.rdma.RdmaVerbs;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -20,6 +20,7 @@ import net.jqwik.api.Tuple;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -29,6 +30,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 
+import static ernic.model.rdma.Fw.*;
+import static ernic.model.rdma.RdmaVerbs.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -44,7 +47,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RdmaWqePropertyTest {
     static final int CQ = 8, CQ_LOG2 = 8, Q_LOG2 = 5, DEPTH = 1 << Q_LOG2, STRIDE_LOG2 = 7, STRIDE = 1 << STRIDE_LOG2;
-    static final int MAX_INLINE = STRIDE - V1.Wqe.PLD;
+    static final int MAX_INLINE = STRIDE - WQE_PLD;
     static final int[] QP = {2, 3};
 
     /** One MR of the model: its key, va, length, access flags and the guest pages behind it. */
@@ -57,12 +60,12 @@ class RdmaWqePropertyTest {
     }
 
     static final Region[] MRS = new Region[3];
-    static FakeGuest guest;
     static IonicDevice dev;
-    static RdmaDriver rdma;
-    static long cqRing;
-    static int cqCons;
-    static boolean cqColor = true;
+    static ModelGuest guest;
+    static IonicDriverModel drv;
+    static RdmaRaw rdma;
+    static RawCqe.Ring cq;
+    static final RawWqe wqe = new RawWqe();
     static final long[] sq = new long[2], rq = new long[2];
 
     // The model.
@@ -80,48 +83,60 @@ class RdmaWqePropertyTest {
     record Recv(long id, List<Sge> sges) {}
 
     @BeforeContainer
-    static void up() {
-        guest = new FakeGuest(16 << 20);
+    static void up() throws IOException {
         dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        dev.attach(guest);
-        rdma = new RdmaDriver(new Driver(dev, guest));
-        assertThat(rdma.bootstrap()).isZero();
-        cqRing = guest.alloc(32L << CQ_LOG2);
+        guest = new ModelGuest(dev, 16 << 20);
+        drv = guest.drv;
+        rdma = RdmaVerbs.open(drv).raw();
+        long cqRing = drv.alloc(32L << CQ_LOG2);
         assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
+        cq = rdma.cqRing(cqRing, CQ_LOG2);
         // MR 1: everything allowed, 4 pages in scrambled order, va starting mid-page.
-        long[] p1 = {guest.alloc(4096), guest.alloc(4096), guest.alloc(4096), guest.alloc(4096)};
+        long[] p1 = {drv.alloc(4096), drv.alloc(4096), drv.alloc(4096), drv.alloc(4096)};
         long[] order1 = {p1[2], p1[0], p1[3], p1[1]};
-        MRS[0] = mr(1 << 8 | 0x11, 0x7f00_0000_0800L, 4 * 4096 - 0x800, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE
-                | V1.MRF_REMOTE_READ | V1.MRF_REMOTE_ATOMIC, order1, 0x800);
+        MRS[0] = mr(1 << 8 | 0x11, 0x7f00_0000_0800L, 4 * 4096 - 0x800, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
+                | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, order1, 0x800);
         // MR 2: remote read only (no local write: neither a READ target nor a receive buffer).
-        long[] p2 = {guest.alloc(4096), guest.alloc(4096)};
-        MRS[1] = mr(2 << 8 | 0x22, 0x5000_0000L, 2 * 4096, V1.MRF_REMOTE_READ, p2, 0);
+        long[] p2 = {drv.alloc(4096), drv.alloc(4096)};
+        MRS[1] = mr(2 << 8 | 0x22, 0x5000_0000L, 2 * 4096, ACCESS_REMOTE_READ, p2, 0);
         // MR 3: 3000 bytes, one contiguous run, local write + remote write + atomics, no remote read.
-        long p3 = guest.alloc(4096);
-        MRS[2] = mr(3 << 8 | 0x33, 0x3000_0100L, 3000, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE | V1.MRF_REMOTE_ATOMIC,
+        long p3 = drv.alloc(4096);
+        MRS[2] = mr(3 << 8 | 0x33, 0x3000_0100L, 3000, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_ATOMIC,
                 new long[] {p3}, 0x100);
         for (int i = 0; i < 2; i++) {
-            sq[i] = guest.alloc((long) STRIDE * DEPTH);
-            rq[i] = guest.alloc((long) STRIDE * DEPTH);
+            sq[i] = drv.alloc((long) STRIDE * DEPTH);
+            rq[i] = drv.alloc((long) STRIDE * DEPTH);
             int id = QP[i], q = i;
-            assertThat(rdma.admin(V1.ADMIN_CREATE_QP, AdminWqe.CreateQp.LEN, c -> new AdminWqe.CreateQp().wrap(c, 0)
-                    .ring(AdminWqe.CreateQp.Ring.SQ, CQ, Q_LOG2, STRIDE_LOG2, 1, sq[q])
-                    .ring(AdminWqe.CreateQp.Ring.RQ, CQ, Q_LOG2, STRIDE_LOG2, 1, rq[q])
-                    .idVer(id).typeState(V1.QPT_RC)).status()).isZero();
+            assertThat(rdma.admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
+                le32(c, CQP_SQ_CQ_ID, CQ);
+                u8(c, CQP_SQ_DEPTH_LOG2, Q_LOG2);
+                u8(c, CQP_SQ_STRIDE_LOG2, STRIDE_LOG2);
+                le32(c, CQP_SQ_TBL_INDEX, -1);
+                le32(c, CQP_SQ_MAP_COUNT, 1);
+                le64(c, CQP_SQ_DMA_ADDR, sq[q]);
+                le32(c, CQP_RQ_CQ_ID, CQ);
+                u8(c, CQP_RQ_DEPTH_LOG2, Q_LOG2);
+                u8(c, CQP_RQ_STRIDE_LOG2, STRIDE_LOG2);
+                le32(c, CQP_RQ_TBL_INDEX, -1);
+                le32(c, CQP_RQ_MAP_COUNT, 1);
+                le64(c, CQP_RQ_DMA_ADDR, rq[q]);
+                le32(c, CQP_ID_VER, id);
+                u8(c, CQP_TYPE_STATE, RC);
+            }).status()).isZero();
         }
         for (int i = 0; i < 2; i++) {
             connect(i);
         }
     }
 
-    static Region mr(int key, long va, long length, int flags, long[] pages, int first) {
-        RdmaDriver.Admin a;
+    static Region mr(int key, long va, long length, int flags, long[] pages, int first) throws IOException {
+        AdminCqe a;
         if (pages.length == 1) {
             a = rdma.createMr(key, va, length, flags, 1, pages[0] + first, 12);
         } else {
-            long table = guest.alloc(4096);
+            long table = drv.alloc(4096);
             for (int i = 0; i < pages.length; i++) {
-                Le.put64(guest.at(table, 8L * pages.length), 8L * i, pages[i]);
+                le64(guest.at(table, 8L * pages.length), 8L * i, pages[i]);
             }
             a = rdma.createMr(key, va, length, flags, pages.length, table, 12);
         }
@@ -129,15 +144,14 @@ class RdmaWqePropertyTest {
         return new Region(key, va, length, flags, pages, first);
     }
 
-    static void connect(int i) {
-        assertThat(rdma.modifyQp(QP[i], V1.IB_QP_STATE, V1.QPS_INIT, 0, 0).status()).isZero();
-        assertThat(rdma.modifyQp(QP[i], V1.IB_QP_STATE | V1.IB_QP_DEST_QPN, V1.QPS_RTR, 0, QP[1 - i]).status()).isZero();
-        assertThat(rdma.modifyQp(QP[i], V1.IB_QP_STATE, V1.QPS_RTS, 0, 0).status()).isZero();
+    static void connect(int i) throws IOException {
+        assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, INIT, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(QP[i], IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, QP[1 - i]).status()).isZero();
+        assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, RTS, 0, 0).status()).isZero();
     }
 
     @AfterContainer
     static void down() {
-        dev.detach();
         guest.close();
         System.out.println("RdmaWqePropertyTest: " + executed + " WQEs executed (" + errors + " with an error status), "
                 + skipped + " skipped (overlapping copies); op and status: " + seen);
@@ -245,7 +259,7 @@ class RdmaWqePropertyTest {
     // The property
 
     @Property(tries = 2000, edgeCases = EdgeCasesMode.NONE)
-    void memoryAndCompletionsFollowTheModel(@ForAll("sequences") List<Op> ops, @ForAll long fill) {
+    void memoryAndCompletionsFollowTheModel(@ForAll("sequences") List<Op> ops, @ForAll long fill) throws IOException {
         startSequence(fill);
         for (Op op : ops) {
             run(op);
@@ -260,36 +274,36 @@ class RdmaWqePropertyTest {
             mem[m] = new byte[(int) MRS[m].length];
             r.nextBytes(mem[m]);
             for (int i = 0; i < mem[m].length; i++) {
-                Le.put8(guest.at(MRS[m].phys(i), 1), 0, mem[m][i]);
+                u8(guest.at(MRS[m].phys(i), 1), 0, mem[m][i]);
             }
         }
         drainAdminEvents();
     }
 
-    static void endSequence() {
+    static void endSequence() throws IOException {
         assertThat(poll()).as("no completion beyond the predicted ones").isNull();
         for (int m = 0; m < 3; m++) {
             byte[] actual = new byte[mem[m].length];
             for (int i = 0; i < actual.length; i++) {
-                actual[i] = (byte) Le.u8(guest.at(MRS[m].phys(i), 1), 0);
+                actual[i] = (byte) u8(guest.at(MRS[m].phys(i), 1), 0);
             }
             int at = Arrays.mismatch(actual, mem[m]);
             assertThat(at).as("MR %d differs from the model first at offset %d", m + 1, at).isEqualTo(-1);
         }
         // Receives never consumed: moving to ERROR flushes each RQ with one completion.
         for (int i = 0; i < 2; i++) {
-            assertThat(rdma.modifyQp(QP[i], V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, ERR, 0, 0).status()).isZero();
             if (!posted[i].isEmpty()) {
-                V1.Cqe c = poll();
+                RawCqe c = poll();
                 assertThat(c).as("RQ flush of QP %d", QP[i]).isNotNull();
-                assertThat(c.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+                assertThat(c.type()).isEqualTo(CQE_TYPE_RECV);
                 assertThat(c.qid()).isEqualTo(QP[i]);
                 assertThat(c.error()).isTrue();
-                assertThat(c.statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+                assertThat(c.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
                 posted[i].clear();
             }
             assertThat(poll()).isNull();
-            assertThat(rdma.modifyQp(QP[i], V1.IB_QP_STATE, V1.QPS_RESET, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, RESET, 0, 0).status()).isZero();
             sqProd[i] = rqProd[i] = 0;
             msn[i] = 0;
         }
@@ -313,9 +327,9 @@ class RdmaWqePropertyTest {
 
     /** Resolves like the device: Null status means OK, the span lands in {@code out}. */
     static int resolve(int key, long va, long len, int access, boolean remote, List<Span> out) {
-        int err = remote ? V1.STS_REMOTE_ACC_ERR : V1.STS_LOCAL_PROT_ERR;
+        int err = remote ? STS_REMOTE_ACC_ERR : STS_LOCAL_PROT_ERR;
         if (key == 0 && !remote) {
-            return V1.STS_LOCAL_PROT_ERR; // the QPs are not privileged
+            return STS_LOCAL_PROT_ERR; // the QPs are not privileged
         }
         for (int m = 0; m < 3; m++) {
             Region r = MRS[m];
@@ -328,7 +342,7 @@ class RdmaWqePropertyTest {
                 return err;
             }
             out.add(new Span(m, off, len));
-            return V1.STS_OK;
+            return STS_OK;
         }
         return err;
     }
@@ -367,11 +381,11 @@ class RdmaWqePropertyTest {
     static int gather(List<Sge> sges, List<Span> out) {
         for (Sge s : sges) {
             int st = resolve(s.key(), s.va(), s.len, 0, false, out);
-            if (st != V1.STS_OK) {
+            if (st != STS_OK) {
                 return st;
             }
         }
-        return V1.STS_OK;
+        return STS_OK;
     }
 
     /** The first {@code len} bytes of {@code sges}, checked for local write. */
@@ -380,13 +394,13 @@ class RdmaWqePropertyTest {
         for (int i = 0; i < sges.size() && left > 0; i++) {
             Sge s = sges.get(i);
             long chunk = Math.min(s.len, left);
-            int st = resolve(s.key(), s.va(), chunk, V1.MRF_LOCAL_WRITE, false, out);
-            if (st != V1.STS_OK) {
+            int st = resolve(s.key(), s.va(), chunk, ACCESS_LOCAL_WRITE, false, out);
+            if (st != STS_OK) {
                 return st;
             }
             left -= chunk;
         }
-        return left > 0 ? V1.STS_LOCAL_LEN_ERR : V1.STS_OK;
+        return left > 0 ? STS_LOCAL_LEN_ERR : STS_OK;
     }
 
     /** Predicted completions of one op. */
@@ -414,12 +428,12 @@ class RdmaWqePropertyTest {
         Runnable apply = () -> { };
         switch (op.kind) {
             case WRITE -> {
-                st = useInline ? (op.inline > MAX_INLINE ? V1.STS_LOCAL_LEN_ERR : V1.STS_OK) : gather(op.local, src);
+                st = useInline ? (op.inline > MAX_INLINE ? STS_LOCAL_LEN_ERR : STS_OK) : gather(op.local, src);
                 len = useInline ? op.inline : op.local.stream().mapToLong(Sge::len).sum();
-                if (st == V1.STS_OK) {
-                    st = resolve(op.remote.key(), op.remote.va(len), len, V1.MRF_REMOTE_WRITE, true, dst);
+                if (st == STS_OK) {
+                    st = resolve(op.remote.key(), op.remote.va(len), len, ACCESS_REMOTE_WRITE, true, dst);
                 }
-                if (st == V1.STS_OK) {
+                if (st == STS_OK) {
                     if (overlap(src, dst)) {
                         skipped++;
                         return;
@@ -431,10 +445,10 @@ class RdmaWqePropertyTest {
             case READ -> {
                 len = op.local.stream().mapToLong(Sge::len).sum();
                 st = scatter(op.local, len, dst);
-                if (st == V1.STS_OK) {
-                    st = resolve(op.remote.key(), op.remote.va(len), len, V1.MRF_REMOTE_READ, true, src);
+                if (st == STS_OK) {
+                    st = resolve(op.remote.key(), op.remote.va(len), len, ACCESS_REMOTE_READ, true, src);
                 }
-                if (st == V1.STS_OK) {
+                if (st == STS_OK) {
                     if (overlap(src, dst)) {
                         skipped++;
                         return;
@@ -444,19 +458,19 @@ class RdmaWqePropertyTest {
                 }
             }
             case SEND -> {
-                st = useInline ? (op.inline > MAX_INLINE ? V1.STS_LOCAL_LEN_ERR : V1.STS_OK) : gather(op.local, src);
+                st = useInline ? (op.inline > MAX_INLINE ? STS_LOCAL_LEN_ERR : STS_OK) : gather(op.local, src);
                 len = useInline ? op.inline : op.local.stream().mapToLong(Sge::len).sum();
-                if (st == V1.STS_OK) {
+                if (st == STS_OK) {
                     consumed = posted[peer].peek();
                     recvSt = scatter(consumed.sges, len, dst);
-                    if (recvSt == V1.STS_OK && overlap(src, dst)) {
+                    if (recvSt == STS_OK && overlap(src, dst)) {
                         skipped++;
                         return;
                     }
                     posted[peer].poll();
-                    st = recvSt == V1.STS_OK ? V1.STS_OK
-                            : recvSt == V1.STS_LOCAL_LEN_ERR ? V1.STS_REMOTE_INV_REQ_ERR : V1.STS_REMOTE_OPER_ERR;
-                    if (recvSt == V1.STS_OK) {
+                    st = recvSt == STS_OK ? STS_OK
+                            : recvSt == STS_LOCAL_LEN_ERR ? STS_REMOTE_INV_REQ_ERR : STS_REMOTE_OPER_ERR;
+                    if (recvSt == STS_OK) {
                         byte[] data = useInline ? inlineData : read(src);
                         apply = () -> write(dst, data);
                     }
@@ -464,21 +478,21 @@ class RdmaWqePropertyTest {
             }
             default -> { // atomics: the local SGE that takes the old value is checked first, as a READ's SGEs are
                 Sge l = op.local.getFirst().aligned();
-                st = resolve(l.key(), l.va(8), 8, V1.MRF_LOCAL_WRITE, false, src);
+                st = resolve(l.key(), l.va(8), 8, ACCESS_LOCAL_WRITE, false, src);
                 long va = op.remote.va(8);
-                if (st == V1.STS_OK) {
-                    st = (va & 7) != 0 ? V1.STS_REMOTE_INV_REQ_ERR
-                            : resolve(op.remote.key(), va, 8, V1.MRF_REMOTE_ATOMIC, true, dst);
+                if (st == STS_OK) {
+                    st = (va & 7) != 0 ? STS_REMOTE_INV_REQ_ERR
+                            : resolve(op.remote.key(), va, 8, ACCESS_REMOTE_ATOMIC, true, dst);
                 }
-                if (st == V1.STS_OK) {
-                    long old = le64(dst.getFirst());
+                if (st == STS_OK) {
+                    long old = modelLe64(dst.getFirst());
                     if (op.compareHits) {
                         compare = old;
                     }
                     long next = op.kind == Kind.CMP_SWAP ? (old == compare ? op.operand : old) : old + op.operand;
                     apply = () -> {
-                        putLe64(dst.getFirst(), next);
-                        putLe64(src.getFirst(), old);
+                        modelPutLe64(dst.getFirst(), next);
+                        modelPutLe64(src.getFirst(), old);
                     };
                 }
             }
@@ -491,7 +505,7 @@ class RdmaWqePropertyTest {
         check(op, me, peer, expect);
     }
 
-    static long le64(Span s) {
+    static long modelLe64(Span s) {
         long v = 0;
         for (int i = 7; i >= 0; i--) {
             v = v << 8 | (mem[s.mr][(int) s.off + i] & 0xff);
@@ -499,7 +513,7 @@ class RdmaWqePropertyTest {
         return v;
     }
 
-    static void putLe64(Span s, long v) {
+    static void modelPutLe64(Span s, long v) {
         for (int i = 0; i < 8; i++) {
             mem[s.mr][(int) s.off + i] = (byte) (v >>> 8 * i);
         }
@@ -507,26 +521,26 @@ class RdmaWqePropertyTest {
 
     static void check(Op op, int me, int peer, Expect e) {
         if (e.recv != null) {
-            V1.Cqe r = poll();
+            RawCqe r = poll();
             assertThat(r).as("receive completion of %s", op).isNotNull();
-            assertThat(r.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+            assertThat(r.type()).isEqualTo(CQE_TYPE_RECV);
             assertThat(r.qid()).isEqualTo(QP[peer]);
             assertThat(r.wqeId()).isEqualTo(e.recv.id);
-            assertThat(r.error()).as("receive error flag of %s", op).isEqualTo(e.recvStatus != V1.STS_OK);
+            assertThat(r.error()).as("receive error flag of %s", op).isEqualTo(e.recvStatus != STS_OK);
             assertThat(r.statusLength()).as("receive status/length of %s", op)
-                    .isEqualTo(e.recvStatus == V1.STS_OK ? (int) e.recvLen : e.recvStatus);
-            if (e.recvStatus != V1.STS_OK) {
+                    .isEqualTo(e.recvStatus == STS_OK ? (int) e.recvLen : e.recvStatus);
+            if (e.recvStatus != STS_OK) {
                 errors++;
             }
         }
-        V1.Cqe c = poll();
+        RawCqe c = poll();
         assertThat(c).as("send completion of %s", op).isNotNull();
-        assertThat(c.type()).isEqualTo(V1.Cqe.TYPE_SEND_MSN);
+        assertThat(c.type()).isEqualTo(CQE_TYPE_SEND_MSN);
         assertThat(c.qid()).isEqualTo(QP[me]);
         assertThat(c.msn()).as("MSN").isEqualTo(++msn[me]);
         assertThat(c.statusLength()).as("status of %s", op).isEqualTo(e.sendStatus);
-        assertThat(c.error()).isEqualTo(e.sendStatus != V1.STS_OK);
-        if (e.sendStatus != V1.STS_OK) {
+        assertThat(c.error()).isEqualTo(e.sendStatus != STS_OK);
+        if (e.sendStatus != STS_OK) {
             errors++;
         }
         assertThat(poll()).as("one completion per WQE: %s", op).isNull();
@@ -536,83 +550,72 @@ class RdmaWqePropertyTest {
     // The driver side
 
     static void postRecv(int q, Recv r) {
-        MemorySegment slot = guest.at(rq[q] + (long) STRIDE * rqProd[q], STRIDE);
-        slot.fill((byte) 0);
-        V1.Wqe w = new V1.Wqe().wrap(slot, 0).wqeId(r.id).numSgeKey(r.sges.size());
+        RawWqe w = wqe.wrap(guest.at(rq[q] + (long) STRIDE * rqProd[q], STRIDE)).wqeId(r.id).numSgeKey(r.sges.size());
         for (int i = 0; i < r.sges.size(); i++) {
             Sge s = r.sges.get(i);
-            w.sge(V1.Wqe.PLD, i, s.va(), s.len, s.key());
+            w.sge(WQE_PLD, i, s.va(), s.len, s.key());
         }
         rqProd[q] = (rqProd[q] + 1) & (DEPTH - 1);
-        rdma.drv.doorbell(1, RdmaIdentity.RQ_QTYPE, Ring.Doorbell.encode(QP[q], 0, rqProd[q]));
+        rdma.ringRq(1, QP[q], rqProd[q]);
     }
 
     static void post(Op op, int q, byte[] inlineData, boolean useInline, long compare) {
         MemorySegment slot = guest.at(sq[q] + (long) STRIDE * sqProd[q], STRIDE);
-        slot.fill((byte) 0);
-        V1.Wqe w = new V1.Wqe().wrap(slot, 0).wqeId(sqProd[q]);
+        RawWqe w = wqe.wrap(slot).wqeId(sqProd[q]);
         int opcode = switch (op.kind) {
-            case WRITE -> V1.Wqe.OP_RDMA_WRITE;
-            case READ -> V1.Wqe.OP_RDMA_READ;
-            case SEND -> V1.Wqe.OP_SEND;
-            case FETCH_ADD -> V1.Wqe.OP_ATOMIC_FA;
-            case CMP_SWAP -> V1.Wqe.OP_ATOMIC_CS;
+            case WRITE -> WRITE;
+            case READ -> READ;
+            case SEND -> SEND;
+            case FETCH_ADD -> ATOMIC_FA;
+            case CMP_SWAP -> ATOMIC_CS;
         };
-        w.op(opcode).flags(V1.Wqe.FLAG_SIG);
+        w.op(opcode).flags(WQE_FLAG_SIG);
         if (op.kind == Kind.FETCH_ADD || op.kind == Kind.CMP_SWAP) {
             w.rdma(op.remote.va(8), op.remote.key());
-            Be.put32(slot, 28, (int) (op.operand >>> 32));
-            Be.put32(slot, 32, (int) op.operand);
-            Be.put32(slot, 36, (int) (compare >>> 32));
-            Be.put32(slot, 40, (int) compare);
+            be32(slot, WQE_ATOMIC_SWAP_ADD_HIGH_BE, (int) (op.operand >>> 32));
+            be32(slot, WQE_ATOMIC_SWAP_ADD_LOW_BE, (int) op.operand);
+            be32(slot, WQE_ATOMIC_COMPARE_HIGH_BE, (int) (compare >>> 32));
+            be32(slot, WQE_ATOMIC_COMPARE_LOW_BE, (int) compare);
             Sge l = op.local.getFirst().aligned();
-            Be.put64(slot, 48, l.va(8));
-            Be.put32(slot, 56, 8);
-            Be.put32(slot, 60, l.key());
+            be64(slot, WQE_ATOMIC_SGE + SGE_VA_BE, l.va(8));
+            be32(slot, WQE_ATOMIC_SGE + SGE_LEN_BE, 8);
+            be32(slot, WQE_ATOMIC_SGE + SGE_LKEY_BE, l.key());
         } else {
             long len = useInline ? inlineData.length : op.local.stream().mapToLong(Sge::len).sum();
             if (op.kind != Kind.SEND) {
                 w.rdma(op.remote.va(len), op.remote.key());
             }
             if (useInline) {
-                w.flags(V1.Wqe.FLAG_SIG | V1.Wqe.FLAG_INL).length(inlineData.length);
+                w.flags(WQE_FLAG_SIG | WQE_FLAG_INL).length(inlineData.length);
                 // Inline data beyond what the stride holds: only the part that fits is written.
-                MemorySegment.copy(MemorySegment.ofArray(inlineData), 0, slot, V1.Wqe.PLD,
+                MemorySegment.copy(MemorySegment.ofArray(inlineData), 0, slot, WQE_PLD,
                         Math.min(inlineData.length, MAX_INLINE));
             } else {
-                w.numSgeKey(op.local.size()).length(op.local.stream().mapToLong(Sge::len).sum());
+                w.numSgeKey(op.local.size()).length((int) op.local.stream().mapToLong(Sge::len).sum());
                 for (int i = 0; i < op.local.size(); i++) {
                     Sge s = op.local.get(i);
-                    w.sge(V1.Wqe.PLD, i, s.va(), s.len, s.key());
+                    w.sge(WQE_PLD, i, s.va(), s.len, s.key());
                 }
             }
         }
         sqProd[q] = (sqProd[q] + 1) & (DEPTH - 1);
-        rdma.drv.doorbell(1, RdmaIdentity.SQ_QTYPE, Ring.Doorbell.encode(QP[q], 0, sqProd[q]));
+        rdma.ringSq(1, QP[q], sqProd[q]);
     }
 
     /** The next CQE (a copy), or null; the consumer index goes back to the device as ring 0. */
-    static V1.Cqe poll() {
-        MemorySegment c = guest.at(cqRing + 32L * cqCons, 32);
-        V1.Cqe cqe = new V1.Cqe().wrap(c, 0);
-        if (cqe.color() != cqColor) {
-            return null;
+    static RawCqe poll() {
+        RawCqe c = cq.poll();
+        if (c != null) {
+            rdma.ringCq(CQ, 0, cq.consumer());
         }
-        cqCons = (cqCons + 1) & ((1 << CQ_LOG2) - 1);
-        if (cqCons == 0) {
-            cqColor = !cqColor;
-        }
-        rdma.cqDoorbell(CQ, 0, cqCons);
-        MemorySegment copy = MemorySegment.ofArray(new byte[32]);
-        copy.copyFrom(c);
-        return new V1.Cqe().wrap(copy, 0);
+        return c;
     }
 
     // ---------------------------------------------------------------------------------------------
     // The responder's receive faults, one by one (the device fix: requester REM_OP_ERR vs REM_INV_REQ_ERR)
 
     @Example
-    void aFaultyReceiveBufferIsTheRespondersErrorATooShortOneTheRequesters() {
+    void aFaultyReceiveBufferIsTheRespondersErrorATooShortOneTheRequesters() throws IOException {
         startSequence(1);
         Sge good = new Sge(0, 0, 0, 0, 64);
         // The receive runs past MR 3 (3000 bytes): local protection at the responder, REM_OP_ERR at the requester.
@@ -622,31 +625,31 @@ class RdmaWqePropertyTest {
         // A receive of 16 bytes for a 64-byte message: length error at the responder, REM_INV_REQ_ERR at the requester.
         Op tooShort = new Op(Kind.SEND, 1, List.of(good), good, List.of(new Sge(0, 0, 0, 4096, 16)), 0, 0, 0, false, 0);
         for (Op op : List.of(pastMr, noWrite, tooShort)) {
-            V1.Cqe[] got = runAndCollect(op);
-            assertThat(got[0].type()).isEqualTo(V1.Cqe.TYPE_RECV);
-            assertThat(got[1].type()).isEqualTo(V1.Cqe.TYPE_SEND_MSN);
+            RawCqe[] got = runAndCollect(op);
+            assertThat(got[0].type()).isEqualTo(CQE_TYPE_RECV);
+            assertThat(got[1].type()).isEqualTo(CQE_TYPE_SEND_MSN);
             if (op == tooShort) {
-                assertThat(got[0].statusLength()).isEqualTo(V1.STS_LOCAL_LEN_ERR);
-                assertThat(got[1].statusLength()).isEqualTo(V1.STS_REMOTE_INV_REQ_ERR);
+                assertThat(got[0].statusLength()).isEqualTo(STS_LOCAL_LEN_ERR);
+                assertThat(got[1].statusLength()).isEqualTo(STS_REMOTE_INV_REQ_ERR);
             } else {
-                assertThat(got[0].statusLength()).isEqualTo(V1.STS_LOCAL_PROT_ERR);
-                assertThat(got[1].statusLength()).isEqualTo(V1.STS_REMOTE_OPER_ERR);
+                assertThat(got[0].statusLength()).isEqualTo(STS_LOCAL_PROT_ERR);
+                assertThat(got[1].statusLength()).isEqualTo(STS_REMOTE_OPER_ERR);
             }
         }
         endSequence();
     }
 
     /** Runs {@code op} through the device only (no model), returning its receive and send CQEs. */
-    static V1.Cqe[] runAndCollect(Op op) {
+    static RawCqe[] runAndCollect(Op op) {
         int peer = 1 - op.side;
         Recv r = new Recv(nextRecvId++, op.recv);
         postRecv(peer, r);
         post(op, op.side, null, false, 0);
-        V1.Cqe recv = poll(), send = poll();
+        RawCqe recv = poll(), send = poll();
         assertThat(recv).isNotNull();
         assertThat(send).isNotNull();
         assertThat(poll()).isNull();
         msn[op.side]++;
-        return new V1.Cqe[] {recv, send};
+        return new RawCqe[] {recv, send};
     }
 }

@@ -64,20 +64,29 @@ final class Events {
     }
 
     private void drain(int eq) {
-        for (;;) {
-            long at = ring[eq] - drv.ramIova() + (long) EQE_SIZE * cons[eq];
-            int evt = be32(drv.ram(), at);
-            if (((evt & EQE_COLOR) != 0) != color[eq]) {
-                return;
-            }
-            cons[eq] = (cons[eq] + 1) & ((1 << DEPTH_LOG2) - 1);
-            if (cons[eq] == 0) {
-                color[eq] = !color[eq];
-            }
-            int qid = evt >>> EQE_QID_SHIFT;
-            if ((evt >>> EQE_TYPE_SHIFT & 7) == EQE_TYPE_CQ && qid < cqs.length && cqs[qid] != null) {
-                cqs[qid].event = true;
-            }
+        while (next(eq) != -1) {
+            // each EQE marks its CQ
         }
+    }
+
+    /**
+     * The next EQE of EQ {@code eq} (by its color; a CQ event marks its {@link Cq}), or -1 when there is none.
+     * An EQE with its color bit set is never -1, and one without is read only on odd passes of the ring.
+     */
+    int next(int eq) {
+        long at = ring[eq] - drv.ramIova() + (long) EQE_SIZE * cons[eq];
+        int evt = be32(drv.ram(), at);
+        if (((evt & EQE_COLOR) != 0) != color[eq]) {
+            return -1;
+        }
+        cons[eq] = (cons[eq] + 1) & ((1 << DEPTH_LOG2) - 1);
+        if (cons[eq] == 0) {
+            color[eq] = !color[eq];
+        }
+        int qid = evt >>> EQE_QID_SHIFT;
+        if ((evt >>> EQE_TYPE_SHIFT & 7) == EQE_TYPE_CQ && qid < cqs.length && cqs[qid] != null) {
+            cqs[qid].event = true;
+        }
+        return evt;
     }
 }

@@ -55,19 +55,37 @@ final class RdmaAdminQueue {
      * cmd[0..60)}, later slots the rest; rings the AQ doorbell and reads the admin CQE. Returns the admin status.
      */
     int post(int op, int len) throws IOException {
+        int first = prod;
+        AdminCqe c = submit(op, len, false);
+        if (c.type() != CQE_TYPE_ADMIN || c.qid() != aqId || c.cmdIdx() != first) {
+            throw new IOException("admin CQE for op " + op + " names type " + c.type() + " aq " + c.qid() + " slot "
+                    + c.cmdIdx() + ", expected slot " + first);
+        }
+        return c.error() ? c.status() : RdmaVerbs.ASTS_OK;
+    }
+
+    /**
+     * {@link #post} that returns the CQE as it is, whatever it names. With {@code staleFill} the slots are first
+     * filled with 0x5a: the bytes after a command in its last slot are not cleared by the driver, and a device
+     * must not read them as command bytes.
+     */
+    AdminCqe submit(int op, int len, boolean staleFill) throws IOException {
         int slots = (len + AWQE_CMD + AQ_STRIDE - 1) / AQ_STRIDE;
         int mask = (1 << DEPTH_LOG2) - 1;
         int first = prod;
         for (int s = 0; s < slots; s++) {
             long slot = off(ring + (long) AQ_STRIDE * ((first + s) & mask));
+            if (staleFill) {
+                ram.asSlice(slot, AQ_STRIDE).fill((byte) 0x5a);
+            }
             if (s == 0) {
                 u8(ram, slot + AWQE_OP, op);
                 u8(ram, slot + 1, 0);
                 le16(ram, slot + AWQE_LEN, len);
-                MemorySegment.copy(cmd, 0, ram, slot + AWQE_CMD, AQ_STRIDE - AWQE_CMD);
+                MemorySegment.copy(cmd, 0, ram, slot + AWQE_CMD, Math.min(AQ_STRIDE - AWQE_CMD, len));
             } else {
                 long from = AQ_STRIDE - AWQE_CMD + (long) AQ_STRIDE * (s - 1);
-                MemorySegment.copy(cmd, from, ram, slot, AQ_STRIDE);
+                MemorySegment.copy(cmd, from, ram, slot, Math.min(AQ_STRIDE, len - from));
             }
         }
         prod = (first + slots) & mask;
@@ -81,8 +99,8 @@ final class RdmaAdminQueue {
             drv.sync();
         }
         int qtf = be32(ram, cqe + CQE_QID_TYPE_FLAGS_BE);
-        int cmdIdx = be16(ram, cqe + CQE_ADMIN_CMD_IDX_BE);
-        int status = (qtf & CQE_ERROR) != 0 ? be32(ram, cqe + CQE_STATUS_LENGTH_BE) : 0;
+        AdminCqe c = new AdminCqe(be16(ram, cqe + CQE_ADMIN_CMD_IDX_BE), be32(ram, cqe + CQE_STATUS_LENGTH_BE),
+                (qtf & CQE_ERROR) != 0, qtf >>> CQE_QID_SHIFT, qtf >>> CQE_TYPE_SHIFT & 7);
         cqCons = (cqCons + 1) & ((1 << CQ_DEPTH_LOG2) - 1);
         if (cqCons == 0) {
             cqColor = !cqColor;
@@ -91,11 +109,16 @@ final class RdmaAdminQueue {
             cqCredit = 0;
             drv.doorbellPosted(cqDoorbell, doorbell(acqId, 0, cqCons));
         }
-        if ((qtf >>> CQE_TYPE_SHIFT & 7) != CQE_TYPE_ADMIN || qtf >>> CQE_QID_SHIFT != aqId || cmdIdx != first) {
-            throw new IOException("admin CQE for op " + op + " names type " + (qtf >>> CQE_TYPE_SHIFT & 7) + " aq "
-                    + (qtf >>> CQE_QID_SHIFT) + " slot " + cmdIdx + ", expected slot " + first);
-        }
-        return status;
+        return c;
+    }
+
+    /** The admin CQ's consumer index: the slot of the next CQE. */
+    int cqConsumer() {
+        return cqCons;
+    }
+
+    int id() {
+        return aqId;
     }
 
     /** {@link #post}, refused with an {@link AdminException} unless the status is OK. */

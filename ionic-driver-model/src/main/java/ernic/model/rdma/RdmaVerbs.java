@@ -49,10 +49,10 @@ public final class RdmaVerbs {
     /** MR access flags (enum ionic_mr_flags) and QP access flags (enum ionic_qp_flags). */
     public static final int ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4,
             ACCESS_REMOTE_ATOMIC = 8;
-    public static final int QP_REMOTE_WRITE = 1, QP_REMOTE_READ = 2, QP_REMOTE_ATOMIC = 4;
+    public static final int QP_REMOTE_WRITE = 1, QP_REMOTE_READ = 2, QP_REMOTE_ATOMIC = 4, QP_PRIVILEGED = 0x8000;
     /** QP types and states (enum ionic_qp_type, ionic_qp_state). */
     public static final int RC = 0, UD = 3;
-    public static final int RESET = 0, INIT = 1, RTR = 2, RTS = 3, ERR = 6;
+    public static final int RESET = 0, INIT = 1, RTR = 2, RTS = 3, SQD = 4, SQE = 5, ERR = 6;
     /** Admin statuses (enum ionic_v1_admin_status). */
     public static final int ASTS_OK = 0, ASTS_BAD_CMD = 1, ASTS_BAD_INDEX = 2, ASTS_BAD_STATE = 3,
             ASTS_BAD_TYPE = 4, ASTS_BAD_ATTR = 5;
@@ -77,6 +77,7 @@ public final class RdmaVerbs {
     final Events events;
     final RdmaDataPath dataPath;
     private RdmaAdminQueue admin;
+    private RdmaRaw raw;
     private final int acqId = 0;
     private int nextCq = 1, nextQp = 2, nextMr = 1, nextAh = 0, eqPick;
     private final ArrayDeque<Integer> freeMrs = new ArrayDeque<>();
@@ -110,12 +111,14 @@ public final class RdmaVerbs {
     }
 
     /**
-     * Ethernet bring-up ({@link IonicDriverModel#bringUp()}), then the probe of ionic_rdma: read the RDMA
+     * Ethernet bring-up ({@link IonicDriverModel#bringUp()} and {@link IonicDriverModel#probeLif()}: ionic.ko
+     * creates the RDMA aux device after them), then the probe of ionic_rdma: read the RDMA
      * identity, RDMA_RESET_LIF, one CREATE_EQ per EQ (interrupt i + 1, auto-masked), the admin CQ
      * (RDMA_CREATE_CQ) and the admin queue (RDMA_CREATE_ADMINQ), all over the Ethernet admin queue.
      */
     public static RdmaVerbs open(IonicDriverModel drv) throws IOException {
         drv.bringUp();
+        drv.probeLif();
         IonicDriverModel.expectOk(drv.devcmd(IonicDriverModel.command(IonicDriverModel.IDENTIFY).put(1, (byte) 2)),
                 "IDENTIFY");
         int ndbpgs = drv.devcmdData(32).getInt(DID_NDBPGS_PER_LIF);
@@ -148,10 +151,16 @@ public final class RdmaVerbs {
         IonicDriverModel.expectOk(drv.adminq(queueCmd(CMD_RDMA_CREATE_ADMINQ, aqId, acqId,
                 RdmaAdminQueue.DEPTH_LOG2, 6, aqRing)), "RDMA_CREATE_ADMINQ");
         admin = new RdmaAdminQueue(drv, aqId, aqRing, doorbell(aqQtype), acqId, acqRing, doorbell(cqQtype));
+        raw = new RdmaRaw(this, admin, events, acqId, doorbell(sqQtype), doorbell(rqQtype), doorbell(cqQtype));
+    }
+
+    /** Raw admin commands, EQEs and doorbells on this context's admin queue and EQs (for device tests). */
+    public RdmaRaw raw() {
+        return raw;
     }
 
     /** struct ionic_rdma_queue_cmd. */
-    static ByteBuffer queueCmd(int opcode, int qid, int cid, int depthLog2, int strideLog2, long ring) {
+    public static ByteBuffer queueCmd(int opcode, int qid, int cid, int depthLog2, int strideLog2, long ring) {
         ByteBuffer c = IonicDriverModel.command(opcode);
         c.putShort(RQC_LIF_INDEX, (short) 0);
         c.putInt(RQC_QID_VER, qid);

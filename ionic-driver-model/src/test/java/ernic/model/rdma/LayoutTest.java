@@ -87,4 +87,38 @@ class LayoutTest {
             assertThat(buf.getLong(8)).isEqualTo(0x1122334455667788L);
         }
     }
+
+    /** struct ionic_v1_wqe: wqe_id u64 @0, op @8, num_sge_key @9, flags BE16 @10, imm BE32 @12, rdma @16..31, pld @32. */
+    @Test
+    void aRawWqeLandsAtTheHeaderOffsets() {
+        byte[] b = new byte[64];
+        new RawWqe().wrap(MemorySegment.ofArray(b)).wqeId(0x0102).op(RdmaVerbs.WRITE).numSgeKey(1)
+                .flags(Fw.WQE_FLAG_SIG | Fw.WQE_FLAG_INL).immDataKey(0x0a0b0c0d).rdma(0x1122334455667788L, 0x2233)
+                .length(0x99).sge(Fw.WQE_PLD, 1, 0x0102030405060708L, 0x40, 0x5566);
+        assertThat(HEX.formatHex(b, 0, 32)).isEqualTo("0201000000000000" + "0401" + "000c" + "0a0b0c0d"
+                + "11223344" + "55667788" + "00002233" + "00000099");
+        assertThat(HEX.formatHex(b, 48, 64)).isEqualTo("0102030405060708" + "00000040" + "00005566");
+    }
+
+    /** struct ionic_v1_cqe: recv wqe_id u64 @0, src_qpn_op BE32 @8, status_length BE32 @24, qid_type_flags BE32 @28. */
+    @Test
+    void aRawCqeReadsTheHeaderOffsets() {
+        byte[] b = new byte[32];
+        MemorySegment s = MemorySegment.ofArray(b);
+        Fw.le64(s, 0, 100);
+        Fw.be32(s, 8, Fw.CQE_RECV_OP_SEND_IMM << Fw.CQE_RECV_OP_SHIFT | 7);
+        Fw.be32(s, 20, 0xabcdef);
+        Fw.be32(s, 24, 64);
+        Fw.be32(s, 28, 3 << Fw.CQE_QID_SHIFT | Fw.CQE_TYPE_RECV << Fw.CQE_TYPE_SHIFT | Fw.CQE_ERROR | Fw.CQE_COLOR);
+        RawCqe c = new RawCqe(b);
+        assertThat(c.wqeId()).isEqualTo(100);
+        assertThat(c.srcQpnOp() & 0xffffff).isEqualTo(7);
+        assertThat(c.srcQpnOp() >>> Fw.CQE_RECV_OP_SHIFT & 0x1f).isEqualTo(Fw.CQE_RECV_OP_SEND_IMM);
+        assertThat(c.immDataRkey()).isEqualTo(0xabcdef);
+        assertThat(c.statusLength()).isEqualTo(64);
+        assertThat(c.qid()).isEqualTo(3);
+        assertThat(c.type()).isEqualTo(Fw.CQE_TYPE_RECV);
+        assertThat(c.error()).isTrue();
+        assertThat(c.color()).isTrue();
+    }
 }

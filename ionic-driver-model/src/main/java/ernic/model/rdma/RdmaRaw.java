@@ -1,0 +1,200 @@
+package ernic.model.rdma;
+
+import ernic.model.IonicDriverModel;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
+
+import static ernic.model.rdma.Fw.*;
+
+/**
+ * Below the verbs: what a test of a device sends that a verbs user cannot ask for. Admin commands with the
+ * caller's ids and lengths, read back as the {@link AdminCqe} the device wrote; EQEs one by one; CQ, SQ and RQ
+ * doorbells with any value. Same admin queue, same EQs as the {@link RdmaVerbs} it comes from (so verbs objects
+ * and raw ones can be mixed as long as their ids do not meet). Offsets are ionic_fw.h's ({@link Fw}).
+ */
+public final class RdmaRaw {
+    /** The admin CQ's and the admin queue's ids, as {@link RdmaVerbs#open} created them. */
+    public final int adminCqId, adminQueueId;
+
+    private final RdmaVerbs verbs;
+    private final IonicDriverModel drv;
+    private final RdmaAdminQueue admin;
+    private final Events events;
+    private final long sqDb, rqDb, cqDb;
+
+    RdmaRaw(RdmaVerbs verbs, RdmaAdminQueue admin, Events events, int acqId, long sqDb, long rqDb, long cqDb) {
+        this.verbs = verbs;
+        this.drv = verbs.driver();
+        this.admin = admin;
+        this.events = events;
+        this.adminCqId = acqId;
+        this.adminQueueId = admin.id();
+        this.sqDb = sqDb;
+        this.rqDb = rqDb;
+        this.cqDb = cqDb;
+    }
+
+    /**
+     * Posts admin command {@code op} of {@code len} bytes; {@code fill} writes its bytes (offsets within cmd) into
+     * a zeroed buffer of 256. The slots hold 0x5a before, so bytes past {@code len} are stale, as the driver
+     * leaves them.
+     */
+    public AdminCqe admin(int op, int len, Consumer<MemorySegment> fill) throws IOException {
+        fill.accept(admin.cmd());
+        return admin.submit(op, len, true);
+    }
+
+    /** CREATE_CQ of a kernel CQ: map_count 1, the ring's direct address, stride 32. */
+    public AdminCqe createCq(int id, int eqId, long ring, int depthLog2) throws IOException {
+        return admin(OP_CREATE_CQ, LEN_CREATE_CQ, c -> {
+            le32(c, CCQ_EQ_ID, eqId);
+            u8(c, CCQ_DEPTH_LOG2, depthLog2);
+            u8(c, CCQ_STRIDE_LOG2, CQE_STRIDE_LOG2);
+            le32(c, CCQ_ID_VER, id);
+            le32(c, CCQ_TBL_INDEX, -1);
+            le32(c, CCQ_MAP_COUNT, 1);
+            le64(c, CCQ_DMA_ADDR, ring);
+        });
+    }
+
+    /** CREATE_QP with direct rings of 64-byte WQEs, both on {@code cq}; {@code type} RC 0, UD 3. */
+    public AdminCqe createQp(int id, int type, int privFlags, int cq, long sq, int sqDepthLog2, long rq,
+                             int rqDepthLog2) throws IOException {
+        return admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
+            be32(c, CQP_PRIV_FLAGS_BE, privFlags);
+            le32(c, CQP_SQ_CQ_ID, cq);
+            u8(c, CQP_SQ_DEPTH_LOG2, sqDepthLog2);
+            u8(c, CQP_SQ_STRIDE_LOG2, 6);
+            le32(c, CQP_SQ_TBL_INDEX, -1);
+            le32(c, CQP_SQ_MAP_COUNT, 1);
+            le64(c, CQP_SQ_DMA_ADDR, sq);
+            le32(c, CQP_RQ_CQ_ID, cq);
+            u8(c, CQP_RQ_DEPTH_LOG2, rqDepthLog2);
+            u8(c, CQP_RQ_STRIDE_LOG2, 6);
+            le32(c, CQP_RQ_TBL_INDEX, -1);
+            le32(c, CQP_RQ_MAP_COUNT, 1);
+            le64(c, CQP_RQ_DMA_ADDR, rq);
+            le32(c, CQP_ID_VER, id);
+            u8(c, CQP_TYPE_STATE, type);
+        });
+    }
+
+    /** MODIFY_QP to {@code to} from {@code from} (type_state), pmtu 2^10, with qkey_dest_qpn. */
+    public AdminCqe modifyQp(int id, int attrMask, int to, int from, int qkeyOrDestQpn) throws IOException {
+        return admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> {
+            be32(c, MQP_ATTR_MASK_BE, attrMask);
+            le32(c, MQP_QKEY_DEST_QPN, qkeyOrDestQpn);
+            u8(c, MQP_PMTU, 10);
+            u8(c, MQP_TYPE_STATE, to | from << 4);
+            le32(c, MQP_ID_VER, id);
+        });
+    }
+
+    /** MODIFY_QP with an address vector: the header template at {@code hdr} of {@code hdrLen} bytes, a dest QPN. */
+    public AdminCqe modifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen) throws IOException {
+        return admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> {
+            be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_AV | IB_QP_DEST_QPN);
+            le32(c, MQP_QKEY_DEST_QPN, destQpn);
+            u8(c, MQP_PMTU, 10);
+            u8(c, MQP_TYPE_STATE, to | from << 4);
+            le32(c, MQP_ID_VER, id);
+            le32(c, MQP_AH_ID_LEN, hdrLen << 24);
+            le64(c, MQP_DMA_ADDR, hdr);
+        });
+    }
+
+    /** QUERY_QP into {@code sq} and {@code rq} (guest addresses); the state is the high nibble of rq's state_pmtu. */
+    public AdminCqe queryQp(int id, long sq, long rq) throws IOException {
+        return admin(OP_QUERY_QP, LEN_QUERY_QP, c -> {
+            le64(c, QQP_SQ_DMA, sq);
+            le64(c, QQP_RQ_DMA, rq);
+            le32(c, QQP_ID_VER, id);
+        });
+    }
+
+    public AdminCqe createAh(int id, long hdr, int hdrLen) throws IOException {
+        return admin(OP_CREATE_AH, LEN_CREATE_AH, c -> {
+            le64(c, CAH_DMA_ADDR, hdr);
+            le32(c, CAH_LENGTH, hdrLen);
+            le32(c, CAH_ID_VER, id);
+        });
+    }
+
+    public AdminCqe createMr(int mrid, long va, long length, int flags, int mapCount, long dma, int pageLog2)
+            throws IOException {
+        return admin(OP_CREATE_MR, LEN_CREATE_MR, c -> {
+            le64(c, CMR_VA, va);
+            le64(c, CMR_LENGTH, length);
+            le32(c, CMR_ID_VER, mrid);
+            le32(c, CMR_TBL_INDEX, -1);
+            le32(c, CMR_MAP_COUNT, mapCount);
+            le64(c, CMR_DMA_ADDR, dma);
+            le16(c, CMR_DBID_FLAGS, flags);
+            u8(c, CMR_PAGE_SIZE_LOG2, pageLog2);
+        });
+    }
+
+    /** A STATS_* or QP_STATS_* command: {@code length} bytes at {@code dma}, object {@code id}. */
+    public AdminCqe stats(int op, long dma, int length, int id) throws IOException {
+        return admin(op, LEN_STATS, c -> {
+            le64(c, STATS_DMA_ADDR, dma);
+            le32(c, STATS_LENGTH, length);
+            le32(c, STATS_ID_VER, id);
+        });
+    }
+
+    /** A DESTROY_* command (op 6, 8, 11, 16): just the id. */
+    public AdminCqe destroy(int op, int id) throws IOException {
+        return admin(op, LEN_DESTROY, c -> le32(c, 0, id));
+    }
+
+    /** The admin CQ's consumer index (its slot for the next CQE). */
+    public int adminCqConsumer() {
+        return admin.cqConsumer();
+    }
+
+    /**
+     * The next EQE of EQ {@code eq} (index among the EQs {@link RdmaVerbs#open} created, on MSI-X eq + 1) as its
+     * BE32 value, or -1 when the slot does not have the expected color.
+     */
+    public int nextEqe(int eq) {
+        return events.next(eq);
+    }
+
+    /** The MSI-X vector of EQ {@code eq}. */
+    public int eqVector(int eq) {
+        return eq + 1;
+    }
+
+    /*
+     * The data path's doorbells are posted stores, as a guest's are: a later sync() finds them handled (in
+     * process, they are handled when the call returns).
+     */
+
+    /** A CQ doorbell: ring 0 returns slots up to {@code index}, ring 1 arms, ring 2 arms for solicited. */
+    public void ringCq(int cq, int ring, int index) {
+        drv.doorbellPosted(cqDb, doorbell(cq, ring, index));
+    }
+
+    /** An SQ doorbell of {@code qp} with producer {@code index}, on doorbell page {@code pid} of the LIF. */
+    public void ringSq(int pid, int qp, int index) {
+        drv.doorbellPosted(sqDb + (long) pid * RdmaVerbs.PAGE, doorbell(qp, 0, index));
+    }
+
+    /** An RQ doorbell of {@code qp} with producer {@code index}, on doorbell page {@code pid} of the LIF. */
+    public void ringRq(int pid, int qp, int index) {
+        drv.doorbellPosted(rqDb + (long) pid * RdmaVerbs.PAGE, doorbell(qp, 0, index));
+    }
+
+    /** A reader of the CQ ring at guest address {@code ring} of 2^depthLog2 CQEs, by color. */
+    public RawCqe.Ring cqRing(long ring, int depthLog2) {
+        return new RawCqe.Ring(drv.ram(), ring - drv.ramIova(), depthLog2);
+    }
+
+    /** The verbs this came from. */
+    public RdmaVerbs verbs() {
+        return verbs;
+    }
+}
