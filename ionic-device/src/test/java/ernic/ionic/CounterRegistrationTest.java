@@ -3,43 +3,47 @@ package ernic.ionic;
 import ernic.counters.CounterRegistry;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.rdma.V1;
+import ernic.model.rdma.RdmaRaw;
+import ernic.model.rdma.RdmaVerbs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.util.Map;
 
+import static ernic.model.rdma.RdmaVerbs.QP_PRIVILEGED;
+import static ernic.model.rdma.RdmaVerbs.UD;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The device's counter sets in a registry, and the stats-file keys built from them. */
+/**
+ * The device's counter sets in a registry, and the stats-file keys built from them; the RDMA bring-up and admin
+ * commands come from the driver model on a {@link ModelGuest}.
+ */
 class CounterRegistrationTest {
-    FakeGuest guest;
+    ModelGuest guest;
     IonicDevice dev;
-    RdmaDriver rdma;
+    RdmaRaw rdma;
     final CounterRegistry registry = new CounterRegistry();
 
     @BeforeEach
-    void setUp() {
-        guest = new FakeGuest(16 << 20);
+    void setUp() throws IOException {
         dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        dev.attach(guest);
-        rdma = new RdmaDriver(new Driver(dev, guest));
-        assertThat(rdma.bootstrap()).isZero();
+        guest = new ModelGuest(dev, 16 << 20);
+        rdma = RdmaVerbs.open(guest.drv).raw();
         dev.registerCounters(registry);
     }
 
     @AfterEach
     void tearDown() {
-        dev.detach();
         guest.close();
     }
 
     @Test
-    void setsRegisterUnderTheirPrefixesAndTheStatsKeysStay() {
+    void setsRegisterUnderTheirPrefixesAndTheStatsKeysStay() throws IOException {
         long cq = guest.alloc(32L * 1024), sq = guest.alloc(64 * 16), rq = guest.alloc(64 * 16);
         assertThat(rdma.createCq(5, 2, cq, 10).status()).isZero();
-        assertThat(rdma.createQp(1, V1.QPT_UD, V1.QPF_PRIVILEGED, 5, sq, 4, rq, 4).status()).isZero();
+        assertThat(rdma.createQp(1, UD, QP_PRIVILEGED, 5, sq, 4, rq, 4).status()).isZero();
 
         Map<String, Long> totals = registry.totals();
         assertThat(totals).containsKeys("eth.lif.rx_ucast_packets", "eth.port.frames_tx_ok", "eth.device.tx_sent",
@@ -61,7 +65,7 @@ class CounterRegistrationTest {
     }
 
     @Test
-    void powerOnZeroesEverySet() {
+    void powerOnZeroesEverySet() throws IOException {
         assertThat(rdma.createCq(5, 2, guest.alloc(32L * 1024), 10).status()).isZero();
         dev.reset();
         assertThat(registry.totals()).allSatisfy((k, v) -> {

@@ -1,147 +1,157 @@
 package ernic.ionic;
 
-import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.layout.Le;
-import ernic.ionic.layout.Ring;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.layout.Be;
-import ernic.ionic.rdma.V1;
 import ernic.mesh.Gid;
+import ernic.model.rdma.RawCqe;
+import ernic.model.rdma.RawWqe;
+import ernic.model.rdma.RdmaRaw;
+import ernic.model.rdma.RdmaVerbs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import java.util.function.Consumer;
 
+import static ernic.model.rdma.Fw.*;
+import static ernic.model.rdma.RdmaVerbs.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Two devices joined by a {@link Loopback} port (nodes 0 and 1, on the test's thread, time from a mock
- * clock), and RC and UD traffic between their guests: the ionic wire protocol, rkeys resolved by the responder, completions after the
- * reply, receiver-not-ready waits, the RTR refusal for a GID no node owns, a lost peer, and the requests a
- * flushed QP takes back while its responder is not reading.
+ * clock), and RC and UD traffic between their guests: the ionic wire protocol, rkeys resolved by the responder,
+ * completions after the reply, receiver-not-ready waits, the RTR refusal for a GID no node owns, a lost peer, and
+ * the requests a flushed QP takes back while its responder is not reading. Each guest is the driver model on a
+ * {@link ModelGuest}: raw ionic_fw.h WQEs ({@link RawWqe}) and CQEs ({@link RawCqe}) on QPs with chosen ids.
  */
 class RemoteDataPathTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8, MR = 1 << 8 | 0x11;
     static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
     static final long VA = 0x7f00_0000_0000L;
+    /** An Ethernet (14), IPv4 (20) and UDP (8) header template. */
+    static final int HDR_LEN = 14 + 20 + 8;
     /** A second, larger MR (created by {@link Side#bigMr}): 4 MiB at BIG_VA. */
-    static final int BIG = 2 << 8 | 0x22, BIG_PAGES = 1024;
-    static final long BIG_VA = 0x7f10_0000_0000L, BIG_BYTES = 4096L * BIG_PAGES;
+    static final int BIG = 2 << 8 | 0x22, BIG_PAGES = 1024, BIG_BYTES = 4096 * BIG_PAGES;
+    static final long BIG_VA = 0x7f10_0000_0000L;
 
     Loopback net;
     Side a, b;
 
-    /** One server's guest: device, rings, one 4-page MR. */
+    /** One server's guest: device, rings, one 4-page MR, driven by the driver model. */
     final class Side {
-        final FakeGuest guest = new FakeGuest(16 << 20);
         final IonicDevice dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        final RdmaDriver rdma;
-        final long cqRing, buf;
+        final ModelGuest guest = new ModelGuest(dev, 16 << 20);
+        final RdmaRaw rdma;
+        final RawCqe.Ring cq;
+        final long buf;
         final int ip;
-        int cqCons;
-        boolean cqColor = true;
+        final RawWqe wqe = new RawWqe();
         final long[] sq = new long[8], rq = new long[8];
         final int[] sqProd = new int[8], rqProd = new int[8], sqMask = new int[8];
         long big;
 
-        Side(Loopback.Port port, int ip) {
+        Side(Loopback.Port port, int ip) throws IOException {
             this.ip = ip;
-            dev.attach(guest);
-            rdma = new RdmaDriver(new Driver(dev, guest));
-            assertThat(rdma.bootstrap()).isZero();
+            rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().attach(port);
             dev.rdma().clock(net.clock);
-            cqRing = guest.alloc(32L << CQ_LOG2);
+            long cqRing = guest.alloc(32L << CQ_LOG2);
             assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
+            cq = rdma.cqRing(cqRing, CQ_LOG2);
             buf = guest.alloc(4 * 4096);
             long table = guest.alloc(4096);
             for (int i = 0; i < 4; i++) {
-                Le.put64(guest.at(table, 32), 8L * i, buf + 4096L * i);
+                le64(guest.at(table, 32), 8L * i, buf + 4096L * i);
             }
-            assertThat(rdma.createMr(MR, VA, 4 * 4096, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE
-                    | V1.MRF_REMOTE_READ | V1.MRF_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
+            assertThat(rdma.createMr(MR, VA, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
+                    | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
         }
 
-        int rc(int id, int destQpn, int destIp) {
+        int rc(int id, int destQpn, int destIp) throws IOException {
             return rc(id, destQpn, destIp, LOG2);
         }
 
         /** An RC QP whose SQ has {@code 1 << sqLog2} slots. */
-        int rc(int id, int destQpn, int destIp, int sqLog2) {
+        int rc(int id, int destQpn, int destIp, int sqLog2) throws IOException {
             sq[id] = guest.alloc(64L << sqLog2);
             rq[id] = guest.alloc(64 * DEPTH);
             sqProd[id] = 0;
             sqMask[id] = (1 << sqLog2) - 1;
-            assertThat(rdma.createQp(id, V1.QPT_RC, 0, CQ, sq[id], sqLog2, rq[id], LOG2).status()).isZero();
-            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_INIT, 0, 0).status()).isZero();
-            long hdr = rdma.ipv4Header(guest.alloc(64), ip, destIp);
-            int st = rdma.modifyQpAv(id, V1.QPS_RTR, 0, destQpn, hdr, 42).status();
+            assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], sqLog2, rq[id], LOG2).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, INIT, 0, 0).status()).isZero();
+            int st = rdma.modifyQpAv(id, RTR, 0, destQpn, ipv4Header(ip, destIp), HDR_LEN).status();
             if (st == 0) {
-                assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTS, 0, 0).status()).isZero();
+                assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
             }
             return st;
         }
 
+        /**
+         * An Ethernet/IPv4/UDP header template ({@link #HDR_LEN} bytes) from {@code src} to {@code dst} in fresh
+         * guest memory, as a driver hands it to MODIFY_QP and CREATE_AH: EtherType IPv4 at 12, the IPv4 header at
+         * 14 (version 4, IHL 5; TTL 64; protocol UDP; source and destination at 12 and 16 in it), the UDP header
+         * at 34 with the RoCEv2 destination port 4791.
+         */
+        long ipv4Header(int src, int dst) {
+            long at = guest.alloc(64);
+            MemorySegment h = guest.at(at, HDR_LEN);
+            be16(h, 12, 0x0800);
+            u8(h, 14, 0x45);
+            u8(h, 14 + 8, 64);
+            u8(h, 14 + 9, 17);
+            be32(h, 14 + 12, src);
+            be32(h, 14 + 16, dst);
+            be16(h, 34 + 2, 4791);
+            return at;
+        }
+
         /** Registers the 4 MiB MR {@link #BIG} (4 KiB pages). */
-        void bigMr() {
+        void bigMr() throws IOException {
             big = guest.alloc(BIG_BYTES);
             long table = guest.alloc(8L * BIG_PAGES);
             for (int i = 0; i < BIG_PAGES; i++) {
-                Le.put64(guest.at(table, 8L * BIG_PAGES), 8L * i, big + 4096L * i);
+                le64(guest.at(table, 8L * BIG_PAGES), 8L * i, big + 4096L * i);
             }
-            assertThat(rdma.createMr(BIG, BIG_VA, BIG_BYTES, V1.MRF_LOCAL_WRITE | V1.MRF_REMOTE_WRITE
-                    | V1.MRF_REMOTE_READ, BIG_PAGES,
-                    table, 12).status()).isZero();
+            assertThat(rdma.createMr(BIG, BIG_VA, BIG_BYTES, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
+                    | ACCESS_REMOTE_READ, BIG_PAGES, table, 12).status()).isZero();
         }
 
         MemorySegment bigMem(long offset, long len) {
             return guest.at(big + offset, len);
         }
 
-        void ud(int id) {
+        void ud(int id) throws IOException {
             sq[id] = guest.alloc(64 * DEPTH);
             sqMask[id] = DEPTH - 1;
             rq[id] = guest.alloc(64 * DEPTH);
-            assertThat(rdma.createQp(id, V1.QPT_UD, V1.QPF_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
-            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE | V1.IB_QP_QKEY, V1.QPS_INIT, 0, 0x1234).status()).isZero();
-            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTR, 0, 0).status()).isZero();
-            assertThat(rdma.modifyQp(id, V1.IB_QP_STATE, V1.QPS_RTS, 0, 0).status()).isZero();
+            assertThat(rdma.createQp(id, UD, QP_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, 0x1234).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
 
-        void postSend(int qp, Consumer<V1.Wqe> fill) {
-            MemorySegment slot = guest.at(sq[qp] + 64L * sqProd[qp], 64);
-            slot.fill((byte) 0);
-            fill.accept(new V1.Wqe().wrap(slot, 0).wqeId(sqProd[qp]));
+        /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the LIF's doorbell page 1. */
+        void postSend(int qp, Consumer<RawWqe> fill) {
+            fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
             sqProd[qp] = (sqProd[qp] + 1) & sqMask[qp];
-            rdma.drv.doorbell(1, RdmaIdentity.SQ_QTYPE, Ring.Doorbell.encode(qp, 0, sqProd[qp]));
+            rdma.ringSq(1, qp, sqProd[qp]);
         }
 
         void postRecv(int qp, long va, long len) {
-            MemorySegment slot = guest.at(rq[qp] + 64L * rqProd[qp], 64);
-            slot.fill((byte) 0);
-            new V1.Wqe().wrap(slot, 0).wqeId(100 + rqProd[qp]).numSgeKey(1).sge(V1.Wqe.PLD, 0, va, len, MR);
+            wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
+                    .sge(WQE_PLD, 0, va, len, MR);
             rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-            rdma.drv.doorbell(1, RdmaIdentity.RQ_QTYPE, Ring.Doorbell.encode(qp, 0, rqProd[qp]));
+            rdma.ringRq(1, qp, rqProd[qp]);
         }
 
-        V1.Cqe poll() {
-            MemorySegment c = guest.at(cqRing + 32L * cqCons, 32);
-            if (new V1.Cqe().wrap(c, 0).color() != cqColor) {
-                return null;
-            }
-            cqCons = (cqCons + 1) & ((1 << CQ_LOG2) - 1);
-            if (cqCons == 0) {
-                cqColor = !cqColor;
-            }
-            MemorySegment copy = MemorySegment.ofArray(new byte[32]);
-            copy.copyFrom(c);
-            return new V1.Cqe().wrap(copy, 0);
+        /** The next CQE (a copy), or null. */
+        RawCqe poll() {
+            return cq.poll();
         }
 
         MemorySegment mem(long va, long len) {
@@ -149,16 +159,32 @@ class RemoteDataPathTest {
         }
     }
 
+    /** What a test runs on the device thread: the model's admin commands may throw. */
+    interface Step<T> {
+        T get() throws IOException;
+    }
+
+    interface VoidStep {
+        void run() throws IOException;
+    }
+
     /** Runs {@code c} as the device thread would, then lets the loopback deliver what it caused. */
-    <T> T on(Supplier<T> c) {
-        T t = c.get();
+    <T> T on(Step<T> c) {
+        T t;
+        try {
+            t = c.get();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         net.pump();
         return t;
     }
 
-    void run(Runnable r) {
-        r.run();
-        net.pump();
+    void run(VoidStep r) {
+        on(() -> {
+            r.run();
+            return null;
+        });
     }
 
     /** {@code cond} holds once everything in flight has been delivered. */
@@ -168,9 +194,9 @@ class RemoteDataPathTest {
     }
 
     /** The next CQE of {@code s}, once the peer's answer is in. */
-    V1.Cqe next(Side s) {
+    RawCqe next(Side s) {
         net.pump();
-        V1.Cqe c = s.poll();
+        RawCqe c = s.poll();
         assertThat(c).as("a completion").isNotNull();
         return c;
     }
@@ -184,7 +210,7 @@ class RemoteDataPathTest {
     }
 
     @BeforeEach
-    void setUp() {
+    void setUp() throws IOException {
         net = new Loopback();
         net.own(Gid.parse("::ffff:10.0.0.1"), 0);
         net.own(Gid.parse("::ffff:10.0.0.2"), 1);
@@ -199,7 +225,7 @@ class RemoteDataPathTest {
         a.dev.rdma().detachMesh();
         b.dev.rdma().detachMesh();
         net.pump();
-        a.guest.close();
+        a.guest.close(); // detaches again (harmless) and frees the guest RAM
         b.guest.close();
     }
 
@@ -210,113 +236,114 @@ class RemoteDataPathTest {
         // SEND into a posted receive: the receiver's completion, then the sender's (after the ACK).
         run(() -> {
             for (int i = 0; i < 100; i++) {
-                Le.put8(a.mem(VA + i, 1), 0, i ^ 0x5a);
+                u8(a.mem(VA + i, 1), 0, i ^ 0x5a);
             }
             b.postRecv(3, VA + 8192, 4096);
-            a.postSend(2, w -> w.op(V1.Wqe.OP_SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(100)
-                    .sge(V1.Wqe.PLD, 0, VA, 100, MR));
+            a.postSend(2, w -> w.op(SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(100)
+                    .sge(WQE_PLD, 0, VA, 100, MR));
         });
-        V1.Cqe recv = next(b);
-        assertThat(recv.type()).isEqualTo(V1.Cqe.TYPE_RECV);
+        RawCqe recv = next(b);
+        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
         assertThat(recv.error()).isFalse();
         assertThat(recv.statusLength()).isEqualTo(100);
         assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
         for (int i = 0; i < 100; i++) {
             int at = i;
-            assertThat(on(() -> Le.u8(b.mem(VA + 8192 + at, 1), 0))).isEqualTo(i ^ 0x5a);
+            assertThat(on(() -> u8(b.mem(VA + 8192 + at, 1), 0))).isEqualTo(i ^ 0x5a);
         }
-        V1.Cqe sent = next(a);
+        RawCqe sent = next(a);
         assertThat(sent.error()).isFalse();
         assertThat(sent.msn()).isEqualTo(1);
 
         // WRITE 4 KiB across a page boundary of B's MR, then READ it back into A.
         run(() -> {
             for (int i = 0; i < 4096; i++) {
-                Le.put8(a.mem(VA + i, 1), 0, i * 7);
+                u8(a.mem(VA + i, 1), 0, i * 7);
             }
-            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(V1.Wqe.PLD, 0, VA, 4096, MR));
-            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(V1.Wqe.PLD, 0, VA + 8192, 4096, MR));
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
+                    .sge(WQE_PLD, 0, VA, 4096, MR));
+            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
+                    .sge(WQE_PLD, 0, VA + 8192, 4096, MR));
         });
         assertThat(next(a).error()).isFalse();
-        V1.Cqe read = next(a);
+        RawCqe read = next(a);
         assertThat(read.error()).isFalse();
         assertThat(read.msn()).isEqualTo(3);
         for (int i = 0; i < 4096; i += 97) {
             int at = i;
-            assertThat(on(() -> Le.u8(b.mem(VA + 2048 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
-            assertThat(on(() -> Le.u8(a.mem(VA + 8192 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
+            assertThat(on(() -> u8(b.mem(VA + 2048 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
+            assertThat(on(() -> u8(a.mem(VA + 8192 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
         }
 
         // Fetch-and-add and compare-and-swap on B's memory; the old value lands in A's.
         run(() -> {
-            Le.put64(b.mem(VA + 64, 8), 0, 40);
-            a.postSend(2, w -> atomic(w, V1.Wqe.OP_ATOMIC_FA, VA + 64, 0, 2, VA + 128));
-            a.postSend(2, w -> atomic(w, V1.Wqe.OP_ATOMIC_CS, VA + 64, 42, 7, VA + 136));
+            le64(b.mem(VA + 64, 8), 0, 40);
+            a.postSend(2, w -> atomic(w, ATOMIC_FA, VA + 64, 0, 2, VA + 128));
+            a.postSend(2, w -> atomic(w, ATOMIC_CS, VA + 64, 42, 7, VA + 136));
         });
         assertThat(next(a).error()).isFalse();
         assertThat(next(a).error()).isFalse();
-        assertThat(on(() -> Le.u64(b.mem(VA + 64, 8), 0))).isEqualTo(7);
-        assertThat(on(() -> Le.u64(a.mem(VA + 128, 8), 0))).isEqualTo(40);
-        assertThat(on(() -> Le.u64(a.mem(VA + 136, 8), 0))).isEqualTo(42);
+        assertThat(on(() -> le64(b.mem(VA + 64, 8), 0))).isEqualTo(7);
+        assertThat(on(() -> le64(a.mem(VA + 128, 8), 0))).isEqualTo(40);
+        assertThat(on(() -> le64(a.mem(VA + 136, 8), 0))).isEqualTo(42);
 
         // Keys are B's: a wrong rkey, a range past the MR and a misaligned atomic fail as on hardware.
         run(() -> {
-            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA, MR ^ 1).length(8)
-                    .sge(V1.Wqe.PLD, 0, VA, 8, MR));
-            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(VA + 4 * 4096 - 4, MR).length(8)
-                    .sge(V1.Wqe.PLD, 0, VA, 8, MR));
-            a.postSend(2, w -> atomic(w, V1.Wqe.OP_ATOMIC_FA, VA + 4, 0, 1, VA + 128));
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA, MR ^ 1).length(8)
+                    .sge(WQE_PLD, 0, VA, 8, MR));
+            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 4 * 4096 - 4, MR).length(8)
+                    .sge(WQE_PLD, 0, VA, 8, MR));
+            a.postSend(2, w -> atomic(w, ATOMIC_FA, VA + 4, 0, 1, VA + 128));
         });
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_REMOTE_ACC_ERR);
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_REMOTE_INV_REQ_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(STS_REMOTE_INV_REQ_ERR);
         assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", 8L)
                 .containsEntry("rdma.remote.repliesReceived", 8L);
         assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.repliesSent", 8L);
     }
 
-    static void atomic(V1.Wqe w, int op, long va, long compare, long add, long local) {
+    /** An atomic on 8 bytes at {@code va} of the peer's MR; the old value lands at {@code local}. */
+    static void atomic(RawWqe w, int op, long va, long compare, long add, long local) {
         w.op(op).rdma(va, MR);
-        Be.put32(w.segment(), 28, (int) (add >>> 32));
-        Be.put32(w.segment(), 32, (int) add);
-        Be.put32(w.segment(), 36, (int) (compare >>> 32));
-        Be.put32(w.segment(), 40, (int) compare);
-        Be.put64(w.segment(), 48, local);
-        Be.put32(w.segment(), 56, 8);
-        Be.put32(w.segment(), 60, MR);
+        MemorySegment s = w.segment();
+        be32(s, WQE_ATOMIC_SWAP_ADD_HIGH_BE, (int) (add >>> 32));
+        be32(s, WQE_ATOMIC_SWAP_ADD_LOW_BE, (int) add);
+        be32(s, WQE_ATOMIC_COMPARE_HIGH_BE, (int) (compare >>> 32));
+        be32(s, WQE_ATOMIC_COMPARE_LOW_BE, (int) compare);
+        be64(s, WQE_ATOMIC_SGE + SGE_VA_BE, local);
+        be32(s, WQE_ATOMIC_SGE + SGE_LEN_BE, 8);
+        be32(s, WQE_ATOMIC_SGE + SGE_LKEY_BE, MR);
     }
 
     @Test
     void aSendWaitsForTheReceiverThenFailsWithRnrAfterFiveSeconds() {
         assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
         assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
-        run(() -> a.postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, VA, 8, MR)));
+        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(8).sge(WQE_PLD, 0, VA, 8, MR)));
         elapse(300);
         assertThat(on(a::poll)).as("no receive yet: the SEND waits on B").isNull();
         run(() -> b.postRecv(3, VA + 8192, 64));
         assertThat(next(b).error()).isFalse();
         assertThat(next(a).error()).isFalse();
 
-        run(() -> a.postSend(2, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).sge(V1.Wqe.PLD, 0, VA, 8, MR)));
+        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(8).sge(WQE_PLD, 0, VA, 8, MR)));
         elapse(4900);
         assertThat(on(a::poll)).as("4.9 s: still waiting for a receive").isNull();
         elapse(200);
-        V1.Cqe rnr = next(a);
-        assertThat(rnr.statusLength()).isEqualTo(V1.STS_RNR_RETRY_EXCEEDED);
+        RawCqe rnr = next(a);
+        assertThat(rnr.statusLength()).isEqualTo(STS_RNR_RETRY_EXCEEDED);
         assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.rnrFailures", 1L);
     }
 
     @Test
     void rtrToAGidNoNodeOwnsIsRefusedAndAnAhToItIsLocal() {
-        assertThat(on(() -> a.rc(2, 3, 0x0a09_0909))).isEqualTo(V1.ASTS_BAD_ATTR);
+        assertThat(on(() -> a.rc(2, 3, 0x0a09_0909))).isEqualTo(ASTS_BAD_ATTR);
         assertThat(on(() -> a.dev.refusals().snapshot())).containsKey("rdma-qp-unowned-gid");
-        assertThat(on(() -> a.rdma.createAh(1, a.rdma.ipv4Header(a.guest.alloc(64), IP_A, 0x0a09_0909), 42)
+        assertThat(on(() -> a.rdma.createAh(1, a.ipv4Header(IP_A, 0x0a09_0909), HDR_LEN)
                 .status())).isZero();
         // The QP is still in INIT, and a later RTR to an owned GID works.
-        assertThat(on(() -> a.rdma.modifyQpAv(2, V1.QPS_RTR, 0, 3, a.rdma.ipv4Header(a.guest.alloc(64), IP_A, IP_B),
-                42).status())).isZero();
+        assertThat(on(() -> a.rdma.modifyQpAv(2, RTR, 0, 3, a.ipv4Header(IP_A, IP_B), HDR_LEN).status())).isZero();
     }
 
     @Test
@@ -324,24 +351,24 @@ class RemoteDataPathTest {
         run(() -> {
             a.ud(4);
             b.ud(5);
-            assertThat(a.rdma.createAh(1, a.rdma.ipv4Header(a.guest.alloc(64), IP_A, IP_B), 42).status()).isZero();
+            assertThat(a.rdma.createAh(1, a.ipv4Header(IP_A, IP_B), HDR_LEN).status()).isZero();
             b.postRecv(5, VA + 8192, 256);
             for (int i = 0; i < 32; i++) {
-                Le.put8(a.mem(VA + i, 1), 0, 0xa0 + i);
+                u8(a.mem(VA + i, 1), 0, 0xa0 + i);
             }
-            a.postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(32).ud(1, 5, 0x1234)
-                    .sge(V1.Wqe.PLD, 0, VA, 32, MR));
+            a.postSend(4, w -> w.op(SEND).numSgeKey(1).length(32).ud(1, 5, 0x1234)
+                    .sge(WQE_PLD, 0, VA, 32, MR));
         });
         assertThat(next(a).error()).as("a datagram completes once it is on its way").isFalse();
-        V1.Cqe recv = next(b);
+        RawCqe recv = next(b);
         assertThat(recv.error()).isFalse();
         assertThat(recv.statusLength()).isEqualTo(40 + 32);
-        assertThat(on(() -> Le.u8(b.mem(VA + 8192 + 40, 1), 0))).isEqualTo(0xa0);
+        assertThat(on(() -> u8(b.mem(VA + 8192 + 40, 1), 0))).isEqualTo(0xa0);
         // IPv4 GRH: the source address at offset 20 + 12.
-        assertThat(on(() -> Be.u32(b.mem(VA + 8192 + 32, 4), 0))).isEqualTo(IP_A);
+        assertThat(on(() -> be32(b.mem(VA + 8192 + 32, 4), 0))).isEqualTo(IP_A);
         // A wrong Q_Key is dropped at B and counted.
-        run(() -> a.postSend(4, w -> w.op(V1.Wqe.OP_SEND).numSgeKey(1).length(8).ud(1, 5, 0x9999)
-                .sge(V1.Wqe.PLD, 0, VA, 8, MR)));
+        run(() -> a.postSend(4, w -> w.op(SEND).numSgeKey(1).length(8).ud(1, 5, 0x9999)
+                .sge(WQE_PLD, 0, VA, 8, MR)));
         assertThat(next(a).error()).isFalse();
         await("the drop", () -> on(() -> b.dev.counters()).get("rdma.ud.dropped") == 1L);
     }
@@ -377,12 +404,12 @@ class RemoteDataPathTest {
         assertThat(on(() -> a.dev.refusals().snapshot())).containsKey("rdma-remote-message");
         // Still serving: a WRITE across works.
         run(() -> {
-            Le.put64(a.mem(VA, 8), 0, 0x1122_3344_5566_7788L);
-            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA + 512, MR).length(8)
-                    .sge(V1.Wqe.PLD, 0, VA, 8, MR));
+            le64(a.mem(VA, 8), 0, 0x1122_3344_5566_7788L);
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 512, MR).length(8)
+                    .sge(WQE_PLD, 0, VA, 8, MR));
         });
         assertThat(next(a).error()).isFalse();
-        assertThat(on(() -> Le.u64(b.mem(VA + 512, 8), 0))).isEqualTo(0x1122_3344_5566_7788L);
+        assertThat(on(() -> le64(b.mem(VA + 512, 8), 0))).isEqualTo(0x1122_3344_5566_7788L);
     }
 
     @Test
@@ -390,9 +417,9 @@ class RemoteDataPathTest {
         assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
         assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
         net.b.die();
-        run(() -> a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(VA, MR).length(8)
-                .sge(V1.Wqe.PLD, 0, VA, 8, MR)));
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_RETRY_EXCEEDED);
+        run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA, MR).length(8)
+                .sge(WQE_PLD, 0, VA, 8, MR)));
+        assertThat(next(a).statusLength()).isEqualTo(STS_RETRY_EXCEEDED);
         assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.noRoute", 1L);
     }
 
@@ -402,16 +429,16 @@ class RemoteDataPathTest {
         assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
         net.b.setReceiving(false); // the READ waits in the socket until B reads again
         run(() -> {
-            Le.put64(b.mem(VA + 64, 8), 0, 0x5555_6666_7777_8888L);
-            a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(VA + 64, MR).length(8)
-                    .sge(V1.Wqe.PLD, 0, VA + 256, 8, MR));
+            le64(b.mem(VA + 64, 8), 0, 0x5555_6666_7777_8888L);
+            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 64, MR).length(8)
+                    .sge(WQE_PLD, 0, VA + 256, 8, MR));
         });
-        assertThat(on(() -> a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status())).isZero();
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(on(() -> a.rdma.modifyQp(2, IB_QP_STATE, ERR, 0, 0).status())).isZero();
+        assertThat(next(a).statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
         net.b.setReceiving(true);
         await("the READ's reply", () -> counter(a, "rdma.remote.repliesReceived") == 1L);
         assertThat(counter(a, "rdma.remote.staleReplies")).isEqualTo(1L);
-        assertThat(on(() -> Le.u64(a.mem(VA + 256, 8), 0))).as("the consumer has had this memory back").isZero();
+        assertThat(on(() -> le64(a.mem(VA + 256, 8), 0))).as("the consumer has had this memory back").isZero();
         assertThat(on(a::poll)).isNull();
     }
 
@@ -448,10 +475,10 @@ class RemoteDataPathTest {
                 long off = (long) i * WRITE_BYTES;
                 MemorySegment src = a.bigMem(off, WRITE_BYTES);
                 for (int j = 0; j < WRITE_BYTES / 8; j++) {
-                    Le.put64(src, 8L * j, pattern(i, j));
+                    le64(src, 8L * j, pattern(i, j));
                 }
-                a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_WRITE).numSgeKey(1).rdma(BIG_VA + off, BIG)
-                        .length(WRITE_BYTES).sge(V1.Wqe.PLD, 0, BIG_VA + off, WRITE_BYTES, BIG));
+                a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(BIG_VA + off, BIG)
+                        .length(WRITE_BYTES).sge(WQE_PLD, 0, BIG_VA + off, WRITE_BYTES, BIG));
             }
         });
         assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", (long) WRITES);
@@ -467,7 +494,7 @@ class RemoteDataPathTest {
                 MemorySegment dst = b.bigMem((long) i * WRITE_BYTES, WRITE_BYTES);
                 boolean all = true, none = true;
                 for (int j = 0; j < WRITE_BYTES / 8; j++) {
-                    long v = Le.u64(dst, 8L * j);
+                    long v = le64(dst, 8L * j);
                     all &= v == pattern(i, j);
                     none &= v == 0;
                 }
@@ -484,11 +511,11 @@ class RemoteDataPathTest {
         assertThat(on(a::poll)).as("nothing answered while B does not read").isNull();
 
         // A's QP moves to ERROR: one flush completion for all its WQEs, none answered.
-        assertThat(on(() -> a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status())).isZero();
-        V1.Cqe flushed = next(a);
-        assertThat(flushed.type()).isEqualTo(V1.Cqe.TYPE_SEND_NPG);
+        assertThat(on(() -> a.rdma.modifyQp(2, IB_QP_STATE, ERR, 0, 0).status())).isZero();
+        RawCqe flushed = next(a);
+        assertThat(flushed.type()).isEqualTo(CQE_TYPE_SEND_NPG);
         assertThat(flushed.error()).isTrue();
-        assertThat(flushed.statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(flushed.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
         assertThat(flushed.qid()).isEqualTo(2);
 
         net.b.setReceiving(true);
@@ -521,9 +548,9 @@ class RemoteDataPathTest {
         // Destroyed straight after posting: nothing completed those WRITEs, so they go out. A new QP with the
         // same id, flushed at once, does not take back the old one's requests.
         run(() -> {
-            assertThat(a.rdma.destroy(V1.ADMIN_DESTROY_QP, 2).status()).isZero();
+            assertThat(a.rdma.destroy(OP_DESTROY_QP, 2).status()).isZero();
             assertThat(a.rc(2, 3, IP_B, BIG_LOG2)).isZero();
-            assertThat(a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+            assertThat(a.rdma.modifyQp(2, IB_QP_STATE, ERR, 0, 0).status()).isZero();
         });
         net.b.setReceiving(true);
         await("every WRITE received by B", () -> counter(b, "rdma.remote.requestsReceived") == WRITES);
@@ -539,10 +566,10 @@ class RemoteDataPathTest {
         stalledPair();
         postWrites();
         run(() -> {
-            assertThat(a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
-            assertThat(a.rdma.destroy(V1.ADMIN_DESTROY_QP, 2).status()).isZero();
+            assertThat(a.rdma.modifyQp(2, IB_QP_STATE, ERR, 0, 0).status()).isZero();
+            assertThat(a.rdma.destroy(OP_DESTROY_QP, 2).status()).isZero();
         });
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
         net.b.setReceiving(true);
         await("every WRITE received by B or taken back by A", () -> counter(b, "rdma.remote.requestsReceived")
                 + counter(a, "rdma.remote.takenBack") == WRITES);
@@ -565,17 +592,17 @@ class RemoteDataPathTest {
         int reads = 8;
         run(() -> {
             for (int k = 0; k < reads; k++) {
-                a.postSend(4, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
-                        .sge(V1.Wqe.PLD, 0, BIG_VA, BIG_BYTES, BIG));
+                a.postSend(4, w -> w.op(READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
+                        .sge(WQE_PLD, 0, BIG_VA, BIG_BYTES, BIG));
             }
         });
         assertThat(counter(a, "rdma.remote.requestsSent")).isEqualTo(WRITES + reads);
         run(() -> {
-            assertThat(a.rdma.modifyQp(4, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
-            assertThat(a.rdma.modifyQp(2, V1.IB_QP_STATE, V1.QPS_ERR, 0, 0).status()).isZero();
+            assertThat(a.rdma.modifyQp(4, IB_QP_STATE, ERR, 0, 0).status()).isZero();
+            assertThat(a.rdma.modifyQp(2, IB_QP_STATE, ERR, 0, 0).status()).isZero();
         });
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
-        assertThat(next(a).statusLength()).isEqualTo(V1.STS_WQE_FLUSHED_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
+        assertThat(next(a).statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
         net.b.setReceiving(true);
         await("every request received by B or taken back by A", () -> counter(b, "rdma.remote.requestsReceived")
                 + counter(a, "rdma.remote.takenBack") == WRITES + reads);
@@ -583,15 +610,15 @@ class RemoteDataPathTest {
                 .isGreaterThan(reads);
 
         // No reply will come for the READs taken back: a new READ does not wait for them.
-        run(() -> Le.put64(b.bigMem(0, 8), 0, 0x0123_4567_89ab_cdefL));
+        run(() -> le64(b.bigMem(0, 8), 0, 0x0123_4567_89ab_cdefL));
         assertThat(on(() -> a.rc(6, 7, IP_B))).isZero();
         assertThat(on(() -> b.rc(7, 6, IP_A))).isZero();
-        run(() -> a.postSend(6, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
-                .sge(V1.Wqe.PLD, 0, BIG_VA, BIG_BYTES, BIG)));
-        V1.Cqe read = next(a);
+        run(() -> a.postSend(6, w -> w.op(READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
+                .sge(WQE_PLD, 0, BIG_VA, BIG_BYTES, BIG)));
+        RawCqe read = next(a);
         assertThat(read.error()).isFalse();
         assertThat(read.qid()).isEqualTo(6);
-        assertThat(on(() -> Le.u64(a.bigMem(0, 8), 0))).isEqualTo(0x0123_4567_89ab_cdefL);
+        assertThat(on(() -> le64(a.bigMem(0, 8), 0))).isEqualTo(0x0123_4567_89ab_cdefL);
     }
 
     @Test
@@ -601,8 +628,8 @@ class RemoteDataPathTest {
         int reads = 9;
         run(() -> {
             for (int k = 0; k < reads; k++) {
-                a.postSend(2, w -> w.op(V1.Wqe.OP_RDMA_READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
-                        .sge(V1.Wqe.PLD, 0, BIG_VA, BIG_BYTES, BIG));
+                a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
+                        .sge(WQE_PLD, 0, BIG_VA, BIG_BYTES, BIG));
             }
         });
         assertThat(counter(a, "rdma.remote.requestsSent")).isEqualTo(reads - 1);
@@ -611,16 +638,16 @@ class RemoteDataPathTest {
         assertThat(on(a::poll)).as("29.9 s: still waiting").isNull();
         elapse(200);
         for (int k = 0; k < reads - 1; k++) {
-            assertThat(next(a).statusLength()).isEqualTo(V1.STS_RETRY_EXCEEDED);
+            assertThat(next(a).statusLength()).isEqualTo(STS_RETRY_EXCEEDED);
         }
         assertThat(counter(a, "rdma.remote.timeouts")).isEqualTo(reads - 1);
         // ... and their shares are back, so the ninth goes out while B still reads nothing.
         await("the ninth READ sent", () -> counter(a, "rdma.remote.requestsSent") == reads);
-        run(() -> Le.put64(b.bigMem(0, 8), 0, 0x0fed_cba9_8765_4321L));
+        run(() -> le64(b.bigMem(0, 8), 0, 0x0fed_cba9_8765_4321L));
         net.b.setReceiving(true);
-        V1.Cqe ninth = next(a);
+        RawCqe ninth = next(a);
         assertThat(ninth.error()).isFalse();
-        assertThat(on(() -> Le.u64(a.bigMem(0, 8), 0))).isEqualTo(0x0fed_cba9_8765_4321L);
+        assertThat(on(() -> le64(a.bigMem(0, 8), 0))).isEqualTo(0x0fed_cba9_8765_4321L);
         await("the eight late replies", () -> counter(a, "rdma.remote.staleReplies") == reads - 1);
     }
 }
