@@ -4,6 +4,7 @@ import ernic.counters.Counter;
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.eth.DeviceCommands;
+import ernic.ionic.base.Bar2;
 import ernic.ionic.base.Dma;
 import ernic.ionic.eth.EthLif;
 import ernic.ionic.eth.EthStats;
@@ -63,8 +64,8 @@ public final class IonicDevice implements VfioUserDevice {
     }
 
     public static final int VENDOR_ID = 0x1dd8, DEVICE_ID = 0x1002, SUBSYSTEM_ID = 0x5400, CLASS_CODE = 0x020000;
-    public static final long BAR2_SIZE = 4L * 1024 * 1024;
-    public static final int DOORBELL_PAGE = 4096;
+    public static final long BAR2_SIZE = Bar2.SIZE;
+    public static final int DOORBELL_PAGE = Bar2.PAGE;
     /** asic_type: Giglio, which keeps the driver's doorbell workaround (0 or 2) off. */
     public static final int ASIC_TYPE = Bar0.ASIC_TYPE_GIGLIO;
     public static final int ASIC_REV = 0;
@@ -487,7 +488,7 @@ public final class IonicDevice implements VfioUserDevice {
         int page = (int) (offset / DOORBELL_PAGE);
         int qtype = (int) (offset % DOORBELL_PAGE) >>> 3;
         try {
-            if (lif.doorbell(qtype, value)) {
+            if (lif.doorbell(page, qtype, value)) {
                 return;
             }
             if (rdma.doorbell(page, qtype, value)) {

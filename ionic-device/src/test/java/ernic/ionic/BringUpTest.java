@@ -104,7 +104,7 @@ class BringUpTest {
         assertThat(comp.status()).isZero();
         ByteBuffer id = data(); // union ionic_dev_identity
         assertThat(id.getInt(12)).as("nintrs").isEqualTo(32);
-        assertThat(id.getInt(16)).as("ndbpgs_per_lif").isEqualTo(16);
+        assertThat(id.getInt(16)).as("ndbpgs_per_lif").isEqualTo(1024); // every 4 KiB page of the 4 MiB BAR 2
         assertThat((long) id.getInt(16) * 4096).isLessThanOrEqualTo(IonicDevice.BAR2_SIZE);
         assertThat(id.getInt(20)).as("intr_coal_mult").isEqualTo(1);
         assertThat(id.getInt(24)).as("intr_coal_div").isEqualTo(1);

@@ -516,11 +516,14 @@ class DataPathTest {
         assertThat(dev.refusals().count("ionic-db-qtype")).isEqualTo(1);
         assertThat(dev.refusals().count("rdma-db-eq")).isEqualTo(1);
         assertThat(dev.refusals().count("ionic-tx-dma")).isEqualTo(1);
-        // Every page decodes the same: page 5 reaches TX queue 0 too.
+        // A queue's doorbell counts only on its own page (the kernel's, 0): page 5 is another process's.
         slot = tx[0].head();
         tx[0].writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, 0, copyIn(udpFrame(1, 10)), udpFrame(1, 10).length);
         tx[0].advance(1);
         doorbell(5, txType, doorbellValue(txId, 0, tx[0].head()));
+        assertThat(sent).isEmpty();
+        assertThat(dev.refusals().count("ionic-db-page")).isEqualTo(1);
+        doorbell(0, txType, doorbellValue(txId, 0, tx[0].head()));
         assertThat(sent).hasSize(1);
     }
 

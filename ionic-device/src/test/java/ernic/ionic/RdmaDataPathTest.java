@@ -84,18 +84,18 @@ class RdmaDataPathTest {
         assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
     }
 
-    /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the LIF's doorbell page 1. */
+    /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the kernel's doorbell page (the QP's dbid, 0). */
     void postSend(int qp, Consumer<RawWqe> fill) throws IOException {
         fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
         sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringSq(1, qp, sqProd[qp]);
+        rdma.ringSq(0, qp, sqProd[qp]);
     }
 
     void postRecv(int qp, long va, long len, int lkey) throws IOException {
         wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1).immDataKey((int) len)
                 .sge(WQE_PLD, 0, va, len, lkey);
         rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringRq(1, qp, rqProd[qp]);
+        rdma.ringRq(0, qp, rqProd[qp]);
     }
 
     /** The next CQE (a copy), or null. */
@@ -105,6 +105,40 @@ class RdmaDataPathTest {
 
     MemorySegment mem(long va, long len) {
         return guest.at(buf + (va - bufVa), len);
+    }
+
+    /**
+     * A queue's doorbell counts only on its own page: a process (here: dbid 7) cannot ring a queue of the
+     * kernel or of another process from its page, nor its own from theirs. Refused and counted.
+     */
+    @Test
+    void aQueuesDoorbellCountsOnlyOnItsOwnPage() throws IOException {
+        long cqRing = drv.alloc(32L << CQ_LOG2);
+        assertThat(rdma.createCq(9, 2, cqRing, CQ_LOG2, 7).status()).isZero();
+        RawCqe.Ring userCq = rdma.cqRing(cqRing, CQ_LOG2);
+        sq[4] = drv.alloc(64 * DEPTH);
+        rq[4] = drv.alloc(64 * DEPTH);
+        assertThat(rdma.createQp(4, RC, 0, 9, sq[4], LOG2, rq[4], LOG2, 7).status()).isZero();
+        assertThat(rdma.modifyQp(4, IB_QP_STATE, INIT, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(4, IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, 4).status()).isZero();
+        assertThat(rdma.modifyQp(4, IB_QP_STATE, RTS, 0, 0).status()).isZero();
+        wqe.wrap(guest.at(sq[4], 64)).wqeId(0).op(WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8)
+                .sge(WQE_PLD, 0, bufVa, 8, MR);
+        rdma.ringSq(0, 4, 1); // the kernel's page
+        rdma.ringSq(3, 4, 1); // another context's page
+        assertThat(userCq.poll()).as("nothing ran").isNull();
+        assertThat(dev.refusals().count("rdma-db-page")).isEqualTo(2);
+        rdma.ringSq(7, 4, 1);
+        RawCqe done = userCq.poll();
+        assertThat(done).isNotNull();
+        assertThat(done.error()).isFalse();
+        // A kernel QP's doorbell on a user page is refused too.
+        qp(2, RC, 0, 2);
+        postRecv(2, bufVa, 64, MR);
+        rdma.ringRq(7, 2, rqProd[2]);
+        assertThat(dev.refusals().count("rdma-db-page")).isEqualTo(3);
+        // A dbid past the LIF's pages is no page at all.
+        assertThat(rdma.createQp(5, RC, 0, 9, sq[4], LOG2, rq[4], LOG2, 1024).status()).isEqualTo(ASTS_BAD_ATTR);
     }
 
     @Test

@@ -556,7 +556,7 @@ class RdmaWqePropertyTest {
             w.sge(WQE_PLD, i, s.va(), s.len, s.key());
         }
         rqProd[q] = (rqProd[q] + 1) & (DEPTH - 1);
-        rdma.ringRq(1, QP[q], rqProd[q]);
+        rdma.ringRq(0, QP[q], rqProd[q]);
     }
 
     static void post(Op op, int q, byte[] inlineData, boolean useInline, long compare) {
@@ -599,7 +599,7 @@ class RdmaWqePropertyTest {
             }
         }
         sqProd[q] = (sqProd[q] + 1) & (DEPTH - 1);
-        rdma.ringSq(1, QP[q], sqProd[q]);
+        rdma.ringSq(0, QP[q], sqProd[q]);
     }
 
     /** The next CQE (a copy), or null; the consumer index goes back to the device as ring 0. */

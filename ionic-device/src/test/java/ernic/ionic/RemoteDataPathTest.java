@@ -135,18 +135,18 @@ class RemoteDataPathTest {
             assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
 
-        /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the LIF's doorbell page 1. */
+        /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the kernel's doorbell page (the QP's dbid, 0). */
         void postSend(int qp, Consumer<RawWqe> fill) {
             fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
             sqProd[qp] = (sqProd[qp] + 1) & sqMask[qp];
-            rdma.ringSq(1, qp, sqProd[qp]);
+            rdma.ringSq(0, qp, sqProd[qp]);
         }
 
         void postRecv(int qp, long va, long len) {
             wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
                     .sge(WQE_PLD, 0, va, len, MR);
             rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-            rdma.ringRq(1, qp, rqProd[qp]);
+            rdma.ringRq(0, qp, rqProd[qp]);
         }
 
         /** The next CQE (a copy), or null. */

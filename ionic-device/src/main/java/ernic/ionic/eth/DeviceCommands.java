@@ -1,5 +1,6 @@
 package ernic.ionic.eth;
 
+import ernic.ionic.base.Bar2;
 import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.base.RdmaCommandHandler;
 import ernic.ionic.layout.Cmd;
@@ -22,8 +23,8 @@ import java.lang.foreign.MemorySegment;
  * unknown opcodes; anything else fails with EOPCODE.
  */
 public final class DeviceCommands {
-    /** Doorbell pages per LIF: page 0 for the kernel, 1..15 for user contexts. */
-    public static final int NDBPGS_PER_LIF = 16;
+    /** Doorbell pages per LIF: page 0 for the kernel, the rest for user contexts (all of BAR 2). */
+    public static final int NDBPGS_PER_LIF = Bar2.PAGES;
     /** Identity versions the device speaks. */
     public static final int DEV_IDENTITY_VERSION = 2, LIF_IDENTITY_VERSION = 1, PORT_IDENTITY_VERSION = 1;
 

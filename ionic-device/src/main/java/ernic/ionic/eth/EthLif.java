@@ -1,5 +1,6 @@
 package ernic.ionic.eth;
 
+import ernic.ionic.base.Bar2;
 import ernic.ionic.base.Dma;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Cmd;
@@ -220,6 +221,10 @@ public final class EthLif {
             refusals.refuse("ionic-q-init-intr", "Q_INIT intr_index " + c.intrIndex() + " of " + intr.count());
             return Status.EINVAL;
         }
+        if (!Bar2.validPage(c.pid())) {
+            refusals.refuse("ionic-q-init-pid", "Q_INIT pid " + c.pid() + " names no doorbell page");
+            return Status.EINVAL;
+        }
         if ((flags & Cmd.QInit.F_CMB) != 0) {
             refusals.refuse("ionic-q-init-cmb", "Q_INIT asks for a CMB ring; the device has no CMB");
             return Status.EINVAL;
@@ -248,6 +253,7 @@ public final class EthLif {
         }
         boolean wasEnabled = q.enabled;
         q.init(c.ver(), log2, ring, cq, sgRing, c.intrIndex(), irq, sg, (flags & Cmd.QInit.F_ENA) != 0);
+        q.pid = c.pid();
         if (type == QTYPE_NOTIFYQ) {
             nextEid = 1;
         }
@@ -426,7 +432,8 @@ public final class EthLif {
     // Doorbells (BAR 2)
 
     /** A doorbell for an Ethernet queue type (0..3); false when the type is not Ethernet. */
-    public boolean doorbell(int qtype, long value) {
+    /** A doorbell on page {@code page}; a queue's counts only on its own page (its pid). */
+    public boolean doorbell(int page, int qtype, long value) {
         int qid = Ring.Doorbell.qid(value);
         int p = Ring.Doorbell.pIndex(value);
         EthQueue q;
@@ -448,6 +455,11 @@ public final class EthLif {
         }
         if (!q.initialized) {
             refusals.refuse("ionic-db-uninitialized", "doorbell type " + qtype + " queue " + qid + " before Q_INIT");
+            return true;
+        }
+        if (page != q.pid) {
+            refusals.refuse("ionic-db-page", "doorbell type " + qtype + " queue " + qid + " on page " + page
+                    + ", its page is " + q.pid);
             return true;
         }
         if (p > q.mask) {

@@ -19,6 +19,8 @@ final class EthQueue {
     long cqBase;
     long sgBase;
     int intr;
+    /** The doorbell page its doorbells must come on (Q_INIT pid; 0 for the kernel). */
+    int pid;
     /** Host producer index from the last doorbell. */
     int head;
     /** Next descriptor the device consumes. */

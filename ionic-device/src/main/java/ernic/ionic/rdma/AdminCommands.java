@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.ionic.base.Bar2;
 import ernic.ionic.base.Dma;
 import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.fault.FaultKind;
@@ -153,12 +154,18 @@ final class AdminCommands {
             refusals.refuse("rdma-cq-geometry", "CREATE_CQ depth_log2 " + depth + " stride_log2 " + stride);
             return V1.ASTS_BAD_ATTR;
         }
+        if (!Bar2.validPage(c.dbid())) {
+            refusals.refuse("rdma-cq-dbid", "CREATE_CQ " + id + " on doorbell page " + c.dbid());
+            return V1.ASTS_BAD_ATTR;
+        }
         PageTable mem = ringMemory(c.dmaAddr(), c.mapCount(), c.pageSizeLog2(), 1L << (depth + stride));
         if (mem == null) {
             refusals.refuse("rdma-cq-addr", "CREATE_CQ " + id + " ring memory refused");
             return V1.ASTS_BAD_ATTR;
         }
-        lif.cqs[id] = new CompletionQueue(id, eq, mem, depth, stride);
+        CompletionQueue cq = new CompletionQueue(id, eq, mem, depth, stride);
+        cq.dbid = c.dbid();
+        lif.cqs[id] = cq;
         counters.control.inc(RdmaCounters.Control.CQS);
         return V1.ASTS_OK;
     }
@@ -204,6 +211,10 @@ final class AdminCommands {
             refusals.refuse("rdma-qp-cq", "CREATE_QP " + id + " on CQs " + sqCq + "/" + rqCq);
             return V1.ASTS_BAD_INDEX;
         }
+        if (!Bar2.validPage(c.dbid())) {
+            refusals.refuse("rdma-qp-dbid", "CREATE_QP " + id + " on doorbell page " + c.dbid());
+            return V1.ASTS_BAD_ATTR;
+        }
         boolean hasSq = c.mapCount(AdminWqe.CreateQp.Ring.SQ) != 0, hasRq = c.mapCount(AdminWqe.CreateQp.Ring.RQ) != 0;
         WorkQueue sq = workQueue(c, AdminWqe.CreateQp.Ring.SQ, (flags & V1.QPF_SQ_SPEC) != 0);
         WorkQueue rq = workQueue(c, AdminWqe.CreateQp.Ring.RQ, (flags & V1.QPF_RQ_SPEC) != 0);
@@ -213,6 +224,7 @@ final class AdminCommands {
         }
         QueuePair qp = new QueuePair(id, type, flags, sqCq, rqCq, sq, rq);
         qp.generation = ++generations;
+        qp.dbid = c.dbid();
         lif.qps[id] = qp;
         counters.control.inc(RdmaCounters.Control.QPS);
         return V1.ASTS_OK;

@@ -6,6 +6,8 @@ final class AdminQueue {
     final int cqId;
     final long ring;
     final int depthLog2;
+    /** The doorbell page its doorbells must come on (0: the kernel's). */
+    int dbid;
     /** The host's producer index (last doorbell) and the device's consumer index. */
     int prod, cons;
     long executed;

@@ -49,6 +49,7 @@ public final class AdminWqe {
         static final int TBL_INDEX = 16;      // __le32 tbl_index
         static final int MAP_COUNT = 20;      // __le32 map_count
         static final int DMA_ADDR = 24;       // __le64 dma_addr
+        static final int DBID_FLAGS = 32;     // __le16 dbid_flags: the doorbell page the CQ is rung on
 
         public int eqId() { return u32(EQ_ID); }
         public int depthLog2() { return u8(DEPTH_LOG2); }
@@ -56,6 +57,7 @@ public final class AdminWqe {
         public int pageSizeLog2() { return u8(PAGE_SIZE_LOG2); }
         public int id() { return AdminWqe.id(u32(ID_VER)); }
         public int mapCount() { return u32(MAP_COUNT); }
+        public int dbid() { return u16(DBID_FLAGS); }
         public long dmaAddr() { return u64(DMA_ADDR); }
 
         public CreateCq eqId(int v) { put32(EQ_ID, v); return this; }
@@ -64,6 +66,7 @@ public final class AdminWqe {
         public CreateCq tblIndex(int v) { put32(TBL_INDEX, v); return this; }
         public CreateCq mapCount(int v) { put32(MAP_COUNT, v); return this; }
         public CreateCq dmaAddr(long v) { put64(DMA_ADDR, v); return this; }
+        public CreateCq dbid(int v) { put16(DBID_FLAGS, v); return this; }
     }
 
     /**
@@ -76,6 +79,7 @@ public final class AdminWqe {
         static final int SQ = 8;              // sq_cq_id .. sq_dma_addr
         static final int RQ = 32;             // rq_cq_id .. rq_dma_addr
         static final int ID_VER = 56;         // __le32 id_ver
+        static final int DBID_FLAGS = 60;     // __le16 dbid_flags: the doorbell page its SQ and RQ are rung on
         static final int TYPE_STATE = 62;     // u8 type_state: type 3..0
 
         /** Ring fields, relative to SQ or RQ. */
@@ -100,6 +104,7 @@ public final class AdminWqe {
 
         public int privFlags() { return Be.u32(seg, base + PRIV_FLAGS); }
         public int id() { return AdminWqe.id(u32(ID_VER)); }
+        public int dbid() { return u16(DBID_FLAGS); }
         public int type() { return u8(TYPE_STATE) & 0xf; }
         public int cqId(Ring r) { return u32(r.at + CQ_ID); }
         public int depthLog2(Ring r) { return u8(r.at + DEPTH_LOG2); }

@@ -18,6 +18,8 @@ final class CompletionQueue {
     final int eqId;
     final PageTable mem;
     final int depthLog2, strideLog2;
+    /** The doorbell page its doorbells must come on (dbid_flags; 0 for the kernel's). */
+    int dbid;
     private int prod;
     private boolean color = true;
     /**

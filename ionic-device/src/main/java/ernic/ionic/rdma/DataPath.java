@@ -152,10 +152,13 @@ final class DataPath {
         return id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
     }
 
-    void rqDoorbell(int qid, int index) {
+    void rqDoorbell(int page, int qid, int index) {
         QueuePair qp = qp(qid);
         if (qp == null || qp.rq == null) {
             refusals.refuse("rdma-db-rq", "RQ doorbell for QP " + qid + " without an RQ");
+            return;
+        }
+        if (!lif.onOwnPage(page, qp.dbid, "RQ of QP", qid)) {
             return;
         }
         qp.rq.prod = index & qp.rq.mask();
@@ -165,10 +168,13 @@ final class DataPath {
         requester.receivesPosted(qid);
     }
 
-    void sqDoorbell(int qid, int index) {
+    void sqDoorbell(int page, int qid, int index) {
         QueuePair qp = qp(qid);
         if (qp == null || qp.sq == null) {
             refusals.refuse("rdma-db-sq", "SQ doorbell for QP " + qid + " without an SQ");
+            return;
+        }
+        if (!lif.onOwnPage(page, qp.dbid, "SQ of QP", qid)) {
             return;
         }
         qp.sq.prod = index & qp.sq.mask();

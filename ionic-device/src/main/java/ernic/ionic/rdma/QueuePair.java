@@ -7,6 +7,8 @@ final class QueuePair {
     final int privFlags;
     final int sqCqId, rqCqId;
     final WorkQueue sq, rq;
+    /** The doorbell page its SQ and RQ doorbells must come on (dbid_flags; 0 for the kernel's). */
+    int dbid;
     int state = V1.QPS_RESET;
     int accessFlags;
     int qkey;

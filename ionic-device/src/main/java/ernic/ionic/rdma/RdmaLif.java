@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.ionic.base.Bar2;
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.base.DoorbellHandler;
@@ -257,7 +258,13 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             refusals.refuse("rdma-cq-addr", "CREATE_CQ (devcmd) ring outside guest memory");
             return Status.BAD_ADDR;
         }
-        cqs[id] = new CompletionQueue(id, eq, mem, depth, stride);
+        if (!Bar2.validPage(queueCmd.dbid())) {
+            refusals.refuse("rdma-cq-dbid", "CREATE_CQ (devcmd) on doorbell page " + queueCmd.dbid());
+            return Status.EINVAL;
+        }
+        CompletionQueue created = new CompletionQueue(id, eq, mem, depth, stride);
+        created.dbid = queueCmd.dbid();
+        cqs[id] = created;
         counters.control.inc(RdmaCounters.Control.CQS);
         return Status.SUCCESS;
     }
@@ -282,12 +289,30 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             refusals.refuse("rdma-aq-addr", "CREATE_ADMINQ ring outside guest memory");
             return Status.BAD_ADDR;
         }
-        aqs[id] = new AdminQueue(id, cq, queueCmd.dmaAddr(), depth);
+        if (!Bar2.validPage(queueCmd.dbid())) {
+            refusals.refuse("rdma-aq-dbid", "CREATE_ADMINQ on doorbell page " + queueCmd.dbid());
+            return Status.EINVAL;
+        }
+        AdminQueue aq = new AdminQueue(id, cq, queueCmd.dmaAddr(), depth);
+        aq.dbid = queueCmd.dbid();
+        aqs[id] = aq;
         return Status.SUCCESS;
     }
 
     // ---------------------------------------------------------------------------------------------
     // Doorbells
+
+    /**
+     * A queue's doorbell counts only on the page of its dbid (LIF 0: page = dbid), as hardware honours it:
+     * one process cannot ring another's queues from its own page.
+     */
+    boolean onOwnPage(int page, int dbid, String kind, int qid) {
+        if (page == dbid) {
+            return true;
+        }
+        refusals.refuse("rdma-db-page", kind + " " + qid + " rung on doorbell page " + page + ", its page is " + dbid);
+        return false;
+    }
 
     @Override
     public boolean doorbell(int page, int qtype, long value) {
@@ -299,6 +324,9 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
                     refusals.refuse("rdma-db-aq", "doorbell for admin queue " + qid + " that does not exist");
                     return true;
                 }
+                if (!onOwnPage(page, aq.dbid, "AQ", qid)) {
+                    return true;
+                }
                 aq.prod = index & aq.mask();
                 serviceAdminq(aq);
             }
@@ -308,12 +336,15 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
                     refusals.refuse("rdma-db-cq", "doorbell for CQ " + qid + " that does not exist");
                     return true;
                 }
+                if (!onOwnPage(page, cq.dbid, "CQ", qid)) {
+                    return true;
+                }
                 if (cq.doorbell(ring, index)) {
                     notify(cq);
                 }
             }
-            case RdmaIdentity.SQ_QTYPE -> data.sqDoorbell(qid, index);
-            case RdmaIdentity.RQ_QTYPE -> data.rqDoorbell(qid, index);
+            case RdmaIdentity.SQ_QTYPE -> data.sqDoorbell(page, qid, index);
+            case RdmaIdentity.RQ_QTYPE -> data.rqDoorbell(page, qid, index);
             case RdmaIdentity.EQ_QTYPE -> refusals.refuse("rdma-db-eq", "doorbell on the EQ type (there is none)");
             default -> {
                 return false;

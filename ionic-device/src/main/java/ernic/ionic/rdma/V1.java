@@ -60,6 +60,7 @@ public final class V1 {
         public int lifIndex() { return u16(LIF_INDEX); }
         public int qid() { return u32(QID_VER) & 0xff_ffff; }
         public int cid() { return u32(CID); }
+        public int dbid() { return u16(DBID); }
         public int depthLog2() { return u8(DEPTH_LOG2); }
         public int strideLog2() { return u8(STRIDE_LOG2); }
         public long dmaAddr() { return u64(DMA_ADDR); }

@@ -48,7 +48,13 @@ public final class RdmaRaw {
 
     /** CREATE_CQ of a kernel CQ: map_count 1, the ring's direct address, stride 32. */
     public AdminCqe createCq(int id, int eqId, long ring, int depthLog2) throws IOException {
+        return createCq(id, eqId, ring, depthLog2, 0);
+    }
+
+    /** CREATE_CQ rung on doorbell page {@code dbid} (a user context's; 0 is the kernel's). */
+    public AdminCqe createCq(int id, int eqId, long ring, int depthLog2, int dbid) throws IOException {
         return admin(OP_CREATE_CQ, LEN_CREATE_CQ, c -> {
+            le16(c, CCQ_DBID_FLAGS, dbid);
             le32(c, CCQ_EQ_ID, eqId);
             u8(c, CCQ_DEPTH_LOG2, depthLog2);
             u8(c, CCQ_STRIDE_LOG2, CQE_STRIDE_LOG2);
@@ -62,7 +68,14 @@ public final class RdmaRaw {
     /** CREATE_QP with direct rings of 64-byte WQEs, both on {@code cq}; {@code type} RC 0, UD 3. */
     public AdminCqe createQp(int id, int type, int privFlags, int cq, long sq, int sqDepthLog2, long rq,
                              int rqDepthLog2) throws IOException {
+        return createQp(id, type, privFlags, cq, sq, sqDepthLog2, rq, rqDepthLog2, 0);
+    }
+
+    /** CREATE_QP whose SQ and RQ are rung on doorbell page {@code dbid} (a user context's; 0 is the kernel's). */
+    public AdminCqe createQp(int id, int type, int privFlags, int cq, long sq, int sqDepthLog2, long rq,
+                             int rqDepthLog2, int dbid) throws IOException {
         return admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
+            le16(c, CQP_DBID_FLAGS, dbid);
             be32(c, CQP_PRIV_FLAGS_BE, privFlags);
             le32(c, CQP_SQ_CQ_ID, cq);
             u8(c, CQP_SQ_DEPTH_LOG2, sqDepthLog2);
