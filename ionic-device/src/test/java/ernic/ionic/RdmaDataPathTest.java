@@ -84,6 +84,20 @@ class RdmaDataPathTest {
         assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
     }
 
+    /** After an error completion: both QPs through ERROR and RESET back to RTS, rings and MSN from 0. */
+    void startOver(int a, int b) throws IOException {
+        for (int id : new int[] {a, b}) {
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, ERR, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, RESET, 0, 0).status()).isZero();
+            sqProd[id] = rqProd[id] = 0;
+        }
+        for (int[] p : new int[][] {{a, b}, {b, a}}) {
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE, INIT, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, p[1]).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE, RTS, 0, 0).status()).isZero();
+        }
+    }
+
     /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the kernel's doorbell page (the QP's dbid, 0). */
     void postSend(int qp, Consumer<RawWqe> fill) throws IOException {
         fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
@@ -190,18 +204,23 @@ class RdmaDataPathTest {
         assertThat(c.msn()).isEqualTo(1);
         assertThat(be32(guest.at(buf + 4092, 4), 0)).isEqualTo(0x11223344);
         assertThat(be32(guest.at(buf + 4096, 4), 0)).isEqualTo(0x55667788);
-        // A WRITE past the end of the MR: remote access error, MSN still counts it.
+        // A WRITE past the end of the MR: remote access error, MSN still counts it. Both QPs go to ERROR
+        // (the requester by its error completion, the RC responder that rejected it as well).
         postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 4 * 4096 - 4, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         c = poll();
         assertThat(c.error()).isTrue();
         assertThat(c.statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
         assertThat(c.msn()).isEqualTo(2);
+        assertThat(poll()).as("nothing was posted behind it: no flush").isNull();
+        startOver(2, 3);
         // A wrong key byte: refused the same way.
         postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR ^ 1).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         assertThat(poll().statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
+        startOver(2, 3);
         // A local SGE through key 0 on an unprivileged QP: local protection error.
         postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR).length(8).sge(WQE_PLD, 0, buf, 8, 0));
         assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_PROT_ERR);
+        startOver(2, 3);
         // READ 8 bytes back into offset 12288.
         postSend(2, w -> w.op(READ).numSgeKey(1).rdma(bufVa + 4092, MR).length(8).sge(WQE_PLD, 0, bufVa + 12288, 8, MR));
         c = poll();
@@ -225,7 +244,7 @@ class RdmaDataPathTest {
     }
 
     @Test
-    void aSendWithNoReceiveFailsWithRnrAfterFiveSecondsAndTheQueueGoesOn() throws IOException {
+    void aSendWithNoReceiveFailsWithRnrAfterFiveSecondsAndWhatFollowsIsFlushed() throws IOException {
         qp(2, RC, 0, 3);
         qp(3, RC, 0, 2);
         postSend(2, w -> w.op(SEND).numSgeKey(1).flags(WQE_FLAG_SIG).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
@@ -238,8 +257,21 @@ class RdmaDataPathTest {
         RawCqe rnr = poll();
         assertThat(rnr.error()).isTrue();
         assertThat(rnr.statusLength()).isEqualTo(STS_RNR_RETRY_EXCEEDED);
-        assertThat(poll().error()).as("the WRITE behind it runs").isFalse();
+        RawCqe flushed = poll();
+        assertThat(flushed.error()).as("the QP is in ERROR: the WRITE behind it is flushed").isTrue();
+        assertThat(flushed.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
+        assertThat(flushed.type()).isEqualTo(CQE_TYPE_SEND_NPG);
+        assertThat(le64(mem(bufVa + 64, 8), 0)).as("the WRITE did not run").isZero();
+        assertThat(poll()).isNull();
         assertThat(dev.counters()).containsEntry("rdma.rnr.failures", 1L);
+        // Work posted to a QP in ERROR is flushed, not run: one flush completion tells the driver.
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        assertThat(poll()).as("the driver already flushes this SQ").isNull();
+        postRecv(2, bufVa + 8192, 64, MR);
+        assertThat(poll().statusLength()).as("the RQ had not been flushed yet").isEqualTo(STS_WQE_FLUSHED_ERR);
+        postRecv(2, bufVa + 8192, 64, MR);
+        assertThat(poll()).isNull();
+        assertThat(le64(mem(bufVa + 64, 8), 0)).isZero();
     }
 
     static String string(MemorySegment s, long at, int max) {
@@ -399,31 +431,46 @@ class RdmaDataPathTest {
     }
 
     @Test
-    void malformedWqesGetErrorCompletionsAndTheQpGoesOn() throws IOException {
+    void malformedWqesGetErrorCompletionsAndTheQpGoesToError() throws IOException {
         qp(2, RC, 0, 3);
         qp(3, RC, 0, 2);
         // Inline data longer than the 64-byte stride holds.
         postSend(2, w -> w.op(WRITE).flags(WQE_FLAG_INL).rdma(bufVa, MR).length(200));
         assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_LEN_ERR);
+        startOver(2, 3);
         // More SGEs than the stride holds.
         postSend(2, w -> w.op(WRITE).numSgeKey(9).rdma(bufVa, MR).length(8));
         assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_QP_OPER_ERR);
+        startOver(2, 3);
         // An SGE of 2 GiB through a bad key, and one that wraps the address space.
         postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR).sge(WQE_PLD, 0, bufVa, 1L << 31, 0x7777));
         assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_PROT_ERR);
+        startOver(2, 3);
         postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa, MR).sge(WQE_PLD, 0, -16L, 64, MR));
         assertThat(poll().statusLength()).isEqualTo(STS_LOCAL_PROT_ERR);
-        // An unknown opcode.
+        startOver(2, 3);
+        // An unknown opcode, with a good WRITE and a posted receive behind it: the error moves the QP to
+        // ERROR, the WRITE never runs and both queues are flushed (one completion each).
+        postRecv(2, bufVa + 8192, 64, MR);
         postSend(2, w -> w.op(0x3f));
+        le64(mem(bufVa, 8), 0, 0x55);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 256, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         RawCqe c = poll();
         assertThat(c.error()).isTrue();
         assertThat(c.statusLength()).isEqualTo(STS_LOCAL_QP_OPER_ERR);
-        // The QP still works, and the MSN counted every remote WQE.
-        le64(mem(bufVa, 8), 0, 0x55);
+        RawCqe rq = poll(), sqFlush = poll();
+        assertThat(rq.type()).isEqualTo(CQE_TYPE_RECV);
+        assertThat(rq.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
+        assertThat(sqFlush.type()).isEqualTo(CQE_TYPE_SEND_NPG);
+        assertThat(sqFlush.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
+        assertThat(poll()).isNull();
+        assertThat(le64(mem(bufVa + 256, 8), 0)).isZero();
+        // Started over, the QP works again.
+        startOver(2, 3);
         postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 256, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
         c = poll();
         assertThat(c.error()).isFalse();
-        assertThat(c.msn()).isEqualTo(5);
+        assertThat(c.msn()).isEqualTo(1);
         assertThat(le64(mem(bufVa + 256, 8), 0)).isEqualTo(0x55);
     }
 }

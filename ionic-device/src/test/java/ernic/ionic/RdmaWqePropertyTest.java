@@ -406,7 +406,7 @@ class RdmaWqePropertyTest {
     /** Predicted completions of one op. */
     record Expect(int sendStatus, Recv recv, int recvStatus, long recvLen) {}
 
-    static void run(Op op) {
+    static void run(Op op) throws IOException {
         int me = op.side, peer = 1 - op.side;
         byte[] inlineData = null;
         if (op.inline > 0) {
@@ -519,10 +519,22 @@ class RdmaWqePropertyTest {
         }
     }
 
-    static void check(Op op, int me, int peer, Expect e) {
+    /**
+     * The completions of one WQE: the receive (when one was consumed), the send, and, when either carries
+     * an error, only flush completions besides: an error moves the QP (and a responder that rejected or
+     * failed the request) to ERROR, which flushes what each still had posted. Then both QPs start over.
+     */
+    static void check(Op op, int me, int peer, Expect e) throws IOException {
+        List<RawCqe> got = new ArrayList<>();
+        for (RawCqe c = poll(); c != null; c = poll()) {
+            got.add(c);
+        }
+        List<RawCqe> flushes = got.stream().filter(c -> c.error() && c.statusLength() == STS_WQE_FLUSHED_ERR).toList();
+        List<RawCqe> own = got.stream().filter(c -> !flushes.contains(c)).toList();
+        int i = 0;
         if (e.recv != null) {
-            RawCqe r = poll();
-            assertThat(r).as("receive completion of %s", op).isNotNull();
+            assertThat(own).as("receive completion of %s", op).hasSizeGreaterThan(i);
+            RawCqe r = own.get(i++);
             assertThat(r.type()).isEqualTo(CQE_TYPE_RECV);
             assertThat(r.qid()).isEqualTo(QP[peer]);
             assertThat(r.wqeId()).isEqualTo(e.recv.id);
@@ -533,17 +545,42 @@ class RdmaWqePropertyTest {
                 errors++;
             }
         }
-        RawCqe c = poll();
-        assertThat(c).as("send completion of %s", op).isNotNull();
+        assertThat(own).as("send completion of %s", op).hasSizeGreaterThan(i);
+        RawCqe c = own.get(i++);
         assertThat(c.type()).isEqualTo(CQE_TYPE_SEND_MSN);
         assertThat(c.qid()).isEqualTo(QP[me]);
         assertThat(c.msn()).as("MSN").isEqualTo(++msn[me]);
         assertThat(c.statusLength()).as("status of %s", op).isEqualTo(e.sendStatus);
         assertThat(c.error()).isEqualTo(e.sendStatus != STS_OK);
-        if (e.sendStatus != STS_OK) {
-            errors++;
+        assertThat(own).as("one completion per WQE: %s", op).hasSize(i);
+        if (e.sendStatus == STS_OK && (e.recv == null || e.recvStatus == STS_OK)) {
+            assertThat(flushes).as("no flush without an error: %s", op).isEmpty();
+            return;
         }
-        assertThat(poll()).as("one completion per WQE: %s", op).isNull();
+        errors++;
+        for (RawCqe f : flushes) {
+            assertThat(f.type()).as("what an error flushes: the posted receives").isEqualTo(CQE_TYPE_RECV);
+            assertThat(posted[f.qid() == QP[0] ? 0 : 1]).as("a flush of QP %d, which had receives", f.qid()).isNotEmpty();
+        }
+        startOver();
+    }
+
+    /** Both QPs through ERROR and RESET back to RTS, their posted receives flushed (one completion each). */
+    static void startOver() throws IOException {
+        for (int i = 0; i < 2; i++) {
+            assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, ERR, 0, 0).status()).isZero();
+            for (RawCqe f = poll(); f != null; f = poll()) {
+                assertThat(f.statusLength()).as("only flushes while starting over").isEqualTo(STS_WQE_FLUSHED_ERR);
+            }
+            posted[i].clear();
+            assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, RESET, 0, 0).status()).isZero();
+            sqProd[i] = rqProd[i] = 0;
+            msn[i] = 0;
+        }
+        for (int i = 0; i < 2; i++) {
+            connect(i);
+        }
+        drainAdminEvents();
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -639,8 +676,8 @@ class RdmaWqePropertyTest {
         endSequence();
     }
 
-    /** Runs {@code op} through the device only (no model), returning its receive and send CQEs. */
-    static RawCqe[] runAndCollect(Op op) {
+    /** Runs {@code op} through the device only (no model), returning its receive and send CQEs; then starts over. */
+    static RawCqe[] runAndCollect(Op op) throws IOException {
         int peer = 1 - op.side;
         Recv r = new Recv(nextRecvId++, op.recv);
         postRecv(peer, r);
@@ -650,6 +687,7 @@ class RdmaWqePropertyTest {
         assertThat(send).isNotNull();
         assertThat(poll()).isNull();
         msn[op.side]++;
+        startOver();
         return new RawCqe[] {recv, send};
     }
 }

@@ -77,6 +77,16 @@ class RemoteDataPathTest {
         }
 
         /** An RC QP whose SQ has {@code 1 << sqLog2} slots. */
+        /** After an error completion: the QP through ERROR and RESET back to RTS, its SQ from slot 0. */
+        void startOver(int id, int destQpn, int destIp) throws IOException {
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, ERR, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, RESET, 0, 0).status()).isZero();
+            sqProd[id] = 0;
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, INIT, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, ipv4Header(ip, destIp), HDR_LEN).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
+        }
+
         int rc(int id, int destQpn, int destIp, int sqLog2) throws IOException {
             sq[id] = guest.alloc(64L << sqLog2);
             rq[id] = guest.alloc(64 * DEPTH);
@@ -287,17 +297,24 @@ class RemoteDataPathTest {
         assertThat(on(() -> le64(a.mem(VA + 128, 8), 0))).isEqualTo(40);
         assertThat(on(() -> le64(a.mem(VA + 136, 8), 0))).isEqualTo(42);
 
-        // Keys are B's: a wrong rkey, a range past the MR and a misaligned atomic fail as on hardware.
+        // Keys are B's: a wrong rkey, a range past the MR and a misaligned atomic fail as on hardware, each
+        // on a pair of its own (an error moves the requester's QP, and the RC responder's, to ERROR).
+        assertThat(on(() -> a.rc(4, 5, IP_B))).isZero();
+        assertThat(on(() -> b.rc(5, 4, IP_A))).isZero();
+        assertThat(on(() -> a.rc(6, 7, IP_B))).isZero();
+        assertThat(on(() -> b.rc(7, 6, IP_A))).isZero();
         run(() -> {
             a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA, MR ^ 1).length(8)
                     .sge(WQE_PLD, 0, VA, 8, MR));
-            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 4 * 4096 - 4, MR).length(8)
+            a.postSend(4, w -> w.op(READ).numSgeKey(1).rdma(VA + 4 * 4096 - 4, MR).length(8)
                     .sge(WQE_PLD, 0, VA, 8, MR));
-            a.postSend(2, w -> atomic(w, ATOMIC_FA, VA + 4, 0, 1, VA + 128));
+            a.postSend(6, w -> atomic(w, ATOMIC_FA, VA + 4, 0, 1, VA + 128));
         });
         assertThat(next(a).statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
         assertThat(next(a).statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
         assertThat(next(a).statusLength()).isEqualTo(STS_REMOTE_INV_REQ_ERR);
+        assertThat(on(a::poll)).as("nothing behind them: no flush").isNull();
+        assertThat(on(b::poll)).as("a responder that rejects consumes no receive and posts nothing").isNull();
         assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", 8L)
                 .containsEntry("rdma.remote.repliesReceived", 8L);
         assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.repliesSent", 8L);
@@ -637,16 +654,25 @@ class RemoteDataPathTest {
         elapse(29_900);
         assertThat(on(a::poll)).as("29.9 s: still waiting").isNull();
         elapse(200);
-        for (int k = 0; k < reads - 1; k++) {
-            assertThat(next(a).statusLength()).isEqualTo(STS_RETRY_EXCEEDED);
-        }
+        // The first error completion moves the QP to ERROR: the rest of its SQ, the ninth READ included,
+        // is flushed (one flush completion; the driver flushes its own copies of the WQEs).
+        assertThat(next(a).statusLength()).isEqualTo(STS_RETRY_EXCEEDED);
+        RawCqe flushed = next(a);
+        assertThat(flushed.type()).isEqualTo(CQE_TYPE_SEND_NPG);
+        assertThat(flushed.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
+        assertThat(on(a::poll)).isNull();
         assertThat(counter(a, "rdma.remote.timeouts")).isEqualTo(reads - 1);
-        // ... and their shares are back, so the ninth goes out while B still reads nothing.
-        await("the ninth READ sent", () -> counter(a, "rdma.remote.requestsSent") == reads);
+        assertThat(counter(a, "rdma.remote.requestsSent")).isEqualTo(reads - 1);
+        // ... and their shares are back, so a new READ goes out while B still reads nothing.
+        run(() -> a.startOver(2, 3, IP_B));
+        run(() -> a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(BIG_VA, BIG).length(BIG_BYTES)
+                .sge(WQE_PLD, 0, BIG_VA, BIG_BYTES, BIG)));
+        await("a new READ sent", () -> counter(a, "rdma.remote.requestsSent") == reads);
         run(() -> le64(b.bigMem(0, 8), 0, 0x0fed_cba9_8765_4321L));
         net.b.setReceiving(true);
         RawCqe ninth = next(a);
         assertThat(ninth.error()).isFalse();
+        assertThat(ninth.qid()).isEqualTo(2);
         assertThat(on(() -> le64(a.bigMem(0, 8), 0))).isEqualTo(0x0fed_cba9_8765_4321L);
         await("the eight late replies", () -> counter(a, "rdma.remote.staleReplies") == reads - 1);
     }

@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The stock ionic_rdma driver and rdma-core's libionic in the real guest against our device, both
  * ends in one VM: the RDMA bootstrap and admin queue (the ibdev registers, the MAD agent's GSI QP
  * comes up, no admin time-outs), the port ACTIVE with the netdev's GIDs, then rdma-core's own
- * ping-pong tools over RC (with payload validation and with CQ events), UC and UD, perftest, and the
- * rdma_cm tools (ucmatose, rping, udaddy).
+ * ping-pong tools over RC (with payload validation and with CQ events), UC and UD, perftest, the
+ * rdma_cm tools (ucmatose, rping, udaddy), and 64 processes with a context each at once.
  */
 class IonicRdmaGuestTest {
     static final String GUEST_IP = "10.9.0.1";
@@ -108,6 +108,25 @@ class IonicRdmaGuestTest {
             cat /tmp/server-rcq.txt /tmp/client-rcq.txt
             echo "RESULT rc-counted client=$c server=$s"
             rdma statistic qp set link ionic_0/1 auto off
+            # Many contexts at once: 32 ping-pong pairs (64 processes, each its own context, doorbell page
+            # and RC QP), in event mode so 64 of them fit on 4 vCPUs; the peak of RC QPs is sampled meanwhile.
+            for i in $(seq 0 31); do
+                timeout 300 ibv_rc_pingpong -d ionic_0 -g 1 -n 300 -e -p $((19000 + i)) > /tmp/many-s$i.txt 2>&1 &
+            done
+            for t in $(seq 1 60); do [ "$(ss -ltnH | grep -c ':19[0-9][0-9][0-9] ')" -ge 32 ] && break; sleep 1; done
+            for i in $(seq 0 31); do
+                timeout 300 ibv_rc_pingpong -d ionic_0 -g 1 -n 300 -e -p $((19000 + i)) localhost > /tmp/many-c$i.txt 2>&1 &
+            done
+            peak=0
+            for t in $(seq 1 30); do
+                n=$(rdma resource show qp link ionic_0/1 | grep -c 'type RC')
+                [ "$n" -gt "$peak" ] && peak=$n
+                [ "$peak" -ge 64 ] && break
+                sleep 0.5
+            done
+            wait
+            echo "many-peak-rc-qps $peak"
+            echo "many-ok $(grep -l '300 iters in' /tmp/many-*.txt | wc -l)"
             dumphwc end
             dmesg | grep -iE 'ionic|infiniband'
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
@@ -188,6 +207,8 @@ class IonicRdmaGuestTest {
                     .containsPattern("qp-stats-begin\\s+link ionic_0/1 cntn \\d+ qp-type RC")
                     .containsPattern("(?m)^\\s+tx_send_reqs \\d+\\s*$").containsPattern("(?m)^\\s+qp_flushes \\d+\\s*$")
                     .contains("qp-stats-end rc=0");
+            // 64 processes with a context and an RC QP each at the same time (a LIF has 1,024 doorbell pages).
+            assertThat(out).contains("many-ok 64").contains("many-peak-rc-qps 64");
             Map<String, Long> counters = ((IonicDevice) server.device()).lastSessionCounters();
             System.out.println("device counters of the session: " + counters);
             assertThat(counters.get("rdma.admin.commands")).as("admin commands run").isPositive();

@@ -87,6 +87,24 @@ class RdmaVerbsTest {
         return wc;
     }
 
+    /**
+     * After an error completion: the QP (and an RC responder that rejected the request) is in ERROR, as
+     * on hardware; both go through ERROR and RESET back to RTS, and what the flush posted is drained.
+     */
+    void startOver() throws Exception {
+        for (Qp q : new Qp[] {a, b}) {
+            v.toState(q, ERR);
+        }
+        drv.sync();
+        while (cqA.poll(wc) || cqB.poll(wc)) {
+            assertThat(wc.status).as("only flush completions while starting over").isEqualTo(STS_WQE_FLUSHED_ERR);
+        }
+        for (Qp q : new Qp[] {a, b}) {
+            v.toState(q, RESET);
+        }
+        v.connect(a, Path.of("10.0.0.1", "10.0.0.2"), b, Path.of("10.0.0.2", "10.0.0.1"));
+    }
+
     void noMore(Cq cq) throws Exception {
         drv.sync();
         assertThat(cq.poll(wc)).as("no further completion, got " + wc).isFalse();
@@ -442,6 +460,7 @@ class RdmaVerbsTest {
         Wc w = next(cqA);
         assertThat(w.wrId).isEqualTo(1);
         assertThat(w.status).isEqualTo(STS_LOCAL_PROT_ERR);
+        startOver();
         wr.sgeLkey[0] = 0; // the reserved DMA lkey, on a QP that is not privileged
         wr.wrId = 2;
         v.postSend(a, wr);
@@ -470,17 +489,20 @@ class RdmaVerbsTest {
         wr.rkey = mrB.rkey() + (1 << 8) * 50; // no such MR
         v.postSend(a, wr);
         assertThat(next(cqA).status).isEqualTo(STS_REMOTE_ACC_ERR);
+        startOver();
 
         wr.rkey = mrB.rkey();
         wr.remoteVa = mrB.va() + mrB.length() - 32; // runs past the remote MR
         v.postSend(a, wr);
         assertThat(next(cqA).status).isEqualTo(STS_REMOTE_ACC_ERR);
+        startOver();
 
         Mr readOnly = v.regMr(bufB, 0, 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_READ);
         wr.rkey = readOnly.rkey();
         wr.remoteVa = readOnly.va();
         v.postSend(a, wr);
         assertThat(next(cqA).status).as("WRITE into an MR without REMOTE_WRITE").isEqualTo(STS_REMOTE_ACC_ERR);
+        startOver();
         wr.opcode = READ;
         v.postSend(a, wr);
         assertThat(next(cqA).status).as("READ of it is fine").isEqualTo(STS_OK);

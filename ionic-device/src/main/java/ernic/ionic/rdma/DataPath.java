@@ -18,7 +18,7 @@ import java.util.Map;
  * This class wires them, takes the doorbells and the RDMA tick, and moves QPs to ERROR (flush).
  * Time comes from one injected clock. Device thread only.
  */
-final class DataPath {
+final class DataPath implements QpErrors {
     /** The RDMA tick: RNR waits (5 s), lost peers (30 s) and the responder's held messages (0.5 s when full). */
     static final long TICK_MILLIS = 100;
 
@@ -43,10 +43,10 @@ final class DataPath {
         this.refusals = refusals;
         this.counters = counters;
         this.memory = new KeyedMemory(lif, dma, pathCounters);
-        this.responder = new Responder(lif, memory, counters, pathCounters);
+        this.responder = new Responder(lif, memory, counters, pathCounters, this);
         this.hostMemory = new KeyedHostMemory(memory, pathCounters);
         this.requester = new Requester(lif, memory, refusals, counters, pathCounters,
-                new LocalEnd(lif, memory, responder), this::now);
+                new LocalEnd(lif, memory, responder), this::now, this);
     }
 
     /** Guest memory as an in-process target reaches it: by rkey, with a remote peer's rights. */
@@ -120,11 +120,13 @@ final class DataPath {
         if (qp.rq != null && !qp.rq.empty()) {
             qp.rq.cons = qp.rq.prod;
             flushCompletion(qp, qp.rqCqId, V1.Cqe.TYPE_RECV);
+            qp.rqFlushed = true;
         }
         boolean unanswered = qp.outstanding != null && qp.sq != null && qp.outstanding.done != qp.sq.cons;
         if (qp.sq != null && (!qp.sq.empty() || unanswered)) {
             qp.sq.cons = qp.sq.prod;
             flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
+            qp.sqFlushed = true;
         }
         if (qp.outstanding != null && qp.sq != null) {
             qp.outstanding.done = qp.sq.cons;
@@ -134,6 +136,20 @@ final class DataPath {
         }
         pathCounters.inc(PathCounter.QP_FLUSHES);
         counters.add(qp, RdmaCounters.Device.QP_FLUSHES, 1);
+    }
+
+    /**
+     * An error completion of a connected QP: it moves to ERROR and what it still had is flushed. libionic
+     * and ionic_rdma then flush their own copies of the posted work on the flush completions (an extra one
+     * is ignored), so the device posts one per queue, not one per WQE. A UD QP goes on.
+     */
+    @Override
+    public void failed(QueuePair qp) {
+        if (!qp.connected() || qp.inError() || lif.qps[qp.id] != qp) {
+            return;
+        }
+        qp.state = V1.QPS_ERR;
+        flush(qp);
     }
 
     private void flushCompletion(QueuePair qp, int cqId, int type) {
@@ -161,6 +177,15 @@ final class DataPath {
         if (!lif.onOwnPage(page, qp.dbid, "RQ of QP", qid)) {
             return;
         }
+        if (qp.inError()) { // flushed, not executed: one flush completion tells the driver so
+            qp.rq.prod = index & qp.rq.mask();
+            qp.rq.cons = qp.rq.prod;
+            if (!qp.rqFlushed) {
+                qp.rqFlushed = true;
+                flushCompletion(qp, qp.rqCqId, V1.Cqe.TYPE_RECV);
+            }
+            return;
+        }
         qp.rq.prod = index & qp.rq.mask();
         if (remote != null && remote.responder.holds(qp)) {
             remote.responder.receivesPosted(qp);
@@ -175,6 +200,18 @@ final class DataPath {
             return;
         }
         if (!lif.onOwnPage(page, qp.dbid, "SQ of QP", qid)) {
+            return;
+        }
+        if (qp.inError()) {
+            qp.sq.prod = index & qp.sq.mask();
+            qp.sq.cons = qp.sq.prod;
+            if (qp.outstanding != null) {
+                qp.outstanding.done = qp.sq.cons;
+            }
+            if (!qp.sqFlushed) {
+                qp.sqFlushed = true;
+                flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
+            }
             return;
         }
         qp.sq.prod = index & qp.sq.mask();

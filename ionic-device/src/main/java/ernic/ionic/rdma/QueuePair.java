@@ -37,6 +37,8 @@ final class QueuePair {
     java.util.ArrayDeque<RemoteResponder.Held> held;
     /** When its SQ began waiting for a receive on its (local) destination. */
     long blockedSinceNanos;
+    /** Since it entered ERROR, a flush completion told the driver to flush its SQ, its RQ. */
+    boolean sqFlushed, rqFlushed;
     /** In the remote path's list of QPs it checks for time-outs. */
     boolean watched;
 
@@ -75,8 +77,14 @@ final class QueuePair {
             rq.reset();
         }
         msn = 0;
+        sqFlushed = rqFlushed = false;
         if (outstanding != null) {
             outstanding.done = 0;
         }
+    }
+
+    /** In ERROR: work posted from now on is flushed, not executed. */
+    boolean inError() {
+        return state == V1.QPS_ERR;
     }
 }

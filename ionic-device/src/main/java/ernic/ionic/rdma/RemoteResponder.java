@@ -205,11 +205,12 @@ final class RemoteResponder {
     void receivesPosted(QueuePair qp) {
         ArrayDeque<Held> held = qp.held;
         while (held != null && !held.isEmpty()) {
-            Held h = held.peek();
+            Held h = held.poll(); // out of the queue while it runs: a receive that fails flushes the rest
             if (apply(qp, h.node(), h.message()) == Responder.RNR) {
+                held.addFirst(h);
                 break;
             }
-            unhold(held.poll());
+            unhold(h);
         }
         resumeIfRoom();
     }

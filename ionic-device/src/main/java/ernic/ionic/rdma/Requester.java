@@ -34,6 +34,7 @@ final class Requester {
     private final RdmaCounters counters;
     private final End local;
     private final LongSupplier clock;
+    private final QpErrors errors;
     /** The end for destinations on other servers, while in a mesh. */
     End remote;
     private final Arena arena = Arena.ofAuto();
@@ -49,8 +50,9 @@ final class Requester {
     private final Counters<PathCounter> path;
 
     Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
-              End local, LongSupplier clock) {
+              End local, LongSupplier clock, QpErrors errors) {
         this.lif = lif;
+        this.errors = errors;
         this.path = path;
         this.clock = clock;
         this.memory = memory;
@@ -157,10 +159,16 @@ final class Requester {
                 }
                 break;
             }
+            if (qp.inError()) {
+                break; // the WQE's own responder was this QP, and its receive failed: flushed meanwhile
+            }
             out.op[index] = op;
             out.status[index] = status;
             out.bytes[index] = r.moved;
             sq.cons = (index + 1) & sq.mask();
+            if (status != V1.STS_OK && status != PENDING && qp.connected()) {
+                break; // an error completion stops the queue: what follows is flushed
+            }
         }
         r.qp = null;
         r.ah = null;
@@ -321,8 +329,8 @@ final class Requester {
         WorkQueue sq = qp.sq;
         while (out.done != sq.cons && out.status[out.done] != PENDING) {
             int i = out.done;
-            finish(qp, i, out.op[i], out.status[i], out.bytes[i]);
             out.done = (i + 1) & sq.mask();
+            finish(qp, i, out.op[i], out.status[i], out.bytes[i]); // an error flushes the rest (done = cons)
         }
     }
 
@@ -354,7 +362,10 @@ final class Requester {
             out.bytes[index] = 0;
             sq.cons = (index + 1) & sq.mask();
             path.inc(PathCounter.RNR_FAILURES);
-            run(qp);
+            complete(qp); // the error completion moves the QP to ERROR, which flushes the rest
+            if (!qp.inError()) {
+                run(qp);
+            }
         }
     }
 
@@ -369,9 +380,15 @@ final class Requester {
         }
         count(qp, op, status, movedBytes);
         CompletionQueue cq = lif.cqs[qp.sqCqId];
-        if (cq == null) {
-            return;
+        if (cq != null) {
+            sendCompletion(cq, qp, index, op, status);
         }
+        if (status != V1.STS_OK) {
+            errors.failed(qp);
+        }
+    }
+
+    private void sendCompletion(CompletionQueue cq, QueuePair qp, int index, int op, int status) {
         counters.add(qp, RdmaCounters.Device.SEND_COMPLETIONS, 1);
         if (status != V1.STS_OK) {
             counters.error(qp, status);

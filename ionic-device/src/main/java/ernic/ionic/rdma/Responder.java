@@ -29,10 +29,12 @@ final class Responder {
     private final V1.Cqe cqe = new V1.Cqe();
     private final Spans target = new Spans(), here = new Spans();
     private final Counters<PathCounter> path;
+    private final QpErrors errors;
 
-    Responder(RdmaLif lif, KeyedMemory memory, RdmaCounters counters, Counters<PathCounter> path) {
+    Responder(RdmaLif lif, KeyedMemory memory, RdmaCounters counters, Counters<PathCounter> path, QpErrors errors) {
         this.lif = lif;
         this.path = path;
+        this.errors = errors;
         this.memory = memory;
         this.counters = counters;
     }
@@ -44,7 +46,7 @@ final class Responder {
      */
     int send(QueuePair dest, int srcQpn, int op, int imm, Spans payload, boolean solicited) {
         if (dest.rq == null) {
-            return V1.STS_REMOTE_INV_REQ_ERR;
+            return rejected(dest, V1.STS_REMOTE_INV_REQ_ERR);
         }
         if (!takeReceive(dest)) {
             return RNR;
@@ -74,7 +76,7 @@ final class Responder {
     int write(QueuePair dest, int srcQpn, boolean withImm, int imm, int rkey, long va, Spans payload,
               boolean solicited) {
         if (withImm && dest.rq == null) {
-            return V1.STS_REMOTE_INV_REQ_ERR;
+            return rejected(dest, V1.STS_REMOTE_INV_REQ_ERR);
         }
         if (withImm && dest.rq.empty()) {
             return RNR;
@@ -82,10 +84,10 @@ final class Responder {
         long len = payload.total;
         int st = memory.resolve(dest, rkey, va, len, V1.MRF_REMOTE_WRITE, true, target.clear());
         if (st != V1.STS_OK) {
-            return st;
+            return rejected(dest, st);
         }
         if (!memory.copy(payload, target, len)) {
-            return V1.STS_REMOTE_ACC_ERR;
+            return rejected(dest, V1.STS_REMOTE_ACC_ERR);
         }
         counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         if (withImm && takeReceive(dest)) {
@@ -97,9 +99,10 @@ final class Responder {
     /** An RDMA READ of {@code len} bytes: the checked source range is appended to {@code source}. */
     int read(QueuePair dest, int rkey, long va, long len, Spans source) {
         int st = memory.resolve(dest, rkey, va, len, V1.MRF_REMOTE_READ, true, source);
-        if (st == V1.STS_OK) {
-            counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
+        if (st != V1.STS_OK) {
+            return rejected(dest, st);
         }
+        counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         return st;
     }
 
@@ -109,20 +112,20 @@ final class Responder {
      */
     int atomic(QueuePair dest, boolean compareSwap, int rkey, long va, long compare, long swapAdd, MemorySegment old) {
         if ((va & 7) != 0) {
-            return V1.STS_REMOTE_INV_REQ_ERR;
+            return rejected(dest, V1.STS_REMOTE_INV_REQ_ERR);
         }
         int st = memory.resolve(dest, rkey, va, 8, V1.MRF_REMOTE_ATOMIC, true, target.clear());
         if (st != V1.STS_OK) {
-            return st;
+            return rejected(dest, st);
         }
         here.clear().addLocal(word, 0, 8);
         if (!memory.copy(target, here, 8)) {
-            return V1.STS_REMOTE_ACC_ERR;
+            return rejected(dest, V1.STS_REMOTE_ACC_ERR);
         }
         long was = Le.u64(word, 0);
         Le.put64(word, 0, compareSwap ? (was == compare ? swapAdd : was) : was + swapAdd);
         if (!memory.copy(here, target, 8)) {
-            return V1.STS_REMOTE_ACC_ERR;
+            return rejected(dest, V1.STS_REMOTE_ACC_ERR);
         }
         path.add(PathCounter.BYTES, -16); // two 8-byte moves here (and one to the requester) for one 8-byte operation
         Le.put64(old, 0, was);
@@ -150,6 +153,18 @@ final class Responder {
         }
         int op = withImm ? V1.Cqe.RECV_OP_SEND_IMM : V1.Cqe.RECV_OP_SEND;
         receiveCompletion(dest, cqeFlags | op << 24, withImm ? imm : 0, len, recvSt, smac, vlan, solicited);
+    }
+
+    /**
+     * A request the responder rejects (invalid request, remote access error): as in Soft-RoCE (rxe_resp.c,
+     * classes A and C), an RC responder's QP goes to ERROR too, with no completion of its own (no receive
+     * was consumed); a UC responder drops the message and goes on.
+     */
+    private int rejected(QueuePair dest, int status) {
+        if (dest.type == V1.QPT_RC) {
+            errors.failed(dest);
+        }
+        return status;
     }
 
     void udDropped() {
@@ -181,9 +196,16 @@ final class Responder {
             counters.add(dest, RdmaCounters.Device.RX_RECV_BYTES, length);
         }
         CompletionQueue cq = lif.cqs[dest.rqCqId];
-        if (cq == null) {
-            return;
+        if (cq != null) {
+            postReceiveCompletion(cq, dest, srcQpnOp, imm, length, status, srcMac, vlan, solicited);
         }
+        if (status != V1.STS_OK) {
+            errors.failed(dest);
+        }
+    }
+
+    private void postReceiveCompletion(CompletionQueue cq, QueuePair dest, int srcQpnOp, int imm, long length,
+                                       int status, long srcMac, int vlan, boolean solicited) {
         counters.add(dest, RdmaCounters.Device.RECV_COMPLETIONS, 1);
         if (status != V1.STS_OK) {
             counters.error(dest, status);
