@@ -127,8 +127,11 @@ final class Controller {
                         + " asks for what this controller does not do; CSTS.CFS set");
             }
         } else if ((value & Nvme.CC_EN) == 0 && (old & Nvme.CC_EN) != 0) {
+            // A controller reset ends the commands outstanding: the held AERs, answered so their slots free.
             csts = 0;
-            aers.clear();
+            for (Command aer; (aer = aers.poll()) != null; ) {
+                aer.queue.complete(aer, Nvme.SC_ABORT_REQ);
+            }
         }
         if ((value & Nvme.CC_SHN_MASK) != 0 && (old & Nvme.CC_SHN_MASK) == 0) {
             csts |= Nvme.CSTS_SHST_COMPLETE;

@@ -29,6 +29,8 @@ import static ernic.ionic.target.nvmeof.AdminPages.le64;
 public final class HostQueue {
     /** A handler's answer when the response comes later (file I/O, a held AER), or never (fatal). */
     static final int LATER = -2, FATAL = -1;
+    /** An I/O executor operation threw; the operation's {@link IoOp#failure} status is sent. */
+    private static final int IO_FAILED = -3;
 
     private final NvmeofTarget t;
     private final int qid;
@@ -280,7 +282,10 @@ public final class HostQueue {
             t.counters.traffic.inc(Traffic.IN_CAPSULE_WRITES);
             return Nvme.SC_SUCCESS;
         }
-        if (c.sglKind == Command.SGL_NONE || host.fromHost(c.sglKey, c.sglAddr, dst)) {
+        if (c.sglKind == Command.SGL_NONE) {
+            return dst.byteSize() == 0 ? Nvme.SC_SUCCESS : Nvme.SC_INTERNAL;
+        }
+        if (host.fromHost(c.sglKey, c.sglAddr, dst)) {
             return Nvme.SC_SUCCESS;
         }
         return transferRefused(c, "RDMA READ");
@@ -370,12 +375,12 @@ public final class HostQueue {
                 try {
                     st = op.run();
                 } catch (IOException | RuntimeException e) {
-                    st = -3;
+                    st = IO_FAILED;
                     t.loop.execute(() -> t.fileError(e));
                 }
                 int status = st;
                 t.loop.execute(() -> {
-                    int s = status == -3 ? op.failure() : status;
+                    int s = status == IO_FAILED ? op.failure() : status;
                     if (s == Nvme.SC_SUCCESS && after != null && !closed && c.generation == generation) {
                         s = after.run(buffer);
                     }

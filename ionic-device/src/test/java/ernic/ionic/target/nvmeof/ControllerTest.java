@@ -301,4 +301,27 @@ class ControllerTest {
         // a new admin connect works and gets a controller
         assertThat(h.adminEnabled().q.controllerId()).isPositive();
     }
+
+    @Test
+    void aControllerResetAnswersTheHeldAsyncEvents() {
+        Queue a = h.adminEnabled();
+        a.send(Sqe.op(0x0c));
+        int before = a.wire.cqes.size();
+        a.send(Sqe.fabrics(0x00).cdw(11, 0x14).cdw64(12, 0));  // CC.EN = 0
+        assertThat(a.wire.cqes).hasSize(before + 2);
+        assertThat(a.wire.cqes.get(before).sc()).as("the AER, aborted").isEqualTo(0x07);
+        assertThat(a.send(Sqe.fabrics(0x04).cdw(11, 0x1c)).result() & 1).as("CSTS.RDY").isZero();
+    }
+
+    @Test
+    void countersAreInTheRegistry() {
+        ernic.counters.CounterRegistry r = new ernic.counters.CounterRegistry();
+        h.counters.registerIn(r);
+        Queue a = h.adminEnabled();
+        a.send(Sqe.op(0x7e));
+        java.util.Map<String, Long> m = r.totals();
+        assertThat(m).containsEntry("nvmeof.cmd.connect", 1L).containsEntry("nvmeof.cmd.property_set", 1L)
+                .containsEntry("nvmeof.err.invalid_opcode", 1L).containsEntry("nvmeof.connections", 1L)
+                .containsKeys("nvmeof.bytes.read", "nvmeof.cm.req", "nvmeof.cmd.read", "nvmeof.err.lba_out_of_range");
+    }
 }
