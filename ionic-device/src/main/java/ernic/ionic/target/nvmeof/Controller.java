@@ -2,6 +2,7 @@ package ernic.ionic.target.nvmeof;
 
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
@@ -85,7 +86,7 @@ final class Controller {
     // ---- properties (Fabrics Property Get / Set) ----
 
     int propertyGet(Command c, MemorySegment sqe) {
-        boolean eight = (sqe.get(java.lang.foreign.ValueLayout.JAVA_BYTE, Nvme.PROP_ATTRIB) & 1) != 0;
+        boolean eight = (sqe.get(ValueLayout.JAVA_BYTE, Nvme.PROP_ATTRIB) & 1) != 0;
         int offset = le32(sqe, Nvme.PROP_OFFSET);
         if (eight && offset == Nvme.REG_CAP) {
             c.result = CAP;
@@ -103,7 +104,7 @@ final class Controller {
     }
 
     int propertySet(Command c, MemorySegment sqe) {
-        boolean eight = (sqe.get(java.lang.foreign.ValueLayout.JAVA_BYTE, Nvme.PROP_ATTRIB) & 1) != 0;
+        boolean eight = (sqe.get(ValueLayout.JAVA_BYTE, Nvme.PROP_ATTRIB) & 1) != 0;
         int offset = le32(sqe, Nvme.PROP_OFFSET);
         if (eight || offset != Nvme.REG_CC) {
             return c.queue.refuse(Nvme.SC_INVALID_FIELD, "property set", "offset 0x" + Integer.toHexString(offset)
