@@ -5,6 +5,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -70,6 +71,16 @@ public abstract sealed class Namespace implements AutoCloseable permits Namespac
         FileChannel ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.READ,
                 StandardOpenOption.WRITE);
         try {
+            // Two servers writing one file would corrupt it: the file is ours while the namespace is open.
+            boolean locked;
+            try {
+                locked = ch.tryLock() != null;
+            } catch (OverlappingFileLockException e) {
+                locked = false;
+            }
+            if (!locked) {
+                throw new IllegalArgumentException("nvmeof backend: file " + path + " is in use by another namespace");
+            }
             long have = ch.size();
             long want;
             if (!existed || (have == 0 && size.isEmpty())) {

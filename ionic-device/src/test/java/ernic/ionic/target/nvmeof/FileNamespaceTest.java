@@ -47,6 +47,8 @@ class FileNamespaceTest {
         assertThatThrownBy(() -> Namespace.file(odd, OptionalLong.empty(), 512)).hasMessageContaining("whole number");
         try (Namespace ns = Namespace.file(dir.resolve("new.img"), OptionalLong.empty(), 512)) {
             assertThat(ns.bytes()).as("a new file gets the default size").isEqualTo(64L << 20);
+            assertThatThrownBy(() -> Namespace.file(dir.resolve("new.img"), OptionalLong.empty(), 512))
+                    .hasMessageContaining("in use");
         }
     }
 
