@@ -143,10 +143,18 @@ final class IoCommands {
             return q.refuse(Nvme.SC_LBA_RANGE, "lba range", "write zeroes of " + nlb + " blocks at LBA "
                     + Long.toUnsignedString(slba) + " of " + ns.blocks());
         }
-        return zero(q, c, ns, new long[] {slba * ns.blockSize(), nlb * ns.blockSize()});
+        long offset = slba * ns.blockSize(), length = nlb * ns.blockSize();
+        if (ns.memory() != null) {
+            ns.memory().asSlice(offset, length).fill((byte) 0);
+            return Nvme.SC_SUCCESS;
+        }
+        return q.offload(c, null, () -> {
+            ns.zero(offset, length);
+            return Nvme.SC_SUCCESS;
+        }, null);
     }
 
-    /** Zeroes the (offset, length) pairs of {@code ranges}: inline for RAM, on the I/O executor for a file. */
+    /** Zeroes the (offset, length) pairs of DSM {@code ranges}: inline for RAM, on the I/O executor for a file. */
     private static int zero(HostQueue q, Command c, Namespace ns, long[] ranges) {
         if (ns.memory() != null) {
             for (int i = 0; i < ranges.length; i += 2) {
