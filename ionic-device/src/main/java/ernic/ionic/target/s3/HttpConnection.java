@@ -130,14 +130,6 @@ final class HttpConnection implements StreamHandler {
         } else if (!request.chunked) {
             decoded = Math.max(0, request.contentLength);
         }
-        if (!request.chunked && request.contentLength < 0 && (request.method.equals("PUT")
-                || request.method.equals("POST")) && !awsChunked) {
-            // no length on an upload: S3 answers 411; a POST without a body (initiate) is fine
-            if (request.method.equals("PUT")) {
-                respond(service.refuse(411, "MissingContentLength", "You must provide the Content-Length HTTP header."), true);
-                return true;
-            }
-        }
         HttpService.Start start = service.begin(request, decoded);
         if (start instanceof HttpService.Respond(HttpResponse resp)) {
             respond(resp, !request.keepAlive() || request.hasBody());

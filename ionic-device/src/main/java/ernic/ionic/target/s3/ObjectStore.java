@@ -8,7 +8,7 @@ import java.util.TreeMap;
 /**
  * The store's contents in RAM: buckets, their objects (sorted by key, for listing) and multipart uploads
  * in progress. Bounded by a byte capacity (objects and uploaded parts) and an object count; bodies still
- * arriving draw on the same capacity through the in-flight {@link BodyCollector.Budget}.
+ * arriving draw on an in-flight {@link BodyCollector.Budget} of the same size.
  */
 final class ObjectStore implements BodyCollector.Budget {
     static final int MAX_BUCKETS = 100, MAX_UPLOADS = 1000, MAX_PARTS = 10_000;
@@ -70,9 +70,13 @@ final class ObjectStore implements BodyCollector.Budget {
         return objects;
     }
 
+    /**
+     * Bodies in flight are bounded by the capacity on their own (not by what is free: a PUT that replaces an
+     * object fits although the old one still counts), so RAM stays under twice {@code size}.
+     */
     @Override
     public boolean take(long n) {
-        if (used + inFlight + n > capacity) {
+        if (inFlight + n > capacity) {
             return false;
         }
         inFlight += n;

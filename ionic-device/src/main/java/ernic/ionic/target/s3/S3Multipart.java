@@ -71,6 +71,9 @@ final class S3Multipart {
         if (c.token() != null && decodedLength != 0 && c.http().hasBody()) {
             return s.error(400, "InvalidRequest", "A request with x-amz-rdma-token carries no body", c);
         }
+        if (c.token() == null && S3Objects.noLength(c.http())) {
+            return s.error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.", c);
+        }
         long size = c.token() != null ? c.token().length() : decodedLength;
         return size < 0 ? null : objects.roomError(c, s.store.roomForPart(u, partNumber(c), size, s.options.maxPart()));
     }

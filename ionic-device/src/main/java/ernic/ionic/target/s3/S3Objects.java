@@ -32,8 +32,16 @@ final class S3Objects {
         if (c.token() != null && decodedLength != 0 && c.http().hasBody()) {
             return s.error(400, "InvalidRequest", "A request with x-amz-rdma-token carries no body", c);
         }
+        if (c.token() == null && noLength(c.http())) {
+            return s.error(411, "MissingContentLength", "You must provide the Content-Length HTTP header.", c);
+        }
         long size = c.token() != null ? c.token().length() : decodedLength;
         return size < 0 ? null : roomError(c, s.store.roomFor(s.store.bucket(c.bucket()), c.key(), size));
+    }
+
+    /** An upload with neither a length nor a chunked framing: S3 answers 411. */
+    static boolean noLength(HttpRequest r) {
+        return !r.chunked && r.contentLength < 0;
     }
 
     HttpResponse roomError(Call c, ObjectStore.Room room) {
