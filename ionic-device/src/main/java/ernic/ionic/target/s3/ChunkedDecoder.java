@@ -1,6 +1,5 @@
 package ernic.ionic.target.s3;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -144,9 +143,5 @@ final class ChunkedDecoder {
     private void fail(String why) {
         error = why;
         state = State.FAILED;
-    }
-
-    static String ascii(byte[] b, int off, int len) {
-        return new String(b, off, len, StandardCharsets.ISO_8859_1);
     }
 }

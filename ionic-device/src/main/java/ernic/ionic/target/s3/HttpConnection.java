@@ -33,6 +33,9 @@ final class HttpConnection implements StreamHandler {
     private long fixedRemaining;
     private ChunkedDecoder transport, content;
     private BodyCollector body;
+    private ChunkedDecoder.Output transportSink;
+    /** The 100 Continue being written: the body comes after it. */
+    private boolean continueThenBody;
     private final List<HttpService.Chunk> chunks = new ArrayList<>();
     private MessageDigest chunkHash;
     private String chunkExt;
@@ -176,9 +179,6 @@ final class HttpConnection implements StreamHandler {
         state = State.BODY;
         return true;
     }
-
-    private ChunkedDecoder.Output transportSink;
-    private boolean continueThenBody;
 
     private void endChunk() {
         if (chunkExt != null && chunkHash != null) {

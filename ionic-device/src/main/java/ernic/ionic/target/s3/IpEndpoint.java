@@ -82,12 +82,10 @@ public final class IpEndpoint {
 
     /** Offers a frame in {@code b[0..len)}; true when it was the store's. */
     public boolean receive(byte[] b, int len) {
-        if (b != rx) {
-            int n = Math.min(len, rx.length);
-            System.arraycopy(b, 0, rx, 0, n);
-            return receive(rx, n, len);
-        }
-        return receive(rx, len, len);
+        int size = Math.min(len, b.length);
+        int n = Math.min(size, rx.length);
+        System.arraycopy(b, 0, rx, 0, n);
+        return receive(rx, n, size);
     }
 
     private boolean receive(byte[] b, int n, long size) {
@@ -378,12 +376,12 @@ public final class IpEndpoint {
     }
 
     /** A segment without payload. */
-    void emit(TcpConnection c, int flags, int seq, int unused) {
-        emit(c, flags, seq, unused, 0, 0);
+    void emit(TcpConnection c, int flags, int seq) {
+        emit(c, flags, seq, 0, 0);
     }
 
     /** A segment carrying {@code len} bytes from the send buffer at {@code offset} past SND.UNA. */
-    void emit(TcpConnection c, int flags, int seq, int unused, int offset, int len) {
+    void emit(TcpConnection c, int flags, int seq, int offset, int len) {
         int at = ipHeader(c.peerMac, 0, c.peerIp, PROTO_TCP, TCP_HLEN + len);
         int ack = (flags & ACK) != 0 ? c.rcvNxt : 0;
         tcpHeader(at, c.localPort, c.peerPort, seq, ack, flags, c.windowField(), TCP_HLEN);

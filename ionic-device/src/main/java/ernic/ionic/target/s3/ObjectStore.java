@@ -181,8 +181,8 @@ final class ObjectStore implements BodyCollector.Budget {
         uploads--;
     }
 
-    /** Turns the chosen parts into the object; parts not chosen are freed. The caller checked the count. */
-    void complete(Bucket b, Upload u, List<Part> chosen, Entry e) {
+    /** Makes the upload the object {@code e} (made of its chosen parts); the rest are freed. Count checked. */
+    void complete(Bucket b, Upload u, Entry e) {
         long partBytes = 0;
         for (Part p : u.parts.values()) {
             partBytes += p.data.size();
@@ -191,7 +191,6 @@ final class ObjectStore implements BodyCollector.Budget {
         b.uploads.remove(u.id);
         uploads--;
         put(b, u.key, e);
-        assert e.data.size() == chosen.stream().mapToLong(p -> p.data.size()).sum();
     }
 
     private void freeParts(Upload u) {

@@ -24,9 +24,9 @@ final class S3Multipart {
     private final S3Store s;
     private final S3Objects objects;
 
-    S3Multipart(S3Store s) {
+    S3Multipart(S3Store s, S3Objects objects) {
         this.s = s;
-        this.objects = new S3Objects(s);
+        this.objects = objects;
     }
 
     HttpResponse initiate(Call c) {
@@ -194,7 +194,7 @@ final class S3Multipart {
         }
         String etag = HexFormat.of().formatHex(md5s.digest()) + "-" + chosen.size();
         Entry e = new Entry(Blob.concat(blobs), etag, s.clock.millis(), u.contentType, u.metadata);
-        s.store.complete(b, u, chosen, e);
+        s.store.complete(b, u, e);
         String host = c.http().header("host");
         S3Xml x = new S3Xml("CompleteMultipartUploadResult")
                 .el("Location", "http://" + host + "/" + b.name + "/" + SigV4.uriEncode(u.key, false))

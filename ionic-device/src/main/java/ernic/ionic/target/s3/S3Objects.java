@@ -164,10 +164,6 @@ final class S3Objects {
 
     // ---- get / head ----
 
-    HttpResponse precheckGet(Call c) {
-        return null;
-    }
-
     HttpResponse getObject(Call c) {
         Bucket b = s.store.bucket(c.bucket());
         Entry e = b.objects.get(c.key());

@@ -88,7 +88,7 @@ public final class S3Store implements HttpService {
         this.serverToken = new RdmaToken(RdmaToken.TRANSPORT_RC, 0, gid, 0, 0, 0, 1, 0).hex();
         this.objects = new S3Objects(this);
         this.buckets = new S3Buckets(this);
-        this.multipart = new S3Multipart(this);
+        this.multipart = new S3Multipart(this, objects);
         store.createBucket(options.bucket(), clock.millis());
     }
 
@@ -120,7 +120,6 @@ public final class S3Store implements HttpService {
         HttpResponse early = switch (c.op) {
             case PUT_OBJECT -> objects.precheckPut(c, decodedLength);
             case UPLOAD_PART -> multipart.precheckPart(c, decodedLength);
-            case GET_OBJECT -> c.token == null ? null : objects.precheckGet(c);
             default -> null;
         };
         if (early != null) {

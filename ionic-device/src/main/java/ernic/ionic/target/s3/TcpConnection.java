@@ -94,7 +94,7 @@ public final class TcpConnection {
     /** Resets the connection now. */
     public void abort() {
         if (state != State.CLOSED) {
-            endpoint.emit(this, RST | ACK, sndNxt, 0);
+            endpoint.emit(this, RST | ACK, sndNxt);
             endpoint.counters().inc(NetCounter.RESETS_OUT);
             state = State.CLOSED;
         }
@@ -142,7 +142,7 @@ public final class TcpConnection {
         }
         if (state == State.SYN_RECEIVED) {
             if (ack != iss + 1) {
-                endpoint.emit(this, RST, ack, 0);
+                endpoint.emit(this, RST, ack);
                 endpoint.counters().inc(NetCounter.RESETS_OUT);
                 endpoint.counters().inc(NetCounter.DROP_TCP_SEQUENCE);
                 return;
@@ -243,13 +243,13 @@ public final class TcpConnection {
             if (n <= 0 || finSent) {
                 break;
             }
-            // Nagle-free, but never a runt segment while more is queued and the window is nearly shut.
-            endpoint.emit(this, ACK | (n == avail ? PSH : 0), sndNxt, 0, offset, n);
+            // no Nagle: the store answers requests, and a response's last segment should not wait
+            endpoint.emit(this, ACK | (n == avail ? PSH : 0), sndNxt, offset, n);
             sndNxt += n;
             sent = true;
         }
         if (closeRequested && !finSent && sndNxt - sndUna == sndBuf.size()) {
-            endpoint.emit(this, FIN | ACK, sndNxt, 0);
+            endpoint.emit(this, FIN | ACK, sndNxt);
             sndNxt++;
             finSent = true;
             sent = true;
@@ -266,7 +266,7 @@ public final class TcpConnection {
             ackNow = true;
         }
         if (ackNow && !sent) {
-            endpoint.emit(this, ACK, sndNxt, 0);
+            endpoint.emit(this, ACK, sndNxt);
         }
         ackNow = false;
         rcvAdvertised = rcvNxt + advertisedWindow();
@@ -312,7 +312,7 @@ public final class TcpConnection {
         if (sndUna == sndNxt && sndWnd == 0 && sndBuf.size() > 0) {
             // Window probe: one byte beyond the closed window, to learn when it opens.
             endpoint.counters().inc(NetCounter.WINDOW_PROBES);
-            endpoint.emit(this, ACK, sndNxt, 0, 0, 1);
+            endpoint.emit(this, ACK, sndNxt, 0, 1);
             sndNxt++;
             timerAt = now + rtoNanos;
             return;
