@@ -339,6 +339,16 @@ public final class IpEndpoint {
         }
     }
 
+    /** Drops every connection without a word to the guest (device reset: its stack is gone too). */
+    public void reset() {
+        scratch.clear();
+        scratch.addAll(connections.values());
+        for (TcpConnection c : scratch) {
+            close(c);
+        }
+        scratch.clear();
+    }
+
     /** Runs every connection's timers at the ticker's present time. */
     public void tick() {
         long now = ticker.nanoTime();

@@ -18,6 +18,7 @@ public enum NetCounter implements Counter {
     RETRANSMITS("tcp.retransmits"),
     FAST_RETRANSMITS("tcp.fast_retransmits"),
     TIMEOUTS("tcp.timeouts"),
+    IDLE_TIMEOUTS("tcp.idle_timeouts"),
     OUT_OF_ORDER("tcp.out_of_order"),
     WINDOW_PROBES("tcp.window_probes"),
     DROP_LENGTH("drop.length"),

@@ -24,6 +24,8 @@ public final class TcpConnection {
     static final long RTO_NANOS = 200_000_000L, RTO_MAX_NANOS = 6_400_000_000L;
     static final int MAX_RETRIES = 8;
     static final long TIME_WAIT_NANOS = 2_000_000_000L, FIN_WAIT_NANOS = 60_000_000_000L;
+    /** A connection that carried nothing this long is dropped (a guest that rebooted sends no FIN). */
+    static final long IDLE_NANOS = 15L * 60 * 1_000_000_000L;
 
     private final IpEndpoint endpoint;
     final long key;
@@ -40,7 +42,7 @@ public final class TcpConnection {
     private int rcvAdvertised;
     private boolean closeRequested, finSent, finAcked, peerFin, ackNow, freed;
     private int dupAcks, retries;
-    private long rtoNanos = RTO_NANOS, timerAt, lingerUntil;
+    private long rtoNanos = RTO_NANOS, timerAt, lingerUntil, lastHeard;
 
     TcpConnection(IpEndpoint endpoint, long key, int peerIp, int peerPort, int localPort, byte[] peerMac,
                   int iss, int irs, int peerMss, int peerShift) {
@@ -116,6 +118,7 @@ public final class TcpConnection {
 
     /** One segment for this connection, header already checked. */
     void segment(int flags, int seq, int ack, int window, byte[] b, int data, int len, long now) {
+        lastHeard = now;
         if ((flags & RST) != 0) {
             // RFC 5961 3.2: only an RST at exactly RCV.NXT resets; one elsewhere in the window gets a challenge ACK.
             if (seq == rcvNxt) {
@@ -294,6 +297,11 @@ public final class TcpConnection {
             state = State.CLOSED;
             return;
         }
+        if (now - lastHeard >= IDLE_NANOS) {
+            endpoint.counters().inc(NetCounter.IDLE_TIMEOUTS);
+            abort();
+            return;
+        }
         if (timerAt == 0 || now - timerAt < 0) {
             return;
         }
@@ -337,6 +345,7 @@ public final class TcpConnection {
     }
 
     void scheduleSynAckRetransmit(long now) {
+        lastHeard = now;
         timerAt = now + rtoNanos;
     }
 

@@ -106,6 +106,20 @@ class ChecksumAndSigV4Test {
     }
 
     @Test
+    void presignedUrlOfTheAwsExampleVerifiesUntilItExpires() {
+        String url = "/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2F"
+                + "us-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host"
+                + "&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404";
+        Map<String, String> host = Map.of("Host", "examplebucket.s3.amazonaws.com");
+        S3Client c = awsExampleStore("examplebucket");
+        assertThat(c.send("GET", url, host, new byte[0]).text()).contains("NoSuchKey"); // signature good
+        assertThat(c.send("GET", url.replace("d404", "d405"), host, new byte[0]).text()).contains("SignatureDoesNotMatch");
+        S3Client late = new S3Client(S3Options.parse("s3:bucket=examplebucket,access=" + AKID + ",secret=" + SECRET), null,
+                Clock.fixed(Instant.parse("2013-05-25T00:00:01Z"), ZoneOffset.UTC));
+        assertThat(late.send("GET", url, host, new byte[0]).text()).contains("Request has expired");
+    }
+
+    @Test
     void unsignedAndWrongKeyRequestsAreRefusedWhenKeysAreConfigured() {
         S3Client c = awsExampleStore("examplebucket");
         assertThat(c.send("GET", "/examplebucket").status()).isEqualTo(403);

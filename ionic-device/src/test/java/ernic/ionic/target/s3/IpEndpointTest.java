@@ -275,6 +275,25 @@ class IpEndpointTest {
         assertThat(g.receivedBytes()).isEqualTo(data);
     }
 
+    @Test
+    void idleConnectionsAreDroppedAndResetDropsAll() {
+        GuestTcp idle = rig.connect(40010);
+        rig.run(() -> idle.established, 1000);
+        rig.deliver();
+        rig.ticker.advance(TcpConnection.IDLE_NANOS, java.util.concurrent.TimeUnit.NANOSECONDS);
+        rig.endpoint.tick();
+        assertThat(rig.endpoint.connectionCount()).isZero();
+        assertThat(rig.net.get(NetCounter.IDLE_TIMEOUTS)).isEqualTo(1);
+        rig.deliver();
+        assertThat(idle.reset).isTrue();
+
+        GuestTcp a = rig.connect(40011), b = rig.connect(40012);
+        rig.run(() -> a.established && b.established, 1000);
+        rig.endpoint.reset();
+        assertThat(rig.endpoint.connectionCount()).isZero();
+        assertThat(apps).allMatch(e -> e.closed);
+    }
+
     // ---- hostile frames ----
 
     private byte[] validSyn() {
