@@ -1,6 +1,5 @@
 package ernic.ionic.target.s3;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 
@@ -20,8 +19,11 @@ final class GuestTcp {
     int sndUna, sndNxt, rcvNxt, peerWindow, peerShift = -1, peerMss = 536;
     boolean established, reset, peerFin, finQueued, finSent;
     private long rtoAt;
-    final ByteArrayOutputStream received = new ByteArrayOutputStream();
-    private final ByteArrayOutputStream outbox = new ByteArrayOutputStream();
+    /** What arrived in order, and its length (grown as needed, not copied per look). */
+    byte[] in = new byte[1 << 16];
+    int inLen;
+    private byte[] out = new byte[1 << 16];
+    private int outLen;
     /** Bytes of outbox before SND.UNA already acknowledged. */
     private int acked;
     GuestFrames.Segment synAck;
@@ -49,7 +51,15 @@ final class GuestTcp {
     }
 
     void write(byte[] b) {
-        outbox.writeBytes(b);
+        if (outLen + b.length > out.length) {
+            out = Arrays.copyOf(out, Math.max(out.length * 2, outLen + b.length));
+        }
+        System.arraycopy(b, 0, out, outLen, b.length);
+        outLen += b.length;
+    }
+
+    int receivedSize() {
+        return inLen;
     }
 
     void close() {
@@ -85,7 +95,7 @@ final class GuestTcp {
         }
         if (s.has(ACK) && s.ack() - sndUna > 0 && s.ack() - sndNxt <= 0) {
             int n = s.ack() - sndUna;
-            int dataAcked = Math.min(n, outbox.size() - acked);
+            int dataAcked = Math.min(n, outLen - acked);
             acked += dataAcked;
             sndUna = s.ack();
             rtoAt = sndUna == sndNxt ? 0 : rig.ticker.nanoTime() + RTO;
@@ -98,7 +108,12 @@ final class GuestTcp {
             return;
         }
         if (s.seq() == rcvNxt && !peerFin) {
-            received.writeBytes(s.data());
+            byte[] d = s.data();
+            if (inLen + d.length > in.length) {
+                in = Arrays.copyOf(in, Math.max(in.length * 2, inLen + d.length));
+            }
+            System.arraycopy(d, 0, in, inLen, d.length);
+            inLen += d.length;
             rcvNxt += s.data().length;
             if (s.has(FIN)) {
                 rcvNxt++;
@@ -139,20 +154,19 @@ final class GuestTcp {
             return false;
         }
         boolean sent = false;
-        byte[] all = outbox.toByteArray();
         while (true) {
             int offset = acked + (sndNxt - sndUna);
-            int avail = all.length - offset;
+            int avail = outLen - offset;
             int room = sndUna + peerWindow - sndNxt;
             int n = Math.min(Math.min(avail, Math.min(peerMss, MSS)), room);
             if (n <= 0 || finSent) {
                 break;
             }
-            sendSegment(sndNxt, ACK | PSH, Arrays.copyOfRange(all, offset, offset + n));
+            sendSegment(sndNxt, ACK | PSH, Arrays.copyOfRange(out, offset, offset + n));
             sndNxt += n;
             sent = true;
         }
-        if (finQueued && !finSent && acked + (sndNxt - sndUna) == all.length) {
+        if (finQueued && !finSent && acked + (sndNxt - sndUna) == outLen) {
             sendSegment(sndNxt, FIN | ACK, new byte[0]);
             sndNxt++;
             finSent = true;
@@ -176,19 +190,18 @@ final class GuestTcp {
         sndNxt = sndUna;
         finSent = false;
         rtoAt = now + RTO;
-        if (peerWindow == 0 && outbox.size() > acked) {
-            byte[] all = outbox.toByteArray();
-            sendSegment(sndNxt, ACK, Arrays.copyOfRange(all, acked, acked + 1)); // window probe
+        if (peerWindow == 0 && outLen > acked) {
+            sendSegment(sndNxt, ACK, Arrays.copyOfRange(out, acked, acked + 1)); // window probe
             sndNxt++;
         }
     }
 
     boolean allAcked() {
-        return sndUna == sndNxt && acked == outbox.size();
+        return sndUna == sndNxt && acked == outLen;
     }
 
     byte[] receivedBytes() {
-        return received.toByteArray();
+        return Arrays.copyOf(in, inLen);
     }
 
     /** A bare segment with chosen fields, for refusal tests. */

@@ -165,7 +165,7 @@ class IpEndpointTest {
         GuestTcp g = rig.connect(40002);
         byte[] data = random(1 << 20, 2);
         g.write(data);
-        rig.run(() -> g.received.size() == data.length, 5000);
+        rig.run(() -> g.receivedSize() == data.length, 5000);
         assertThat(g.receivedBytes()).isEqualTo(data);
         assertThat(rig.net.get(NetCounter.RETRANSMITS)).isZero();
         assertThat(rig.net.get(NetCounter.DROP_TCP_CHECKSUM)).isZero();
@@ -178,7 +178,7 @@ class IpEndpointTest {
         GuestTcp g = rig.connect(40003);
         byte[] data = random(256 * 1024, 3);
         g.write(data);
-        rig.run(() -> g.received.size() == data.length, 600_000);
+        rig.run(() -> g.receivedSize() == data.length, 600_000);
         assertThat(g.receivedBytes()).isEqualTo(data);
         assertThat(rig.lostToGuest).isPositive();
         assertThat(rig.lostToStore).isPositive();
@@ -194,7 +194,7 @@ class IpEndpointTest {
             g.write(random(5000, i));
             gs.add(g);
         }
-        rig.run(() -> gs.stream().allMatch(g -> g.received.size() == 5000), 10_000);
+        rig.run(() -> gs.stream().allMatch(g -> g.receivedSize() == 5000), 10_000);
         for (int i = 0; i < 100; i++) {
             assertThat(gs.get(i).receivedBytes()).isEqualTo(random(5000, i));
         }
@@ -271,7 +271,7 @@ class IpEndpointTest {
         app.reading = true;
         app.pump();
         rig.endpoint.tick();
-        rig.run(() -> g.received.size() == data.length, 60_000);
+        rig.run(() -> g.receivedSize() == data.length, 60_000);
         assertThat(g.receivedBytes()).isEqualTo(data);
     }
 

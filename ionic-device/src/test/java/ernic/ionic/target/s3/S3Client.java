@@ -31,17 +31,29 @@ final class S3Client {
 
     static final String HOST = "192.168.200.1:9000";
 
-    final Counters<HttpCounter> http = new Counters<>(HttpCounter.class);
-    final Counters<S3Counter> s3 = new Counters<>(S3Counter.class);
+    final Counters<HttpCounter> http;
+    final Counters<S3Counter> s3;
     final S3Store store;
     final Rig rig;
     GuestTcp tcp;
     private int readAt;
-    private int nextPort = 50000;
+    private static int nextPort = 50000;
+    private final List<Integer> interim = new ArrayList<>();
 
     S3Client(S3Options options, HostMemory host, Clock clock) {
+        http = new Counters<>(HttpCounter.class);
+        s3 = new Counters<>(S3Counter.class);
         store = new S3Store(options, host, clock, http, s3);
         rig = new Rig(store::accept);
+        reconnect();
+    }
+
+    /** Another connection to the same store over the same link. */
+    S3Client(S3Client same) {
+        http = same.http;
+        s3 = same.s3;
+        store = same.store;
+        rig = same.rig;
         reconnect();
     }
 
@@ -61,6 +73,12 @@ final class S3Client {
 
     /** A request with Host and (for a body) Content-Length added unless given. */
     Response send(String method, String target, Map<String, String> headers, byte[] body) {
+        write(method, target, headers, body);
+        return next(method.equals("HEAD"));
+    }
+
+    /** Queues a request without waiting for its response ({@link #poll}). */
+    void write(String method, String target, Map<String, String> headers, byte[] body) {
         if (tcp.peerFin || tcp.reset) {
             reconnect(); // the store closed the last one after an error, as a client would reconnect
         }
@@ -78,7 +96,12 @@ final class S3Client {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         out.writeBytes(sb.toString().getBytes(StandardCharsets.ISO_8859_1));
         out.writeBytes(body);
-        return raw(out.toByteArray(), method.equals("HEAD"));
+        tcp.write(out.toByteArray());
+    }
+
+    /** The next response if it is complete, else null; does not run the link. */
+    Response poll(boolean head) {
+        return parse(head, interim);
     }
 
     Response send(String method, String target) {
@@ -98,7 +121,6 @@ final class S3Client {
     /** Waits for the next response on the connection. */
     Response next(boolean head) {
         Response[] got = new Response[1];
-        List<Integer> interim = new ArrayList<>();
         rig.run(() -> (got[0] = parse(head, interim)) != null || tcp.peerFin || tcp.reset, 60_000);
         if (got[0] == null) {
             got[0] = parse(head, interim);
@@ -110,9 +132,10 @@ final class S3Client {
     }
 
     private Response parse(boolean head, List<Integer> interim) {
-        byte[] all = tcp.receivedBytes();
+        byte[] all = tcp.in;
+        int allLen = tcp.inLen;
         while (true) {
-            int end = indexOf(all, readAt, "\r\n\r\n");
+            int end = indexOf(all, allLen, readAt, "\r\n\r\n");
             if (end < 0) {
                 return null;
             }
@@ -131,19 +154,21 @@ final class S3Client {
             }
             int len = head || status == 204 || status == 304 ? 0
                     : Integer.parseInt(headers.getOrDefault("content-length", "0"));
-            if (all.length < bodyAt + len) {
+            if (allLen < bodyAt + len) {
                 return null;
             }
             byte[] body = java.util.Arrays.copyOfRange(all, bodyAt, bodyAt + len);
             readAt = bodyAt + len;
-            return new Response(status, headers, body, List.copyOf(interim));
+            Response r = new Response(status, headers, body, List.copyOf(interim));
+            interim.clear();
+            return r;
         }
     }
 
-    private static int indexOf(byte[] b, int from, String s) {
+    private static int indexOf(byte[] b, int len, int from, String s) {
         byte[] p = s.getBytes(StandardCharsets.ISO_8859_1);
         outer:
-        for (int i = from; i <= b.length - p.length; i++) {
+        for (int i = from; i <= len - p.length; i++) {
             for (int k = 0; k < p.length; k++) {
                 if (b[i + k] != p[k]) {
                     continue outer;
