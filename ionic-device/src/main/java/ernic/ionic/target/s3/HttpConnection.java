@@ -1,6 +1,8 @@
 package ernic.ionic.target.s3;
 
 import ernic.counters.Counters;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -16,6 +18,7 @@ import java.util.Locale;
  * pipelines faster than it reads. A malformed request gets its 4xx and the connection closes.
  */
 final class HttpConnection implements StreamHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(HttpConnection.class);
     static final int IN_BUFFER = 32 * 1024;
     private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1);
 
@@ -70,7 +73,22 @@ final class HttpConnection implements StreamHandler {
         releaseBody();
     }
 
+    /** Runs the connection as far as it can; a fault of ours resets it (counted as a 500), it never escapes. */
     private void progress() {
+        try {
+            run();
+        } catch (RuntimeException e) {
+            LOG.warn("s3: request failed inside the store, connection closed", e);
+            counters.inc(HttpCounter.STATUS_500);
+            if (state != State.DONE) {
+                tcp.abort();
+                state = State.DONE;
+                releaseBody();
+            }
+        }
+    }
+
+    private void run() {
         boolean moved = true;
         while (moved && state != State.DONE) {
             moved = switch (state) {
