@@ -280,8 +280,8 @@ public final class S3Store implements HttpService {
     }
 
     /**
-     * The bucket a virtual-hosted Host names ({@code bucket.s3.region.example}, {@code bucket.<store ip>}),
-     * or null for path-style (an IP address, or a host whose first label is no bucket).
+     * The bucket a virtual-hosted Host names ({@code bucket.s3.region.example}, {@code bucket.s3-x.example},
+     * {@code bucket.<store ip>}), or null for path-style (an IP address or any other name).
      */
     String virtualBucket(String hostHeader) {
         String h = hostHeader.toLowerCase(Locale.ROOT);
@@ -303,11 +303,8 @@ public final class S3Store implements HttpService {
         if (s3 < 0) {
             s3 = h.indexOf(".s3-");
         }
-        if (s3 > 0) {
-            return h.substring(0, s3);
-        }
-        String first = h.substring(0, h.indexOf('.'));
-        return store.bucket(first) != null ? first : null;
+        // any other name is path-style: a first label that happens to be a bucket name proves nothing
+        return s3 > 0 ? h.substring(0, s3) : null;
     }
 
     // ---- body checks ----

@@ -337,8 +337,8 @@ class S3StoreTest {
         c.put("/ernic/vh", utf8("hosted"));
         assertThat(c.send("GET", "/vh", Map.of("Host", "ernic.192.168.200.1:9000"), new byte[0]).text()).isEqualTo("hosted");
         assertThat(c.send("GET", "/vh", Map.of("Host", "ernic.s3.us-east-1.example.com"), new byte[0]).text()).isEqualTo("hosted");
-        assertThat(c.send("GET", "/vh", Map.of("Host", "ernic.localdomain"), new byte[0]).text()).isEqualTo("hosted");
-        assertThat(c.send("GET", "/ernic/vh", Map.of("Host", "storage.localdomain"), new byte[0]).text()).isEqualTo("hosted");
+        assertThat(c.send("GET", "/ernic/vh", Map.of("Host", "ernic.localdomain"), new byte[0]).text()).isEqualTo("hosted");
+        assertThat(c.send("GET", "/ernic/vh", Map.of("Host", "storage.localdomain:9000"), new byte[0]).text()).isEqualTo("hosted");
     }
 
     @Test
