@@ -1,0 +1,12 @@
+package ernic.ionic.target.s3;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * Where the store's frames to the guest go (the Ethernet side's receive injection). The segment is the
+ * endpoint's one transmit buffer, valid only during the call: a sink that queues the frame copies it.
+ */
+@FunctionalInterface
+public interface FrameSink {
+    void send(MemorySegment frame);
+}
