@@ -123,6 +123,11 @@ public final class P4Engine {
         }
     }
 
+    /** The packet state of the last frame, for tests of this package. */
+    Packet packet() {
+        return pkt;
+    }
+
     /** The frame the last {@link #process} sent: valid until the next call. */
     public byte[] output() {
         return pkt.out;
