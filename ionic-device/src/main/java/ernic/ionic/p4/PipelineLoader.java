@@ -141,7 +141,9 @@ final class PipelineLoader {
             if (ap.has("selector")) {
                 throw ap.get("selector").unsupported("action selectors (action profiles with a selector)");
             }
-            p.profiles.put(ap.str("name"), new Table.Profile(ap.str("name"), ap.num("max_size")));
+            if (p.profiles.put(ap.str("name"), new Table.Profile(ap.str("name"), ap.num("max_size"))) != null) {
+                throw ap.get("name").malformed("a second action profile named '" + ap.str("name") + "'");
+            }
         }
         Map<String, Node> nodes = new HashMap<>();
         Map<Node, J> json = new LinkedHashMap<>();
