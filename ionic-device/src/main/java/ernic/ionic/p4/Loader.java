@@ -268,6 +268,7 @@ public final class Loader {
         // p4c's numbering of core.p4's errors, for programs whose JSON leaves them out.
         return new Parser.Errors(e.getOrDefault("NoError", 0), e.getOrDefault("PacketTooShort", 1),
                 e.getOrDefault("NoMatch", 2), e.getOrDefault("StackOutOfBounds", 3),
-                e.getOrDefault("HeaderTooShort", 4), e.getOrDefault("ParserInvalidArgument", 6));
+                e.getOrDefault("HeaderTooShort", 4), e.getOrDefault("ParserTimeout", 5),
+                e.getOrDefault("ParserInvalidArgument", 6));
     }
 }

@@ -7,8 +7,11 @@ import java.util.List;
 final class Parser {
     /** The parser's error values (from the program's {@code errors}, or p4c's core numbering). */
     record Errors(int noError, int packetTooShort, int noMatch, int stackOutOfBounds, int headerTooShort,
-                  int invalidArgument) {
+                  int timeout, int invalidArgument) {
     }
+
+    /** Parse states one frame may visit: a program looping without consuming ends with ParserTimeout. */
+    static final int MAX_STATES = 4096;
 
     abstract static class Op {
         /** Runs the operation; returns false after setting {@link Run#error}. */
@@ -64,7 +67,12 @@ final class Parser {
     int parse(Packet p, Run r) {
         r.error = errors.noError;
         State s = init;
+        int visits = 0;
         while (s != null) {
+            if (++visits > MAX_STATES) {
+                r.error = errors.timeout;
+                return r.error;
+            }
             for (Op op : s.ops) {
                 if (!op.run(p, r)) {
                     return r.error;

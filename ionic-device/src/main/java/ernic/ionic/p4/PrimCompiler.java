@@ -22,6 +22,10 @@ final class PrimCompiler {
         Prim[] out = new Prim[prims.size()];
         for (int i = 0; i < out.length; i++) {
             out[i] = compile(prims.get(i));
+            // p4c's jumps go forward; a backward one could loop for ever on the device thread.
+            if (out[i] instanceof Prim.Jump j && !(j.offset instanceof Expr.Const c && c.v > i)) {
+                throw prims.get(i).get("op").unsupported("a jump that is not to a later primitive");
+            }
         }
         return out;
     }

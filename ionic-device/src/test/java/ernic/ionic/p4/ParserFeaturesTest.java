@@ -114,4 +114,14 @@ class ParserFeaturesTest {
         e.process(nine, 0, nine.length, 0);
         assertThat(parserError(e)).isEqualTo(4);
     }
+
+    @Test
+    void aParserThatLoopsWithoutConsumingTimesOut() {
+        P4Engine e = Loader.load(program("", "", "", state("start", 0, "", "", dflt("start")),
+                action("nop", 0, "", ""), always("t", 0, "nop", 0, null), "", "t", ""));
+        byte[] f = bytes(1, 2, 3);
+        assertThat(e.process(f, 0, 3, 0)).isEqualTo(0);
+        assertThat(parserError(e)).isEqualTo(5);
+        assertThat(Arrays.copyOf(e.output(), e.outputLength())).isEqualTo(f);
+    }
 }
