@@ -43,7 +43,9 @@ final class PipelineLoader {
                     }
                     inputs[i] = new Calc.FieldIn(f);
                     maxBits += f.var ? f.header.type.storageBytes(f.field) * 8 : f.width;
-                    lastHeader = ((Expr.HeaderRef) f.header).h;
+                    if (f.header instanceof Expr.HeaderRef hr) {
+                        lastHeader = hr.h;
+                    }
                 }
                 case "hexstr" -> {
                     BigInteger v = x.get("value").hex();
