@@ -80,6 +80,7 @@ final class Table extends Node {
 
     private final byte[] keyBuf;
     private Entry[] sorted = new Entry[0];
+    private Entry[] index;
     private final List<Entry> live = new ArrayList<>();
     private int nextHandle;
     private long ages;
@@ -157,6 +158,16 @@ final class Table extends Node {
     }
 
     private Entry lookup() {
+        Entry[] idx = index;
+        if (idx != null) {
+            int m = idx.length - 1;
+            for (int i = hash(keyBuf) & m; idx[i] != null; i = (i + 1) & m) {
+                if (Arrays.equals(idx[i].value, keyBuf)) {
+                    return idx[i];
+                }
+            }
+            return null;
+        }
         for (Entry e : sorted) {
             if (matches(e)) {
                 return e;
@@ -284,5 +295,37 @@ final class Table extends Node {
         };
         Arrays.sort(s, order.thenComparingLong(e -> e.age));
         sorted = s;
+        index = exactOnly() ? buildIndex(s) : null;
+    }
+
+    /** An exact table with only exact (and validity) key fields is looked up in a hash index, not scanned. */
+    private boolean exactOnly() {
+        if (matchKind != MatchKind.EXACT) {
+            return false;
+        }
+        for (Key k : keys) {
+            if (k.kind != MatchKind.EXACT && k.kind != MatchKind.VALID) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Entry[] buildIndex(Entry[] entries) {
+        Entry[] idx = new Entry[Integer.highestOneBit(Math.max(4, entries.length * 2)) * 2];
+        int m = idx.length - 1;
+        for (Entry e : entries) {
+            int i = hash(e.value) & m;
+            while (idx[i] != null) {
+                i = (i + 1) & m;
+            }
+            idx[i] = e;
+        }
+        return idx;
+    }
+
+    private static int hash(byte[] key) {
+        int h = Arrays.hashCode(key);
+        return h ^ (h >>> 16);
     }
 }

@@ -87,4 +87,25 @@ class ProgramsTest {
         assertThat(e.process(bad, 0, bad.length, P4Engine.PORT_TAP)).isEqualTo(P4Engine.DROPPED);
         assertThat(e.counters().get(P4Counter.CHECKSUM_ERRORS)).isEqualTo(1);
     }
+
+    @Test
+    void anExactTableWithManyEntriesFindsEachAndMissesTheRest() throws IOException {
+        P4Engine e = load("l2_switch");
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < 500; i++) {
+            b.append("table_add dmac forward 0x").append(Long.toHexString(0x020000000000L + i)).append(" => ")
+                    .append(i % 2).append('\n');
+        }
+        e.applyEntries(b.toString(), "many");
+        e.applyEntries("table_delete dmac 7", "many");
+        byte[] f = new byte[20];
+        for (int i = 0; i < 501; i++) {
+            long mac = 0x020000000000L + i;
+            for (int k = 0; k < 6; k++) {
+                f[k] = (byte) (mac >>> (40 - 8 * k));
+            }
+            int want = i == 500 || i == 5 ? P4Engine.DROPPED : i % 2;
+            assertThat(e.process(f, 0, f.length, 0)).as("mac %x", mac).isEqualTo(want);
+        }
+    }
 }
