@@ -1,0 +1,212 @@
+package ernic.ionic.p4;
+
+import ernic.counters.Counters;
+
+import java.util.List;
+import java.util.StringJoiner;
+
+/**
+ * A loaded program running v1model (simple_switch) semantics on frames, one at a time, on the caller's
+ * thread. The port model: the TAP side (the wire) is port {@value #PORT_TAP}, the guest is port
+ * {@value #PORT_GUEST}. A frame from the guest enters with ingress_port 1, one from the TAP with 0; an
+ * egress_spec of 0 sends it toward the TAP, 1 toward the guest (so egress_spec = ingress_port sends it back),
+ * 511 drops it; any other port does not exist and the frame is dropped and counted.
+ *
+ * <p>One frame: standard_metadata reset (ingress_port, packet_length set); parser (an error goes to
+ * standard_metadata.parser_error, the frame goes on); checksum verification (a mismatch sets
+ * checksum_error); ingress; drop if egress_spec is 511 or mcast_grp is set (no replication engine);
+ * egress_port = egress_spec; egress; drop if egress_spec is then 511; checksum update; deparser.
+ */
+public final class P4Engine {
+    public static final int PORT_TAP = 0;
+    public static final int PORT_GUEST = 1;
+    /** Verdicts of {@link #process} that are not a port. */
+    public static final int DROPPED = -1;
+    public static final int DROPPED_NO_SUCH_PORT = -2;
+    public static final int DROPPED_MULTICAST = -3;
+    public static final int DROPPED_ASSERT = -4;
+    public static final int DROPPED_TOO_BIG = -5;
+
+    final Program program;
+    private final Packet pkt;
+    private final Parser.Run run = new Parser.Run();
+    private final Table[] tables;
+    private final long[] hits;
+    private final long[] misses;
+
+    P4Engine(Program program) {
+        this.program = program;
+        this.pkt = new Packet(program.layout, program.externs);
+        this.tables = program.tables.toArray(Table[]::new);
+        this.hits = new long[tables.length];
+        this.misses = new long[tables.length];
+    }
+
+    /** Runs one frame that entered on {@code inPort}. Returns the egress port, or a DROPPED verdict. */
+    public int process(byte[] frame, int off, int len, int inPort) {
+        Counters<P4Counter> c = program.externs.counters;
+        c.inc(P4Counter.FRAMES_IN);
+        if (len > Packet.MAX_FRAME) {
+            c.inc(P4Counter.DROPS_TOO_BIG);
+            return DROPPED_TOO_BIG;
+        }
+        Packet p = pkt;
+        p.start(frame, off, len);
+        StdMeta sm = program.std;
+        StdMeta.set(sm.ingressPort(), p, inPort);
+        StdMeta.set(sm.packetLength(), p, len);
+        int err = program.parser.parse(p, run);
+        if (err != program.errors.noError()) {
+            c.inc(P4Counter.PARSER_ERRORS);
+            StdMeta.set(sm.parserError(), p, err);
+        }
+        checksums(p, true);
+        Node.runPipeline(program.ingress, p);
+        p.exit = false;
+        if (p.assertFailed) {
+            c.inc(P4Counter.DROPS_ASSERT);
+            return DROPPED_ASSERT;
+        }
+        if (StdMeta.get(sm.mcastGrp(), p) != 0) {
+            c.inc(P4Counter.DROPS_MULTICAST);
+            return DROPPED_MULTICAST;
+        }
+        long port = StdMeta.get(sm.egressSpec(), p);
+        if (port == StdMeta.DROP_PORT) {
+            c.inc(P4Counter.DROPS);
+            return DROPPED;
+        }
+        StdMeta.set(sm.egressPort(), p, port);
+        Node.runPipeline(program.egress, p);
+        p.exit = false;
+        if (p.assertFailed) {
+            c.inc(P4Counter.DROPS_ASSERT);
+            return DROPPED_ASSERT;
+        }
+        if (StdMeta.get(sm.egressSpec(), p) == StdMeta.DROP_PORT) {
+            c.inc(P4Counter.DROPS);
+            return DROPPED;
+        }
+        checksums(p, false);
+        if (!program.deparser.deparse(p)) {
+            c.inc(P4Counter.DROPS_TOO_BIG);
+            return DROPPED_TOO_BIG;
+        }
+        if (p.truncateTo >= 0 && p.truncateTo < p.outLen) {
+            p.outLen = p.truncateTo;
+        }
+        if (port != PORT_TAP && port != PORT_GUEST) {
+            c.inc(P4Counter.DROPS_NO_SUCH_PORT);
+            return DROPPED_NO_SUCH_PORT;
+        }
+        c.inc(P4Counter.FRAMES_OUT);
+        return (int) port;
+    }
+
+    private void checksums(Packet p, boolean verify) {
+        for (Program.Checksum ck : program.checksums) {
+            if (verify ? !ck.verify() : !ck.update()) {
+                continue;
+            }
+            if (!p.phv.valid[ck.target().header.ref(p)] || (ck.ifCond() != null && !ck.ifCond().test(p))) {
+                continue;
+            }
+            long v = Bits.truncate(ck.calc().compute(p), ck.target().width);
+            if (verify) {
+                if (Bits.truncate(ck.target().num(p), ck.target().width) != v) {
+                    program.externs.counters.inc(P4Counter.CHECKSUM_ERRORS);
+                    StdMeta.set(program.std.checksumError(), p, 1);
+                }
+            } else {
+                ck.target().set(p, v);
+            }
+        }
+    }
+
+    /** The packet state of the last frame, for tests of this package. */
+    Packet packet() {
+        return pkt;
+    }
+
+    /** The frame the last {@link #process} sent: valid until the next call. */
+    public byte[] output() {
+        return pkt.out;
+    }
+
+    public int outputLength() {
+        return pkt.outLen;
+    }
+
+    /** A human-readable name for a verdict of {@link #process}. */
+    public static String describe(int verdict) {
+        return switch (verdict) {
+            case PORT_TAP -> "port 0 (TAP)";
+            case PORT_GUEST -> "port 1 (guest)";
+            case DROPPED -> "dropped (egress_spec 511)";
+            case DROPPED_NO_SUCH_PORT -> "dropped (egress port does not exist)";
+            case DROPPED_MULTICAST -> "dropped (mcast_grp set: no multicast)";
+            case DROPPED_ASSERT -> "dropped (assert/assume failed)";
+            case DROPPED_TOO_BIG -> "dropped (frame too big)";
+            default -> "port " + verdict;
+        };
+    }
+
+    /** The egress_spec the last frame asked for when it was dropped for want of a port (for reports). */
+    public long lastEgressSpec() {
+        return StdMeta.get(program.std.egressSpec(), pkt);
+    }
+
+    public Counters<P4Counter> counters() {
+        return program.externs.counters;
+    }
+
+    /** Table names, in the order of {@link #tableHits()} and {@link #tableMisses()}. */
+    public List<String> tableNames() {
+        return program.tables.stream().map(t -> t.name).toList();
+    }
+
+    /** Hits per table (a snapshot, in {@link #tableNames()} order). */
+    public long[] tableHits() {
+        for (int i = 0; i < tables.length; i++) {
+            hits[i] = tables[i].hits;
+        }
+        return hits.clone();
+    }
+
+    public long[] tableMisses() {
+        for (int i = 0; i < tables.length; i++) {
+            misses[i] = tables[i].misses;
+        }
+        return misses.clone();
+    }
+
+    /** Applies runtime entries in simple_switch_CLI syntax; see {@link RuntimeCommands}. */
+    public void applyEntries(String text, String source) {
+        new RuntimeCommands(program).apply(text, source);
+    }
+
+    /** One line per part of the program: what {@code ernic p4 check} prints. */
+    public String summary() {
+        Program p = program;
+        StringJoiner j = new StringJoiner("\n");
+        j.add("program " + p.name + (p.compiler != null ? " (compiled by " + p.compiler + ")" : ""));
+        j.add("  header types " + p.headerTypes + ", headers " + (p.layout.headers() - p.layout.stackNames.length)
+                + ", header stacks " + p.layout.stackNames.length + ", header unions " + p.layout.unionNames.length);
+        j.add("  parser " + p.parser.name + ": " + p.parseStates + " states, " + p.vsets.size() + " parse value sets");
+        j.add("  deparser " + p.deparser.name + ": " + p.deparser.order.length + " headers");
+        j.add("  actions " + p.actions.size() + ", conditionals " + p.conditionals + ", checksums "
+                + p.checksums.size() + ", calculations " + p.calcs.size());
+        j.add("  registers " + p.externs.registerNames.length + ", counters " + p.externs.counterNames.length
+                + ", action profiles " + p.profiles.size());
+        for (Table t : p.tables) {
+            StringJoiner k = new StringJoiner(", ");
+            for (Table.Key key : t.keys) {
+                k.add(key.name() + ":" + key.kind().name().toLowerCase());
+            }
+            j.add("  table " + t.name + " (" + t.matchKind.name().toLowerCase() + ", " + t.keys.length + " keys ["
+                    + k + "], " + t.actions.length + " actions, max " + t.maxSize + (t.immutable ? ", const entries "
+                    + t.size() : "") + ")");
+        }
+        return j.toString();
+    }
+}

@@ -1,0 +1,8 @@
+package ernic.ionic.p4;
+
+/** A runtime entry the engine refuses: one line, {@code SOURCE:LINE: what}. */
+public final class P4EntryError extends RuntimeException {
+    P4EntryError(String source, int line, String what) {
+        super(source + ":" + line + ": " + what, null, false, false);
+    }
+}

@@ -1,0 +1,162 @@
+package ernic.server;
+
+import ernic.ionic.p4.Loader;
+import ernic.ionic.p4.P4Engine;
+import ernic.ionic.p4.P4EntryError;
+import ernic.ionic.p4.P4Refusal;
+import ernic.ionic.p4.Pcap;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code ernic p4}: the P4 engine offline, for P4 developers. {@code check} loads a bmv2 JSON program and
+ * prints what it has; {@code run} runs it over the frames of a pcap file. A program or an entry the
+ * engine refuses is one line on stderr and exit status 2.
+ */
+@Command(name = "p4", mixinStandardHelpOptions = true,
+        description = "Run the P4 engine offline on bmv2 JSON programs (see docs/p4.md).",
+        subcommands = {P4Command.Check.class, P4Command.Run.class})
+public final class P4Command implements Runnable {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    /** Loads a program (and entries): the engine, or null after printing the one-line refusal. */
+    static P4Engine load(Path program, Path entries, PrintWriter err) {
+        try {
+            P4Engine e = Loader.load(Files.readString(program));
+            if (entries != null) {
+                e.applyEntries(Files.readString(entries), entries.toString());
+            }
+            return e;
+        } catch (P4Refusal r) {
+            err.println("ernic p4: " + program + ": " + r.getMessage());
+        } catch (P4EntryError x) {
+            err.println("ernic p4: " + x.getMessage());
+        } catch (IOException x) {
+            err.println("ernic p4: cannot read " + x.getMessage());
+        }
+        err.flush();
+        return null;
+    }
+
+    @Command(name = "check", mixinStandardHelpOptions = true,
+            description = "Load PROGRAM.json and print a summary (exit 0), or the refusal (exit 2).")
+    static final class Check implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(paramLabel = "PROGRAM.json", description = "A bmv2 JSON program (p4c-bm2-ss output).")
+        Path program;
+
+        @Option(names = "--entries", paramLabel = "FILE", description = "Runtime entries (simple_switch_CLI syntax) to check too.")
+        Path entries;
+
+        @Override
+        public Integer call() {
+            P4Engine e = load(program, entries, spec.commandLine().getErr());
+            if (e == null) {
+                return 2;
+            }
+            PrintWriter out = spec.commandLine().getOut();
+            out.println(e.summary());
+            out.flush();
+            return 0;
+        }
+    }
+
+    @Command(name = "run", mixinStandardHelpOptions = true,
+            description = "Run PROGRAM.json over the frames of a classic pcap file; every frame that leaves, toward"
+                    + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port and the"
+                    + " hits and misses of every table.")
+    static final class Run implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @Parameters(paramLabel = "PROGRAM.json", description = "A bmv2 JSON program (p4c-bm2-ss output).")
+        Path program;
+
+        @Option(names = "--entries", paramLabel = "FILE", description = "Runtime entries in simple_switch_CLI syntax.")
+        Path entries;
+
+        @Option(names = "--in-port", paramLabel = "N", defaultValue = "0",
+                description = "ingress_port of every frame: 0 from the TAP, 1 from the guest (default: ${DEFAULT-VALUE}).")
+        int inPort;
+
+        @Option(names = "--in", paramLabel = "in.pcap", required = true, description = "Frames to run.")
+        Path in;
+
+        @Option(names = "--out", paramLabel = "out.pcap", required = true, description = "Frames that leave.")
+        Path out;
+
+        @Override
+        public Integer call() {
+            PrintWriter err = spec.commandLine().getErr();
+            PrintWriter o = spec.commandLine().getOut();
+            if (inPort != P4Engine.PORT_TAP && inPort != P4Engine.PORT_GUEST) {
+                err.println("ernic p4: --in-port " + inPort + ": the ports are 0 (TAP) and 1 (guest)");
+                err.flush();
+                return 2;
+            }
+            P4Engine e = load(program, entries, err);
+            if (e == null) {
+                return 2;
+            }
+            List<Pcap.Frame> frames;
+            try {
+                frames = Pcap.read(in);
+            } catch (IOException x) {
+                err.println("ernic p4: " + x.getMessage());
+                err.flush();
+                return 2;
+            }
+            List<Pcap.Frame> sent = new ArrayList<>();
+            int n = 0;
+            for (Pcap.Frame f : frames) {
+                n++;
+                int v = e.process(f.data(), 0, f.data().length, inPort);
+                String where = v == P4Engine.DROPPED_NO_SUCH_PORT
+                        ? "dropped (egress port " + e.lastEgressSpec() + " does not exist)" : P4Engine.describe(v);
+                if (v >= 0) {
+                    byte[] d = java.util.Arrays.copyOf(e.output(), e.outputLength());
+                    sent.add(new Pcap.Frame(f.seconds(), f.fraction(), d));
+                    o.println("frame " + n + ": " + f.data().length + " bytes in on port " + inPort + " -> " + where
+                            + ", " + d.length + " bytes");
+                } else {
+                    o.println("frame " + n + ": " + f.data().length + " bytes in on port " + inPort + " -> " + where);
+                }
+            }
+            List<String> names = e.tableNames();
+            long[] hits = e.tableHits();
+            long[] misses = e.tableMisses();
+            for (int i = 0; i < names.size(); i++) {
+                o.println("table " + names.get(i) + ": " + hits[i] + " hits, " + misses[i] + " misses");
+            }
+            o.println("frames: " + n + " in, " + sent.size() + " out, " + (n - sent.size()) + " dropped");
+            o.flush();
+            try {
+                Pcap.write(out, sent);
+            } catch (IOException x) {
+                err.println("ernic p4: cannot write " + out + ": " + x.getMessage());
+                err.flush();
+                return 2;
+            }
+            return 0;
+        }
+    }
+}

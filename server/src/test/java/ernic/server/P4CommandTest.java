@@ -1,0 +1,109 @@
+package ernic.server;
+
+import ernic.ionic.p4.Pcap;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code ernic p4 check} and {@code ernic p4 run} on the engine's test programs; the expected frames are the
+ * fixtures ionic-device's make_fixtures.py built without the engine.
+ */
+class P4CommandTest {
+    static final Path P4 = Path.of("../ionic-device/src/test/resources/p4");
+
+    record Result(int status, String out, String err) {
+    }
+
+    static Result ernic(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        CommandLine cmd = new CommandLine(new Main());
+        cmd.setOut(new PrintWriter(out, true));
+        cmd.setErr(new PrintWriter(err, true));
+        int status = cmd.execute(args);
+        return new Result(status, out.toString(), err.toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"l2_switch", "ipv4_router", "acl"})
+    void runReproducesTheExpectedFrames(String name, @TempDir Path tmp) throws IOException {
+        Path entries = P4.resolve(name + ".entries");
+        Path out = tmp.resolve("out.pcap");
+        List<String> args = new java.util.ArrayList<>(List.of("p4", "run", P4.resolve(name + ".json").toString(),
+                "--in", P4.resolve(name + ".in.pcap").toString(), "--out", out.toString()));
+        if (Files.exists(entries)) {
+            args.addAll(List.of("--entries", entries.toString()));
+        }
+        Result r = ernic(args.toArray(String[]::new));
+        assertThat(r.err()).isEmpty();
+        assertThat(r.status()).isZero();
+        List<Pcap.Frame> got = Pcap.read(out);
+        List<Pcap.Frame> want = Pcap.read(P4.resolve(name + ".out.pcap"));
+        assertThat(got).hasSameSizeAs(want);
+        for (int i = 0; i < got.size(); i++) {
+            assertThat(got.get(i).data()).isEqualTo(want.get(i).data());
+        }
+        List<String> ports = Files.readAllLines(P4.resolve(name + ".ports"));
+        List<String> lines = r.out().lines().filter(l -> l.startsWith("frame ")).toList();
+        assertThat(lines).hasSameSizeAs(ports);
+        for (int i = 0; i < ports.size(); i++) {
+            String p = ports.get(i);
+            assertThat(lines.get(i)).contains(p.equals("drop") ? "-> dropped" : "-> port " + p);
+        }
+        assertThat(r.out()).containsPattern("(?m)^table \\S+: \\d+ hits, \\d+ misses$");
+    }
+
+    @Test
+    void runPrintsPerTableCountsAndPorts(@TempDir Path tmp) {
+        Result r = ernic("p4", "run", P4.resolve("l2_switch.json").toString(), "--entries",
+                P4.resolve("l2_switch.entries").toString(), "--in", P4.resolve("l2_switch.in.pcap").toString(),
+                "--out", tmp.resolve("o.pcap").toString(), "--in-port", "1");
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("frame 1: 40 bytes in on port 1 -> port 1 (guest), 40 bytes")
+                .contains("frame 3: 40 bytes in on port 1 -> dropped (egress_spec 511)")
+                .contains("table MyIngress.dmac: 3 hits, 1 misses")
+                .contains("frames: 4 in, 3 out, 1 dropped");
+    }
+
+    @Test
+    void checkPrintsASummary() {
+        Result r = ernic("p4", "check", P4.resolve("ipv4_router.json").toString());
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).startsWith("program ipv4_router.p4").contains("table MyIngress.ipv4_lpm (lpm");
+    }
+
+    @Test
+    void aRefusedProgramIsOneLineAndExitTwo(@TempDir Path tmp) throws IOException {
+        String json = Files.readString(P4.resolve("acl.json")).replace("\"meter_arrays\": []",
+                "\"meter_arrays\": [{\"name\": \"m\"}]");
+        Path p = tmp.resolve("meter.json");
+        Files.writeString(p, json);
+        Result r = ernic("p4", "check", p.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err()).isEqualTo("ernic p4: " + p + ": unsupported: meters (at $.meter_arrays[0])"
+                + System.lineSeparator());
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void aRefusedEntryIsOneLineAndExitTwo(@TempDir Path tmp) throws IOException {
+        Path e = tmp.resolve("bad.entries");
+        Files.writeString(e, "table_add dmac forward 00:00:00:00:00:02 => 1\ntable_add dmac nosuch 1 => 2\n");
+        Result r = ernic("p4", "run", P4.resolve("l2_switch.json").toString(), "--entries", e.toString(),
+                "--in", P4.resolve("l2_switch.in.pcap").toString(), "--out", tmp.resolve("o.pcap").toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("ernic p4: " + e + ":2: no action 'nosuch'");
+    }
+}
