@@ -242,6 +242,8 @@ class MeshProcessTest {
                 workers.add(w);
             }
             await("m", "64 nodes alive", s -> alive(s).size() == 64);
+            // The manager counts a node alive when it registers it; the worker learns its id from the reply.
+            await("m", "every worker's id", s -> workers.stream().allMatch(w -> w.nodeId() > 0));
             Map<Integer, ernic.mesh.MeshNode> byId = new java.util.HashMap<>();
             workers.forEach(w -> byId.put(w.nodeId(), w));
             assertThat(byId.keySet()).hasSize(63).allMatch(id -> id >= 1 && id <= 63);
