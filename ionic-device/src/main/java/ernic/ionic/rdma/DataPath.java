@@ -117,20 +117,8 @@ final class DataPath implements QpErrors {
      */
     void flush(QueuePair qp) {
         requester.forget(qp);
-        if (qp.rq != null && !qp.rq.empty()) {
-            qp.rq.cons = qp.rq.prod;
-            flushCompletion(qp, qp.rqCqId, V1.Cqe.TYPE_RECV);
-            qp.rqFlushed = true;
-        }
-        boolean unanswered = qp.outstanding != null && qp.sq != null && qp.outstanding.done != qp.sq.cons;
-        if (qp.sq != null && (!qp.sq.empty() || unanswered)) {
-            qp.sq.cons = qp.sq.prod;
-            flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
-            qp.sqFlushed = true;
-        }
-        if (qp.outstanding != null && qp.sq != null) {
-            qp.outstanding.done = qp.sq.cons;
-        }
+        flushRq(qp, false);
+        flushSq(qp, false);
         if (remote != null) {
             remote.flush(qp);
         }
@@ -150,6 +138,39 @@ final class DataPath implements QpErrors {
         }
         qp.state = V1.QPS_ERR;
         flush(qp);
+    }
+
+    /**
+     * Takes back what the RQ holds, with a flush completion ({@code once}: unless the driver has had one
+     * since the QP entered ERROR; it flushes later receives itself).
+     */
+    private void flushRq(QueuePair qp, boolean once) {
+        if (qp.rq == null || qp.rq.empty()) {
+            return;
+        }
+        qp.rq.cons = qp.rq.prod;
+        if (!(once && qp.rqFlushed)) {
+            flushCompletion(qp, qp.rqCqId, V1.Cqe.TYPE_RECV);
+        }
+        qp.rqFlushed = true;
+    }
+
+    /** The same for the SQ, including WQEs issued to a peer and not answered yet (their replies are stale). */
+    private void flushSq(QueuePair qp, boolean once) {
+        if (qp.sq == null) {
+            return;
+        }
+        boolean unanswered = qp.outstanding != null && qp.outstanding.done != qp.sq.cons;
+        if (!qp.sq.empty() || unanswered) {
+            qp.sq.cons = qp.sq.prod;
+            if (!(once && qp.sqFlushed)) {
+                flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
+            }
+            qp.sqFlushed = true;
+        }
+        if (qp.outstanding != null) {
+            qp.outstanding.done = qp.sq.cons;
+        }
     }
 
     private void flushCompletion(QueuePair qp, int cqId, int type) {
@@ -177,16 +198,11 @@ final class DataPath implements QpErrors {
         if (!lif.onOwnPage(page, qp.dbid, "RQ of QP", qid)) {
             return;
         }
+        qp.rq.prod = index & qp.rq.mask();
         if (qp.inError()) { // flushed, not executed: one flush completion tells the driver so
-            qp.rq.prod = index & qp.rq.mask();
-            qp.rq.cons = qp.rq.prod;
-            if (!qp.rqFlushed) {
-                qp.rqFlushed = true;
-                flushCompletion(qp, qp.rqCqId, V1.Cqe.TYPE_RECV);
-            }
+            flushRq(qp, true);
             return;
         }
-        qp.rq.prod = index & qp.rq.mask();
         if (remote != null && remote.responder.holds(qp)) {
             remote.responder.receivesPosted(qp);
         }
@@ -202,19 +218,11 @@ final class DataPath implements QpErrors {
         if (!lif.onOwnPage(page, qp.dbid, "SQ of QP", qid)) {
             return;
         }
+        qp.sq.prod = index & qp.sq.mask();
         if (qp.inError()) {
-            qp.sq.prod = index & qp.sq.mask();
-            qp.sq.cons = qp.sq.prod;
-            if (qp.outstanding != null) {
-                qp.outstanding.done = qp.sq.cons;
-            }
-            if (!qp.sqFlushed) {
-                qp.sqFlushed = true;
-                flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
-            }
+            flushSq(qp, true);
             return;
         }
-        qp.sq.prod = index & qp.sq.mask();
         requester.doorbell(qp);
     }
 }
