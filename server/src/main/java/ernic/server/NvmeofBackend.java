@@ -7,6 +7,9 @@ import ernic.ionic.target.nvmeof.Namespace;
 import ernic.ionic.target.nvmeof.NvmeofCounters;
 import ernic.ionic.target.nvmeof.NvmeofOptions;
 import ernic.ionic.target.nvmeof.NvmeofTarget;
+import ernic.ionic.target.s3.IpEndpoint;
+import ernic.ionic.target.s3.NetCounter;
+import ernic.counters.Counters;
 import io.netty.channel.EventLoop;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,7 +22,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code --backend nvmeof[:...]}: the in-process NVMe-oF target on the device's RDMA side (docs/nvmeof.md).
  * Its namespace's file I/O runs on an executor of its own and comes back on the device loop; its counters
- * are under {@code nvmeof.}; its keep-alive runs with the RDMA tick.
+ * are under {@code nvmeof.}; its keep-alive runs with the RDMA tick. On the guest's Ethernet the target's
+ * address answers ARP and ICMP echo (a TCP connection to it is refused with RST, as by a host with no
+ * listener), so the guest needs no static neighbour entry.
  */
 final class NvmeofBackend implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NvmeofBackend.class);
@@ -53,12 +58,25 @@ final class NvmeofBackend implements AutoCloseable {
             return t;
         });
         NvmeofTarget target = new NvmeofTarget(options, ns, loop::execute, io, loop.ticker(), new NvmeofCounters());
+        Counters<NetCounter> net = new Counters<>(NetCounter.class);
+        IpEndpoint host = new IpEndpoint(ipv4(options.ip()), options.port(), ionic::queueForGuest, loop.ticker(),
+                net, null);
         loop.submit(() -> {
             ionic.rdma().attachNvmeof(target);
+            ionic.addTxClaimer(host::receive);
             target.counters().registerIn(registry);
+            registry.register("nvmeof.", net);
         }).syncUninterruptibly();
         log.info("{}", target.describe());
         return new NvmeofBackend(target, io);
+    }
+
+    private static int ipv4(String dotted) {
+        int a = 0;
+        for (String part : dotted.split("\\.")) {
+            a = a << 8 | Integer.parseInt(part);
+        }
+        return a;
     }
 
     /** After the device is detached: stops the I/O executor, then closes the namespace (a file is forced). */

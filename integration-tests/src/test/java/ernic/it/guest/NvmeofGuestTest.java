@@ -17,8 +17,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The in-process NVMe-oF target ({@code --backend nvmeof}) against the guest's stock nvme-rdma initiator and
  * nvme-cli, in one boot: discovery, connect, the namespace's size and LBA format, id-ctrl / id-ns, 16 MiB
- * written with O_DIRECT and read back identical, flush, write-zeroes, fio with crc32c verification, a wrong
- * NQN refused, disconnect and a second connect.
+ * written with O_DIRECT and read back identical, flush, write-zeroes, fio with crc32c verification (QD8, and
+ * 4 jobs at QD32), blkdiscard, a wrong NQN refused, disconnect and a second connect; the target's address
+ * answers ARP and ping, so the guest needs no static neighbour entry.
  */
 class NvmeofGuestTest {
     static final String GUEST_IP = "192.168.200.2", TARGET_IP = "192.168.200.1", NQN = "nvmet-test";
@@ -27,8 +28,9 @@ class NvmeofGuestTest {
     static final String SCRIPT = GuestScripts.rdmaUp(GUEST_IP) + """
             set -e
             trap 'echo "exit-trap"; dmesg | grep -iE "nvme|ionic|rdma" | tail -80' EXIT
-            # The target answers no ARP yet: a static neighbour entry for its address (any MAC will do).
-            ip neigh replace %2$s lladdr 02:00:c0:a8:c8:01 dev "$nd" nud permanent
+            # The target answers ARP and ICMP echo for its address: no static neighbour entry.
+            ping -c 2 -W 2 %2$s | grep -E 'packets transmitted'
+            echo "neighbour $(ip neigh show %2$s dev "$nd")"
             modprobe nvme-rdma
             mkdir -p /etc/nvme
             [ -s /etc/nvme/hostnqn ] || nvme gen-hostnqn > /etc/nvme/hostnqn
@@ -56,6 +58,11 @@ class NvmeofGuestTest {
                     --direct=1 --offset=64M --size=16M --verify=crc32c --do_verify=1 --output=/tmp/fio.txt; then
                 echo "RESULT fio=0"; else echo "RESULT fio=$?"; fi
             grep -E 'err=|verify' /tmp/fio.txt | head -5 || true
+            if timeout 300 fio --name=jobs --filename=/dev/nvme0n1 --rw=randrw --bs=4k --iodepth=32 --numjobs=4 \
+                    --ioengine=libaio --direct=1 --offset=96M --size=8M --offset_increment=8M --verify=crc32c \
+                    --do_verify=1 --output=/tmp/fio4.txt; then echo "RESULT fio4=0"; else echo "RESULT fio4=$?"; fi
+            grep -E 'err=' /tmp/fio4.txt | head -5 || true
+            blkdiscard -o 200M -l 1M /dev/nvme0n1 && echo "discard-nonzero $(dd if=/dev/nvme0n1 bs=1M skip=200 count=1 iflag=direct status=none | tr -d '\000' | wc -c)"
             nvme disconnect -n %3$s | tee /tmp/disconnect.txt
             nvme connect -t rdma -a %2$s -s 4420 -n %3$s && echo "reconnect-ok"
             for i in $(seq 1 40); do [ -b /dev/nvme0n1 ] && break; sleep 0.5; done
@@ -97,7 +104,11 @@ class NvmeofGuestTest {
                     .containsPattern("(?m)^nsze\\s+:\\s+0x10000")
                     .containsPattern("data-ok ([0-9a-f]{32}) \\1")
                     .contains("flush-ok")
+                    .contains("2 packets transmitted, 2 received")
+                    .containsPattern("neighbour %s lladdr 02:53:c0:a8:c8:01".formatted(TARGET_IP))
                     .contains("zero-bytes-nonzero 0")
+                    .contains("RESULT fio=0").contains("RESULT fio4=0")
+                    .contains("discard-nonzero 0")
                     .contains("disconnected 1 controller")
                     .contains("reconnect-ok")
                     .containsPattern("after-reconnect ([0-9a-f]{32}) \\1");
