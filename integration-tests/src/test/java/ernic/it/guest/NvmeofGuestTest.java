@@ -62,7 +62,10 @@ class NvmeofGuestTest {
                     --ioengine=libaio --direct=1 --offset=96M --size=8M --offset_increment=8M --verify=crc32c \
                     --do_verify=1 --output=/tmp/fio4.txt; then echo "RESULT fio4=0"; else echo "RESULT fio4=$?"; fi
             grep -E 'err=' /tmp/fio4.txt | head -5 || true
-            blkdiscard -o 200M -l 1M /dev/nvme0n1 && echo "discard-nonzero $(dd if=/dev/nvme0n1 bs=1M skip=200 count=1 iflag=direct status=none | tr -d '\000' | wc -c)"
+            nz200() { dd if=/dev/nvme0n1 bs=1M skip=200 count=1 iflag=direct status=none | tr -d '\\000' | wc -c; }
+            dd if=/tmp/data of=/dev/nvme0n1 bs=1M seek=200 count=1 oflag=direct status=none
+            echo "before-discard-nonzero $(nz200)"
+            blkdiscard -o 200M -l 1M /dev/nvme0n1 && echo "discard-nonzero $(nz200)"
             nvme disconnect -n %3$s | tee /tmp/disconnect.txt
             nvme connect -t rdma -a %2$s -s 4420 -n %3$s && echo "reconnect-ok"
             for i in $(seq 1 40); do [ -b /dev/nvme0n1 ] && break; sleep 0.5; done
@@ -108,7 +111,7 @@ class NvmeofGuestTest {
                     .containsPattern("neighbour %s lladdr 02:53:c0:a8:c8:01".formatted(TARGET_IP))
                     .contains("zero-bytes-nonzero 0")
                     .contains("RESULT fio=0").contains("RESULT fio4=0")
-                    .contains("discard-nonzero 0")
+                    .containsPattern("before-discard-nonzero 10[0-9]{5}\\b").contains("\ndiscard-nonzero 0")
                     .contains("disconnected 1 controller")
                     .contains("reconnect-ok")
                     .containsPattern("after-reconnect ([0-9a-f]{32}) \\1");

@@ -28,6 +28,9 @@ final class TargetEnd implements End, ernic.ionic.target.nvmeof.Responder {
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment capsule = arena.allocate(MAX_CAPSULE, 8);
     private final Spans into = new Spans(), response = new Spans();
+    /** The capsule buffer cut to the last capsule's length: capsules mostly repeat a few sizes. */
+    private MemorySegment slice;
+    private long sliceLength = -1;
     /** Responses waiting for a receive, oldest first: a ring of CQEs with their invalidation. */
     private final MemorySegment held;
     private final boolean[] heldInvalidate;
@@ -84,7 +87,11 @@ final class TargetEnd implements End, ernic.ionic.target.nvmeof.Responder {
         }
         r.moved = len;
         path.inc(PathCounter.TARGET_CAPSULES);
-        queue.capsule(capsule.asSlice(0, len));
+        if (len != sliceLength) {
+            slice = capsule.asSlice(0, len);
+            sliceLength = len;
+        }
+        queue.capsule(slice);
         return V1.STS_OK;
     }
 
