@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * nvme-cli, in one boot: discovery, connect, the namespace's size and LBA format, id-ctrl / id-ns, 16 MiB
  * written with O_DIRECT and read back identical, flush, write-zeroes, fio with crc32c verification (QD8, and
  * 4 jobs at QD32), blkdiscard, a wrong NQN refused, disconnect and a second connect; the target's address
- * answers ARP and ping, so the guest needs no static neighbour entry.
+ * answers ARP and ping, so the guest needs no static neighbour entry. The namespace is a file: a second
+ * boot against a new server on the same file reads the first boot's data.
  */
 class NvmeofGuestTest {
     static final String GUEST_IP = "192.168.200.2", TARGET_IP = "192.168.200.1", NQN = "nvmet-test";
@@ -74,6 +75,21 @@ class NvmeofGuestTest {
             echo "nvmeof-script-done"
             """.formatted(GUEST_IP, TARGET_IP, NQN);
 
+    /** The second boot, against a new server on the same namespace file: the data of the first is there. */
+    static final String SECOND = GuestScripts.rdmaUp(GUEST_IP) + """
+            set -e
+            trap 'echo "exit-trap"; dmesg | grep -iE "nvme|ionic|rdma" | tail -40' EXIT
+            modprobe nvme-rdma
+            mkdir -p /etc/nvme
+            [ -s /etc/nvme/hostnqn ] || nvme gen-hostnqn > /etc/nvme/hostnqn
+            nvme connect -t rdma -a %s -s 4420 -n %s
+            for i in $(seq 1 40); do [ -b /dev/nvme0n1 ] && break; sleep 0.5; done
+            echo "blockdev-size $(blockdev --getsize64 /dev/nvme0n1)"
+            echo "second-boot $(dd if=/dev/nvme0n1 bs=1M count=16 iflag=direct status=none | tail -c +65537 | md5sum | cut -c1-32)"
+            nvme disconnect -n %s
+            echo "second-script-done"
+            """.formatted(TARGET_IP, NQN, NQN);
+
     @BeforeAll
     static void prerequisites() {
         GuestPrerequisites.require();
@@ -83,8 +99,11 @@ class NvmeofGuestTest {
     void theStockInitiatorConnectsWritesAndReadsBack() throws Exception {
         Path work = Files.createDirectories(Path.of("target", "guest", "nvmeof"));
         Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path file = work.resolve("namespace.img").toAbsolutePath();
+        Files.deleteIfExists(file);
+        String firstMd5;
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())
-                .withMesh("nvmeof:size=256M,bs=4096,nqn=" + NQN, null))) {
+                .withMesh("nvmeof:size=256M,bs=4096,nqn=" + NQN + ",file=" + file, null))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
             System.out.println(r);
             Map<String, Long> counters = server.vfioUser().eventLoop().submit(() -> {
@@ -118,6 +137,18 @@ class NvmeofGuestTest {
             assertThat(counters.get("nvmeof.bytes.written")).isGreaterThanOrEqualTo(16L << 20);
             assertThat(counters.get("nvmeof.bytes.read")).isGreaterThanOrEqualTo(16L << 20);
             assertThat(counters.get("nvmeof.cm.rep")).isPositive();
+            assertThat(counters.get("nvmeof.file_errors")).isZero();
+            firstMd5 = out.replaceAll("(?s).*after-reconnect ([0-9a-f]{32}) .*", "$1");
+        }
+        // A new server and a new guest on the same file (no size given: the file keeps its own).
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())
+                .withMesh("nvmeof:bs=4096,nqn=" + NQN + ",file=" + file, null))) {
+            GuestResult r = new GuestVm(0, work.resolve("vm1"), socket, System.out).run(SECOND);
+            System.out.println(r);
+            assertThat(r.exitStatus()).as("second guest; console tail:\n%s\noutput:\n%s", r.consoleTail(40),
+                    r.output()).isZero();
+            assertThat(r.output()).contains("blockdev-size " + SIZE).contains("second-boot " + firstMd5)
+                    .contains("disconnected 1 controller").contains("second-script-done");
         }
     }
 }
