@@ -3,6 +3,7 @@ package ernic.server;
 import ernic.ionic.IonicDevice;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.target.nvmeof.NvmeofOptions;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshConfig;
 import ernic.counters.CounterRegistry;
@@ -46,7 +47,7 @@ public final class ErnicServer implements AutoCloseable {
      * @param mac        the station MAC (ionic), or null for one derived from the socket path
      * @param statsFile  where to write the JSON stats snapshot about once a second, or null
      * @param backend    the mesh this server joins ({@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}),
-     *                   or null for none (ionic)
+     *                   or the in-process NVMe-oF target ({@code nvmeof[:...]}), or null for none (ionic)
      * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
      *                   link-local GID of the station MAC is always added), or null
      */
@@ -179,13 +180,22 @@ public final class ErnicServer implements AutoCloseable {
                 }
                 default -> throw new IllegalStateException();
             }
-            MeshSpec spec = s.backend() == null ? null : MeshSpec.parse(s.backend());
+            NvmeofOptions nvmeof = NvmeofBackend.named(s.backend()) ? NvmeofBackend.parse(s.backend()) : null;
+            MeshSpec spec = s.backend() == null || nvmeof != null ? null : MeshSpec.parse(s.backend());
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
-            if (spec != null && s.device() != DeviceKind.ionic) {
+            if ((spec != null || nvmeof != null) && s.device() != DeviceKind.ionic) {
                 throw new IllegalArgumentException("--backend needs --device ionic");
             }
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
+            if (nvmeof != null) {
+                try {
+                    owned.add(NvmeofBackend.start(nvmeof, (IonicDevice) device, server.eventLoop(), es.registry));
+                } catch (IOException | RuntimeException e) {
+                    server.close(); // a namespace file refused: no socket left behind
+                    throw e;
+                }
+            }
             if (spec != null) {
                 es.joinMesh(spec, gids);
             }

@@ -55,7 +55,8 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--backend", paramLabel = "SPEC",
             description = "ionic: join a mesh of servers, as its manager (tcp:manager:listen:PORT) or a worker"
                     + " (tcp:worker:HOST:PORT; an IPv6 host in brackets). The guest's GIDs come from"
-                    + " ERNIC_TCP_GUEST_GIDS; see docs/mesh.md.")
+                    + " ERNIC_TCP_GUEST_GIDS; see docs/mesh.md. Or the in-process NVMe-oF target:"
+                    + " nvmeof[:size=64M,bs=512,file=PATH,nqn=...,ip=...,port=4420,queues=8]; see docs/nvmeof.md.")
     String backend;
 
     @Option(names = "--log-level", defaultValue = "INFO",

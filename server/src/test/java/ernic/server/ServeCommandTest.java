@@ -48,4 +48,25 @@ class ServeCommandTest {
             assertThat(dir.resolve("s.sock")).doesNotExist();
         }
     }
+
+    @Test
+    void aBadNvmeofOptionIsOneLineAndExitTwo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "nvmeof:size=bogus");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualToIgnoringNewLines("ernic serve: nvmeof backend: bad size 'bogus'");
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+    }
+
+    @Test
+    void theNvmeofBackendStartsWithItsLineAndCounters() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
+                .withMesh("nvmeof:size=1M,bs=4096,nqn=test-nqn", null))) {
+            var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()
+                    .map(ernic.counters.CounterRegistry.Sample::name).toList()).get();
+            assertThat(names).contains("nvmeof.cm.req", "nvmeof.connections", "nvmeof.cmd.read",
+                    "rdma.target.capsules");
+        }
+    }
 }

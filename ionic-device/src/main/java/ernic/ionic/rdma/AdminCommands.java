@@ -286,7 +286,9 @@ final class AdminCommands {
             av = AddressHandle.parse(header);
         }
         int node = -1;
-        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected()) {
+        // The NVMe-oF target's address is in this node: its QPs are placed here, wherever the mesh is.
+        boolean toTarget = av != null && data.nvmeof != null && data.nvmeof.owns(av.dgid);
+        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !toTarget) {
             node = data.remote.route(av);
             if (node == RemotePath.UNOWNED) {
                 // Picking some node instead would deliver writes into the wrong VM's memory.

@@ -37,6 +37,8 @@ final class DataPath implements QpErrors {
     final Counters<RemoteCounter> remoteCounters = new Counters<>(RemoteCounter.class);
     /** The data path to other servers' guests, when the server is in a mesh. */
     RemotePath remote;
+    /** The in-process NVMe-oF target, when the server has one. */
+    NvmeofAttachment nvmeof;
 
     DataPath(RdmaLif lif, Dma dma, Refusals refusals, RdmaCounters counters) {
         this.lif = lif;
@@ -69,6 +71,12 @@ final class DataPath implements QpErrors {
         requester.remote = remote;
     }
 
+    /** Puts the NVMe-oF target on this data path (its CM on the GSI QP, its ends on connected QPs). */
+    void attach(ernic.ionic.target.nvmeof.NvmeofTarget target) {
+        nvmeof = new NvmeofAttachment(lif, memory, responder, this, refusals, pathCounters, target);
+        requester.nvmeof = nvmeof;
+    }
+
     void detach() {
         if (remote != null) {
             remote.close();
@@ -78,6 +86,9 @@ final class DataPath implements QpErrors {
     }
 
     void reset() {
+        if (nvmeof != null) {
+            nvmeof.reset();
+        }
         requester.reset();
         if (remote != null) {
             remote.reset();
@@ -98,6 +109,12 @@ final class DataPath implements QpErrors {
     /** The RDMA tick, every {@link #TICK_MILLIS} on the device thread. */
     void tick(long now) {
         requester.tick(now);
+        if (nvmeof != null) {
+            nvmeof.target.tick();
+            if (nvmeof.hasPending()) {
+                nvmeof.deliver();
+            }
+        }
         if (remote != null) {
             remote.tick(now);
         }
@@ -105,6 +122,9 @@ final class DataPath implements QpErrors {
 
     void forget(QueuePair qp) {
         requester.forget(qp);
+        if (nvmeof != null) {
+            nvmeof.destroyed(qp);
+        }
         if (remote != null) {
             remote.forget(qp);
         }
@@ -206,6 +226,12 @@ final class DataPath implements QpErrors {
         if (remote != null && remote.responder.holds(qp)) {
             remote.responder.receivesPosted(qp);
         }
+        if (qp.end instanceof TargetEnd target) {
+            target.receivesPosted();
+        }
+        if (nvmeof != null && qid == NvmeofAttachment.GSI_QPN && nvmeof.hasPending()) {
+            nvmeof.deliver();
+        }
         requester.receivesPosted(qid);
     }
 
@@ -224,5 +250,8 @@ final class DataPath implements QpErrors {
             return;
         }
         requester.doorbell(qp);
+        if (nvmeof != null && nvmeof.hasPending()) {
+            nvmeof.deliver(); // the target's CM replies arrive after the send that caused them
+        }
     }
 }

@@ -28,28 +28,38 @@ final class Grh {
 
     /** Fills {@code grh} (SIZE bytes) for a datagram of {@code len} payload bytes sent under {@code ah}. */
     static void fill(MemorySegment grh, AddressHandle ah, long len) {
-        grh.fill((byte) 0);
         if (ah == null) {
+            grh.fill((byte) 0);
             return;
         }
+        fill(grh, ah.ipv4, ah.sgid, ah.dgid, ah.trafficClass, ah.hopLimit, len);
+    }
+
+    /**
+     * Fills {@code grh} for a datagram of {@code len} payload bytes from {@code sgid} to {@code dgid} (an
+     * in-process target's reply, which has no address handle of its own).
+     */
+    static void fill(MemorySegment grh, boolean ipv4, byte[] sgid, byte[] dgid, int trafficClass, int hopLimit,
+                     long len) {
+        grh.fill((byte) 0);
         long roce = UDP + BTH + DETH + len + ICRC;
-        if (ah.ipv4) {
+        if (ipv4) {
             Le.put8(grh, IPV4 + V4_VERSION_IHL, 0x45);
-            Le.put8(grh, IPV4 + V4_TOS, ah.trafficClass);
+            Le.put8(grh, IPV4 + V4_TOS, trafficClass);
             Be.put16(grh, IPV4 + V4_TOTAL_LENGTH, (int) Math.min(0xffff, V4_HEADER + roce));
             Be.put16(grh, IPV4 + V4_FLAGS_FRAGMENT, DONT_FRAGMENT);
-            Le.put8(grh, IPV4 + V4_TTL, ah.hopLimit);
+            Le.put8(grh, IPV4 + V4_TTL, hopLimit);
             Le.put8(grh, IPV4 + V4_PROTOCOL, PROTO_UDP);
-            MemorySegment.copy(MemorySegment.ofArray(ah.sgid), 12, grh, IPV4 + V4_SOURCE, 4);
-            MemorySegment.copy(MemorySegment.ofArray(ah.dgid), 12, grh, IPV4 + V4_DESTINATION, 4);
+            MemorySegment.copy(MemorySegment.ofArray(sgid), 12, grh, IPV4 + V4_SOURCE, 4);
+            MemorySegment.copy(MemorySegment.ofArray(dgid), 12, grh, IPV4 + V4_DESTINATION, 4);
             Be.put16(grh, IPV4 + V4_CHECKSUM, checksum(grh, IPV4, V4_HEADER));
         } else {
-            Be.put32(grh, V6_VERSION_CLASS_FLOW, 6 << 28 | (ah.trafficClass & 0xff) << 20);
+            Be.put32(grh, V6_VERSION_CLASS_FLOW, 6 << 28 | (trafficClass & 0xff) << 20);
             Be.put16(grh, V6_PAYLOAD_LENGTH, (int) Math.min(0xffff, roce));
             Le.put8(grh, V6_NEXT_HEADER, PROTO_UDP);
-            Le.put8(grh, V6_HOP_LIMIT, ah.hopLimit);
-            MemorySegment.copy(MemorySegment.ofArray(ah.sgid), 0, grh, V6_SOURCE, 16);
-            MemorySegment.copy(MemorySegment.ofArray(ah.dgid), 0, grh, V6_DESTINATION, 16);
+            Le.put8(grh, V6_HOP_LIMIT, hopLimit);
+            MemorySegment.copy(MemorySegment.ofArray(sgid), 0, grh, V6_SOURCE, 16);
+            MemorySegment.copy(MemorySegment.ofArray(dgid), 0, grh, V6_DESTINATION, 16);
         }
     }
 

@@ -101,6 +101,18 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         data.attach(port);
     }
 
+    /**
+     * Puts the in-process NVMe-oF target on this device: the guest's CM MADs to the target's address go to
+     * its connection manager, and the QPs it connects become its queues (their SENDs command capsules). The
+     * target's tick runs with the RDMA tick. Device thread; once, before the guest connects.
+     */
+    public void attachNvmeof(ernic.ionic.target.nvmeof.NvmeofTarget target) {
+        if (data.nvmeof != null) {
+            throw new IllegalStateException("an NVMe-oF target is attached already");
+        }
+        data.attach(target);
+    }
+
     /** Guest memory as an in-process target reaches it (by rkey, as a remote peer would). */
     public ernic.ionic.target.HostMemory hostMemory() {
         return data.hostMemory();

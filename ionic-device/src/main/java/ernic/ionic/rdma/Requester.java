@@ -37,6 +37,8 @@ final class Requester {
     private final QpErrors errors;
     /** The end for destinations on other servers, while in a mesh. */
     End remote;
+    /** The in-process NVMe-oF target, when the server has one: datagrams to its address go to it. */
+    NvmeofAttachment nvmeof;
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
@@ -237,6 +239,9 @@ final class Requester {
         int ahId = w.ahId();
         r.ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
         Grh.fill(grh, r.ah, payload.total - Grh.SIZE);
+        if (nvmeof != null && r.ah != null && nvmeof.owns(r.ah.dgid)) {
+            return nvmeof.offer(r); // a CM MAD for the target, not for a QP of a guest
+        }
         return (r.ah != null && r.ah.node >= 0 && remote != null ? remote : local).datagram(r);
     }
 

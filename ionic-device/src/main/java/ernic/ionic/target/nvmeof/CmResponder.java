@@ -191,6 +191,14 @@ public final class CmResponder {
         return dreq;
     }
 
+    /**
+     * The host's QP of {@code c} is gone without a DREQ (destroyed, the device reset): the connection ends
+     * here, as a CM whose peer vanished would end it after its time-outs.
+     */
+    public void forget(Connection c) {
+        close(c);
+    }
+
     private void establish(Connection c) {
         c.state = Connection.State.ESTABLISHED;
         listener.established(c);

@@ -275,6 +275,16 @@ public final class HostQueue {
                 have + " bytes in the SGL, the command moves " + len);
     }
 
+    /**
+     * The SGL carries at least {@code len} bytes (nvmet's {@code nvmet_check_data_len_lte}): for Dataset
+     * Management, whose Linux host always maps a buffer of the 256 ranges NVMe allows, whatever NR says.
+     */
+    int expectAtLeast(Command c, long len) {
+        long have = c.sglKind == Command.SGL_NONE ? 0 : c.sglLength;
+        return have >= len ? Nvme.SC_SUCCESS : refuse(Nvme.SC_SGL_INVALID_DATA, "data length",
+                have + " bytes in the SGL, the command needs " + len);
+    }
+
     /** Host to controller: the command's data into {@code dst} (its size). A status, or {@link #FATAL}. */
     int fromHost(Command c, MemorySegment cap, MemorySegment dst) {
         if (c.sglKind == Command.SGL_INLINE) {

@@ -78,6 +78,10 @@ public final class NvmeofTarget implements AutoCloseable {
                 + " at " + options.ip() + ":" + options.port();
     }
 
+    public NvmeofOptions options() {
+        return options;
+    }
+
     public NvmeofCounters counters() {
         return counters;
     }

@@ -250,6 +250,15 @@ class ControllerTest {
         r = q.readData(Sqe.op(0x02).nsid(1).cdw64(10, 11).cdw(12, 2), 0x80000, 4096 * 3);
         assertThat(Arrays.copyOf(r, 8192)).isEqualTo(new byte[8192]);
         assertThat(r[8192]).as("LBA 13 untouched").isEqualTo((byte) 0xff);
+        // The Linux host maps a 4096-byte buffer (256 ranges) for any NR, as blkdiscard showed in the real
+        // guest: only the NR ranges count (nvmet_check_data_len_lte). LBA 13, 1 block; fewer bytes are refused.
+        byte[] page = new byte[4096];
+        Harness.le(page).putInt(4, 1).putLong(8, 13);
+        assertThat(q.send(Sqe.op(0x09).nsid(1).cdw(10, 0).cdw(11, 4).inline(page)).sc()).isZero();
+        r = q.readData(Sqe.op(0x02).nsid(1).cdw64(10, 13).cdw(12, 0), 0x80000, 4096);
+        assertThat(r).isEqualTo(new byte[4096]);
+        assertThat(q.send(Sqe.op(0x09).nsid(1).cdw(10, 1).cdw(11, 4).inline(range)).sc())
+                .as("two ranges in 16 bytes").isEqualTo(0x0f);
     }
 
     @Test
