@@ -9,6 +9,7 @@ import ernic.counters.CounterRegistry;
 import ernic.mesh.MeshNode;
 import ernic.mesh.MeshSpec;
 import ernic.mesh.NodeInfo;
+import ernic.server.metrics.MetricsEndpoint;
 import ernic.vfiouser.sample.SampleDevice;
 import ernic.vfiouser.server.VfioCounter;
 import ernic.vfiouser.server.VfioUserDevice;
@@ -45,8 +46,8 @@ public final class ErnicServer implements AutoCloseable {
      * @param tap        host TAP interface for the Ethernet side, or null (ionic)
      * @param mac        the station MAC (ionic), or null for one derived from the socket path
      * @param statsFile  where to write the JSON stats snapshot about once a second, or null
-     * @param backend    the mesh this server joins ({@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}),
-     *                   or null for none (ionic)
+     * @param backend    what stands behind the RDMA side, a {@link Backends} form ({@code loopback}, {@code none},
+     *                   {@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}), or null for loopback
      * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
      *                   link-local GID of the station MAC is always added), or null
      */
@@ -144,6 +145,10 @@ public final class ErnicServer implements AutoCloseable {
 
     /** Builds and starts everything; a bad profile or fault spec is an IllegalArgumentException. */
     public static ErnicServer start(Settings s) throws IOException {
+        Backend backend = Backends.parse(s.backend());
+        if (backend.needsIonic() && s.device() != DeviceKind.ionic) {
+            throw new IllegalArgumentException("--backend " + backend.form() + " needs --device ionic");
+        }
         if (s.statsFile() != null) {
             Path parent = Path.of(s.statsFile()).toAbsolutePath().getParent();
             if (parent == null || !Files.isDirectory(parent)) {
@@ -175,15 +180,13 @@ public final class ErnicServer implements AutoCloseable {
                         owned.add(tap);
                         ionic.frameSink(tap::transmit);
                     }
+                    backend.prepare(ionic);
                     device = ionic;
                 }
                 default -> throw new IllegalStateException();
             }
-            MeshSpec spec = s.backend() == null ? null : MeshSpec.parse(s.backend());
+            MeshSpec spec = backend.mesh();
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
-            if (spec != null && s.device() != DeviceKind.ionic) {
-                throw new IllegalArgumentException("--backend needs --device ionic");
-            }
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
             if (spec != null) {
@@ -225,6 +228,19 @@ public final class ErnicServer implements AutoCloseable {
             registry.register("mesh.node.", node.counterSet());
             registry.registerFamily("mesh.peer.", "peer", node::peerCounterSets);
         }).syncUninterruptibly();
+    }
+
+    /**
+     * Serves this server's registry in the Prometheus text format (docs/monitoring.md); each scrape takes its
+     * snapshot on the device loop. The caller closes the endpoint before this server.
+     */
+    public MetricsEndpoint startMetrics(MetricsEndpoint.Address at) throws IOException {
+        return MetricsEndpoint.start(at, server.eventLoop(), () -> {
+            if (device instanceof IonicDevice ionic) {
+                ionic.rdma().syncRefusals(); // rdma.hw.refusals is copied in before a walk
+            }
+            return registry.snapshot();
+        });
     }
 
     /** The mesh node, or null when the server is not in a mesh. */
