@@ -239,7 +239,10 @@ public final class ErnicServer implements AutoCloseable {
             if (device instanceof IonicDevice ionic) {
                 ionic.rdma().syncRefusals(); // rdma.hw.refusals is copied in before a walk
             }
-            return registry.snapshot();
+            List<CounterRegistry.Sample> samples = registry.snapshot();
+            samples.add(new CounterRegistry.Sample("vfio.client_connected", Map.of(), server.connection() != null ? 1 : 0,
+                    true));
+            return samples;
         });
     }
 
