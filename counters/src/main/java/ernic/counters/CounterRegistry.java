@@ -65,16 +65,22 @@ public final class CounterRegistry {
     public List<Sample> snapshot() {
         List<Sample> out = new ArrayList<>();
         for (Single s : singles) {
-            s.set.forEach((k, v) -> out.add(new Sample(s.prefix + k, Map.of(), v)));
+            add(out, s.prefix, Map.of(), s.set);
         }
         for (Gauge g : gauges) {
             out.add(new Sample(g.name, Map.of(), g.value.getAsLong(), true));
         }
         for (Family f : families) {
-            f.members.get().forEach((id, set) -> set.forEach((k, v) ->
-                    out.add(new Sample(f.prefix + k, Map.of(f.label, id), v))));
+            f.members.get().forEach((id, set) -> add(out, f.prefix, Map.of(f.label, id), set));
         }
         return out;
+    }
+
+    private static <E extends Enum<E> & Counter> void add(List<Sample> out, String prefix, Map<String, String> labels,
+                                                         Counters<E> set) {
+        for (E c : set.names()) {
+            out.add(new Sample(prefix + c.key(), labels, set.get(c), c.gauge()));
+        }
     }
 
     /** The single sets' counters and the gauges by full name (families left out), in registration order. */

@@ -47,6 +47,29 @@ class CounterRegistryTest {
         assertThat(r.snapshot()).hasSize(2);
     }
 
+    enum Held implements Counter {
+        QPS;
+
+        @Override
+        public String key() {
+            return "qps";
+        }
+
+        @Override
+        public boolean gauge() {
+            return true;
+        }
+    }
+
+    @Test
+    void aCounterThatSaysGaugeIsSampledAsAGauge() {
+        CounterRegistry r = new CounterRegistry();
+        Counters<Held> held = new Counters<>(Held.class);
+        held.set(Held.QPS, 2);
+        r.register("rdma.", held);
+        assertThat(r.snapshot()).containsExactly(new CounterRegistry.Sample("rdma.qps", Map.of(), 2, true));
+    }
+
     @Test
     void gaugesAreReadAtEachSnapshotAndNotReset() {
         CounterRegistry r = new CounterRegistry();

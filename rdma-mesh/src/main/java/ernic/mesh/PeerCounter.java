@@ -9,7 +9,12 @@ public enum PeerCounter implements Counter {
     BYTES_RECEIVED("bytesReceived"),
     MESSAGES_RECEIVED("messagesReceived"),
     /** Bytes queued now for the peer's own connection: a gauge, set when the sets are read. */
-    QUEUE_DEPTH("queueDepth"),
+    QUEUE_DEPTH("queueDepth") {
+        @Override
+        public boolean gauge() {
+            return true;
+        }
+    },
     /** Connections established with the peer after the first (re-registrations, on the manager). */
     RECONNECTS("reconnects"),
     /** Messages to or from the peer that went by way of the manager (on the manager: relayed to the peer). */

@@ -10,6 +10,7 @@ import ernic.counters.CounterRegistry;
 import ernic.mesh.MeshNode;
 import ernic.mesh.MeshSpec;
 import ernic.mesh.NodeInfo;
+import ernic.server.metrics.MetricsEndpoint;
 import ernic.vfiouser.sample.SampleDevice;
 import ernic.vfiouser.server.VfioCounter;
 import ernic.vfiouser.server.VfioUserDevice;
@@ -46,8 +47,9 @@ public final class ErnicServer implements AutoCloseable {
      * @param tap        host TAP interface for the Ethernet side, or null (ionic)
      * @param mac        the station MAC (ionic), or null for one derived from the socket path
      * @param statsFile  where to write the JSON stats snapshot about once a second, or null
-     * @param backend    the mesh this server joins ({@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}),
-     *                   or the in-process NVMe-oF target ({@code nvmeof[:...]}), or null for none (ionic)
+     * @param backend    what stands behind the RDMA side, a {@link Backends} form ({@code loopback}, {@code none},
+     *                   {@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}, {@code nvmeof[:...]}), or
+     *                   null for loopback
      * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
      *                   link-local GID of the station MAC is always added), or null
      */
@@ -145,6 +147,10 @@ public final class ErnicServer implements AutoCloseable {
 
     /** Builds and starts everything; a bad profile or fault spec is an IllegalArgumentException. */
     public static ErnicServer start(Settings s) throws IOException {
+        Backend backend = Backends.parse(s.backend());
+        if (backend.needsIonic() && s.device() != DeviceKind.ionic) {
+            throw new IllegalArgumentException("--backend " + backend.form() + " needs --device ionic");
+        }
         if (s.statsFile() != null) {
             Path parent = Path.of(s.statsFile()).toAbsolutePath().getParent();
             if (parent == null || !Files.isDirectory(parent)) {
@@ -176,16 +182,14 @@ public final class ErnicServer implements AutoCloseable {
                         owned.add(tap);
                         ionic.frameSink(tap::transmit);
                     }
+                    backend.prepare(ionic);
                     device = ionic;
                 }
                 default -> throw new IllegalStateException();
             }
-            NvmeofOptions nvmeof = NvmeofBackend.named(s.backend()) ? NvmeofBackend.parse(s.backend()) : null;
-            MeshSpec spec = s.backend() == null || nvmeof != null ? null : MeshSpec.parse(s.backend());
+            MeshSpec spec = backend.mesh();
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
-            if ((spec != null || nvmeof != null) && s.device() != DeviceKind.ionic) {
-                throw new IllegalArgumentException("--backend needs --device ionic");
-            }
+            NvmeofOptions nvmeof = backend instanceof Backend.Nvmeof n ? n.options() : null;
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
             if (nvmeof != null) {
@@ -235,6 +239,22 @@ public final class ErnicServer implements AutoCloseable {
             registry.register("mesh.node.", node.counterSet());
             registry.registerFamily("mesh.peer.", "peer", node::peerCounterSets);
         }).syncUninterruptibly();
+    }
+
+    /**
+     * Serves this server's registry in the Prometheus text format (docs/monitoring.md); each scrape takes its
+     * snapshot on the device loop. The caller closes the endpoint before this server.
+     */
+    public MetricsEndpoint startMetrics(MetricsEndpoint.Address at) throws IOException {
+        return MetricsEndpoint.start(at, server.eventLoop(), () -> {
+            if (device instanceof IonicDevice ionic) {
+                ionic.rdma().syncRefusals(); // rdma.hw.refusals is copied in before a walk
+            }
+            List<CounterRegistry.Sample> samples = registry.snapshot();
+            samples.add(new CounterRegistry.Sample("vfio.client_connected", Map.of(), server.connection() != null ? 1 : 0,
+                    true));
+            return samples;
+        });
     }
 
     /** The mesh node, or null when the server is not in a mesh. */

@@ -4,6 +4,7 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.server.ErnicServer.DeviceKind;
+import ernic.server.metrics.MetricsEndpoint;
 import ernic.vfiouser.server.VfioUserServer;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
@@ -53,11 +54,18 @@ public final class ServeCommand implements Callable<Integer> {
     String statsFile;
 
     @Option(names = "--backend", paramLabel = "SPEC",
-            description = "ionic: join a mesh of servers, as its manager (tcp:manager:listen:PORT) or a worker"
-                    + " (tcp:worker:HOST:PORT; an IPv6 host in brackets). The guest's GIDs come from"
-                    + " ERNIC_TCP_GUEST_GIDS; see docs/mesh.md. Or the in-process NVMe-oF target:"
-                    + " nvmeof[:size=64M,bs=512,file=PATH,nqn=...,ip=...,port=4420,queues=8]; see docs/nvmeof.md.")
+            description = "What stands behind the RDMA side: loopback (the default: one VM), none (stub resource"
+                    + " commands, for driver bring-up), a mesh of servers, as its manager (tcp:manager:listen:PORT)"
+                    + " or a worker (tcp:worker:HOST:PORT; an IPv6 host in brackets; the guest's GIDs come from"
+                    + " ERNIC_TCP_GUEST_GIDS), or the in-process NVMe-oF target"
+                    + " (nvmeof[:size=64M,bs=512,file=PATH,nqn=...,ip=...,port=4420,queues=8]); see docs/operations.md,"
+                    + " docs/mesh.md and docs/nvmeof.md.")
     String backend;
+
+    @Option(names = "--metrics", paramLabel = "[HOST:]PORT",
+            description = "Serve the counters in the Prometheus text format at http://HOST:PORT/metrics"
+                    + " (HOST defaults to localhost); see docs/monitoring.md.")
+    String metrics;
 
     @Option(names = "--log-level", defaultValue = "INFO",
             description = "Log level: ERROR, WARN, INFO, DEBUG or TRACE (default: ${DEFAULT-VALUE}).")
@@ -75,8 +83,18 @@ public final class ServeCommand implements Callable<Integer> {
                         .withMaxDataXferSize(maxDataXfer),
                 nicProfile, inject, tap, mac, statsFile, backend, System.getenv("ERNIC_TCP_GUEST_GIDS"));
         ErnicServer server;
+        MetricsEndpoint endpoint = null;
         try {
+            MetricsEndpoint.Address metricsAt = metrics == null ? null : MetricsEndpoint.Address.parse(metrics);
             server = ErnicServer.start(settings);
+            if (metricsAt != null) {
+                try {
+                    endpoint = server.startMetrics(metricsAt);
+                } catch (IOException e) {
+                    server.close();
+                    throw e;
+                }
+            }
         } catch (IllegalArgumentException | IOException e) {
             System.err.println("ernic serve: " + e.getMessage());
             return 2;
@@ -96,6 +114,9 @@ public final class ServeCommand implements Callable<Integer> {
         try {
             stop.await();
         } finally {
+            if (endpoint != null) {
+                endpoint.close();
+            }
             server.close();
             closed.countDown();
         }

@@ -42,6 +42,14 @@ class ArchitectureTest {
     }
 
     @Test
+    void prometheusObjectsLiveOnlyInTheMetricsEndpoint() {
+        noClasses().that().resideOutsideOfPackage("ernic.server.metrics..")
+                .should().dependOnClassesThat().resideInAPackage("io.prometheus..")
+                .because("the data path counts in plain longs; scrapes build Prometheus objects from a snapshot")
+                .check(MAIN);
+    }
+
+    @Test
     void theServerSideReadsTimeOnlyFromTheClock() {
         noClasses().that().resideInAnyPackage("ernic.vfiouser.server..", "ernic.vfiouser.transport..",
                         "ernic.vfiouser.wire..", "ernic.vfiouser.pci..", "ernic.vfiouser.sys..", "ernic.ionic..",

@@ -50,6 +50,49 @@ class ServeCommandTest {
     }
 
     @Test
+    void anUnknownBackendIsRefusedWithTheFormsThatExist() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "rxe");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --backend rxe: expected one of loopback, none,"
+                + " tcp:manager:listen:PORT, tcp:worker:HOST:PORT, nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR]"
+                + System.lineSeparator());
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+    }
+
+    @Test
+    void backendNoneNeedsTheIonicDevice() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--device", "sample", "--backend", "none");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --backend none needs --device ionic" + System.lineSeparator());
+    }
+
+    @Test
+    void aBadMetricsAddressIsRefusedBeforeAnythingStarts() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        for (String bad : new String[] {"http", "::1:9464", "localhost:70000", ":9464"}) {
+            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--metrics", bad);
+            assertThat(r.status()).as(bad).isEqualTo(2);
+            assertThat(r.stderr()).as(bad).startsWith("ernic serve: --metrics " + bad + ": ").hasLineCount(1);
+            assertThat(dir.resolve("s.sock")).doesNotExist();
+        }
+    }
+
+    @Test
+    void aMetricsPortInUseStopsTheServerAndLeavesNoSocket() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--metrics",
+                    "127.0.0.1:" + taken.getLocalPort());
+            assertThat(r.status()).isEqualTo(2);
+            assertThat(r.stderr()).containsPattern("(?m)^ernic serve: --metrics 127.0.0.1:" + taken.getLocalPort()
+                    + ": .*in use$");
+            assertThat(dir.resolve("s.sock")).doesNotExist();
+        }
+    }
+
+    @Test
     void aBadNvmeofOptionIsOneLineAndExitTwo() throws Exception {
         Path dir = Files.createTempDirectory("ernic-serve");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "nvmeof:size=bogus");

@@ -55,6 +55,12 @@ final class AdminCommands {
 
     /** Runs one admin command whose bytes (after the 4-byte header) are in {@code c}; returns the admin status. */
     int run(int op, MemorySegment c) {
+        if (lif.stubbed) {
+            StubCounter stub = StubCounter.of(op);
+            if (stub != null) {
+                return stub(stub);
+            }
+        }
         try {
             return switch (op) {
                 case V1.ADMIN_NOOP, V1.ADMIN_DEBUG, V1.ADMIN_QUERY_AH, V1.ADMIN_MODIFY_DCQCN -> V1.ASTS_OK;
@@ -79,6 +85,20 @@ final class AdminCommands {
             refusals.refuse("rdma-admin-internal", "admin opcode " + op + " failed: " + e);
             return V1.ASTS_BAD_CMD;
         }
+    }
+
+    /**
+     * {@code --backend none}: a resource command succeeds and creates nothing, as the seed's stub backend
+     * does for PCI enumeration and driver bring-up; the doorbells of what the driver thinks it created are
+     * then refused like any unknown queue's. QUERY_QP has nothing to report and is answered BAD_INDEX.
+     */
+    private int stub(StubCounter op) {
+        lif.stubs.inc(op);
+        if (op == StubCounter.QUERY_QP) {
+            refusals.refuse("rdma-stub-query", "QUERY_QP under --backend none: the stub keeps no QP");
+            return V1.ASTS_BAD_INDEX;
+        }
+        return V1.ASTS_OK;
     }
 
     // ---------------------------------------------------------------------------------------------

@@ -89,17 +89,28 @@ public final class RdmaCounters {
         /** CQ events raised (the same count as {@link Device#CQ_EVENTS}). */
         EVENTS("events"),
         /** Objects in use (gauges, back to zero at RDMA_RESET_LIF). */
-        QPS("qps"), CQS("cqs"), MRS("mrs"), AHS("ahs");
+        QPS("qps", true), CQS("cqs", true), MRS("mrs", true), AHS("ahs", true);
 
         private final String key;
+        private final boolean gauge;
 
         Control(String key) {
+            this(key, false);
+        }
+
+        Control(String key, boolean gauge) {
             this.key = key;
+            this.gauge = gauge;
         }
 
         @Override
         public String key() {
             return key;
+        }
+
+        @Override
+        public boolean gauge() {
+            return gauge;
         }
     }
 

@@ -51,6 +51,9 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     private final DataPath data;
     private final AdminCommands admin;
+    /** {@code --backend none}: the resource commands are stubs ({@link #stubResources}). */
+    boolean stubbed;
+    final Counters<StubCounter> stubs = new Counters<>(StubCounter.class);
 
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment cmd = arena.allocate(AdminWqe.CMD_MAX + 64, 8);
@@ -95,8 +98,8 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /** Joins a mesh through a port (a mesh node, or a loopback in tests). */
     public void attach(PeerPort port) {
-        if (data.remote != null) {
-            throw new IllegalStateException("already in a mesh");
+        if (data.remote != null || stubbed) {
+            throw new IllegalStateException(stubbed ? "stub resources and a mesh exclude each other" : "already in a mesh");
         }
         data.attach(port);
     }
@@ -111,6 +114,19 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             throw new IllegalStateException("an NVMe-oF target is attached already");
         }
         data.attach(target);
+    }
+
+    /**
+     * {@code --backend none}: the RDMA resource commands (CQ, QP, MR and AH lifecycle) succeed without
+     * creating anything, each counted under {@code rdma.stub.}; the bootstrap commands (EQs, admin queues)
+     * and the STATS commands run as usual, so the drivers come up and register their RDMA device. Call
+     * before the guest starts; not with a mesh.
+     */
+    public void stubResources() {
+        if (data.remote != null) {
+            throw new IllegalStateException("stub resources and a mesh exclude each other");
+        }
+        stubbed = true;
     }
 
     /** Guest memory as an in-process target reaches it (by rkey, as a remote peer would). */
@@ -146,13 +162,14 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /**
      * Registers the RDMA counter sets: the control path ({@code rdma.}), the device hw_counters
-     * ({@code rdma.hw.}) and each live QP's counters (family {@code rdma.hw.qp.}, label {@code qp}), then
-     * the data path's ({@code rdma.}, {@code rdma.remote.}).
+     * ({@code rdma.hw.}), each live QP's counters (family {@code rdma.hw.qp.}, label {@code qp}), the
+     * stubbed resource commands ({@code rdma.stub.}), then the data path's ({@code rdma.}, {@code rdma.remote.}).
      */
     public void registerCounters(CounterRegistry registry) {
         registry.register("rdma.", counters.control);
         registry.register("rdma.hw.", counters.device);
         registry.registerFamily("rdma.hw.qp.", "qp", this::qpSets);
+        registry.register("rdma.stub.", stubs);
         data.registerCounters(registry);
     }
 

@@ -1,0 +1,35 @@
+package ernic.server;
+
+import ernic.mesh.MeshNode;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The backend registry: each form parsed, every other refused with one line. */
+class BackendsTest {
+    @Test
+    void theFormsParse() {
+        assertThat(Backends.parse(null)).isInstanceOf(Backend.Loopback.class);
+        assertThat(Backends.parse("loopback")).isInstanceOf(Backend.Loopback.class);
+        assertThat(Backends.parse("none")).isInstanceOf(Backend.None.class);
+        Backend mesh = Backends.parse("tcp:manager:listen:7400");
+        assertThat(mesh.mesh().role()).isEqualTo(MeshNode.Role.MANAGER);
+        assertThat(mesh.form()).isEqualTo("tcp:manager:listen:7400");
+        assertThat(Backends.parse("tcp:worker:[::1]:7400").mesh().role()).isEqualTo(MeshNode.Role.WORKER);
+        assertThat(Backends.parse("none").needsIonic()).isTrue();
+        assertThat(Backends.parse("loopback").needsIonic()).isFalse();
+    }
+
+    @Test
+    void othersAreRefusedInOneLine() {
+        assertThatThrownBy(() -> Backends.parse("rxe")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("--backend rxe: expected one of " + Backends.usage());
+        assertThatThrownBy(() -> Backends.parse("none:x")).hasMessage("--backend none takes no argument (got none:x)");
+        assertThatThrownBy(() -> Backends.parse("tcp")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Backends.parse("")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(Backends.usage()).isEqualTo("loopback, none, tcp:manager:listen:PORT, tcp:worker:HOST:PORT,"
+                + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR]");
+        assertThatThrownBy(() -> Backends.parse("nvmeof:size=bogus")).hasMessage("nvmeof backend: bad size 'bogus'");
+    }
+}
