@@ -3,6 +3,7 @@ package ernic.server;
 import ernic.ionic.IonicDevice;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.target.s3.S3Options;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshConfig;
 import ernic.counters.CounterRegistry;
@@ -46,7 +47,7 @@ public final class ErnicServer implements AutoCloseable {
      * @param mac        the station MAC (ionic), or null for one derived from the socket path
      * @param statsFile  where to write the JSON stats snapshot about once a second, or null
      * @param backend    the mesh this server joins ({@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}),
-     *                   or null for none (ionic)
+     *                   the S3 store it runs ({@code s3[:options]}, see docs/s3.md), or null for none (ionic)
      * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
      *                   link-local GID of the station MAC is always added), or null
      */
@@ -72,6 +73,11 @@ public final class ErnicServer implements AutoCloseable {
 
         public Settings withStatsFile(String path) {
             return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path, backend, guestGids);
+        }
+
+        /** {@code --backend}: a mesh spec or {@code s3[:options]}. */
+        public Settings withBackend(String backendSpec) {
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, guestGids);
         }
 
         public Settings withMesh(String backendSpec, String gids) {
@@ -121,6 +127,7 @@ public final class ErnicServer implements AutoCloseable {
     private final List<AutoCloseable> owned;
     private StatsFile statsFile;
     private MeshNode mesh;
+    private S3Backend s3;
     /** Every counter of this server (vfio-user, the device, the mesh): what the stats file walks. Device loop only. */
     private final CounterRegistry registry = new CounterRegistry();
 
@@ -179,15 +186,19 @@ public final class ErnicServer implements AutoCloseable {
                 }
                 default -> throw new IllegalStateException();
             }
-            MeshSpec spec = s.backend() == null ? null : MeshSpec.parse(s.backend());
+            S3Options s3 = s.backend() != null && S3Backend.names(s.backend()) ? S3Options.parse(s.backend()) : null;
+            MeshSpec spec = s.backend() == null || s3 != null ? null : MeshSpec.parse(s.backend());
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
-            if (spec != null && s.device() != DeviceKind.ionic) {
+            if (s.backend() != null && s.device() != DeviceKind.ionic) {
                 throw new IllegalArgumentException("--backend needs --device ionic");
             }
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
             if (spec != null) {
                 es.joinMesh(spec, gids);
+            }
+            if (s3 != null) {
+                es.s3 = S3Backend.start(s3, (IonicDevice) device, server.eventLoop(), es.registry);
             }
             if (s.statsFile() != null) {
                 es.statsFile = new StatsFile(Path.of(s.statsFile()), server.eventLoop(), es::snapshot)
@@ -307,6 +318,15 @@ public final class ErnicServer implements AutoCloseable {
             mm.put("peers", peers);
             m.put("mesh", mm);
         }
+        if (s3 != null) {
+            Map<String, Object> store = new LinkedHashMap<>();
+            for (CounterRegistry.Sample c : samples) {
+                if (c.name().startsWith("s3.")) {
+                    store.put(c.name().substring("s3.".length()), c.value());
+                }
+            }
+            m.put("s3", store);
+        }
         return m;
     }
 
@@ -340,6 +360,9 @@ public final class ErnicServer implements AutoCloseable {
         if (mesh != null && device instanceof IonicDevice ionic) {
             loop.submit(() -> ionic.rdma().detachMesh()).awaitUninterruptibly();
             mesh.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        if (s3 != null) {
+            loop.submit(s3::closeOnLoop).awaitUninterruptibly();
         }
         server.close();
         closeOnLoop(loop, owned);

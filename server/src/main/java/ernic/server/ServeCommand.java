@@ -55,7 +55,9 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--backend", paramLabel = "SPEC",
             description = "ionic: join a mesh of servers, as its manager (tcp:manager:listen:PORT) or a worker"
                     + " (tcp:worker:HOST:PORT; an IPv6 host in brackets). The guest's GIDs come from"
-                    + " ERNIC_TCP_GUEST_GIDS; see docs/mesh.md.")
+                    + " ERNIC_TCP_GUEST_GIDS; see docs/mesh.md. Or run the S3 store on the guest's Ethernet:"
+                    + " s3[:bucket=ernic,size=256M,objects=256,ip=192.168.200.1,port=9000,maxpart=256M,access=..,"
+                    + "secret=..,reply=compat]; see docs/s3.md.")
     String backend;
 
     @Option(names = "--log-level", defaultValue = "INFO",
