@@ -1,5 +1,6 @@
 package ernic.it.guest;
 
+import ernic.ionic.IonicDevice;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
@@ -174,6 +175,12 @@ class S3GuestTest {
                     System.out.println("counter " + k + " " + v);
                 }
             });
+            Map<String, Long> dev = ((IonicDevice) server.device()).lastSessionCounters();
+            dev.forEach((k, v) -> {
+                if (k.startsWith("device.")) {
+                    System.out.println("counter eth." + k + " " + v);
+                }
+            });
             String out = r.output();
             assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(40), out)
                     .isZero();
@@ -204,6 +211,10 @@ class S3GuestTest {
             assertThat(c.get("s3.bytes.rdma_out")).isGreaterThanOrEqualTo(1 << 20);
             assertThat(c.get("s3.bytes.body_in")).as("aws cli uploads").isGreaterThan(40L << 20);
             assertThat(c.get("s3.tcp.connections")).as("connections opened").isGreaterThan(10);
+            // The store's frames never left the device: claimed from TX, queued into the guest's RX ring (the
+            // 40 MiB upload alone is at least 40 MiB / 1460 frames: the MTU is 1500).
+            assertThat(dev.get("device.tx_claimed")).as("frames claimed").isGreaterThan(40_000L * 1024 / 1500);
+            assertThat(dev.get("device.guest_queue_delivered")).as("frames delivered").isGreaterThan(40_000L * 1024 / 1500);
         }
     }
 }
