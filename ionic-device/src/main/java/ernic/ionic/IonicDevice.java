@@ -33,6 +33,7 @@ import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -102,6 +103,8 @@ public final class IonicDevice implements VfioUserDevice {
     /** The device's own sets, registered as in {@link #registerCounters}: what {@link #counters()} walks. */
     private final CounterRegistry registry = new CounterRegistry();
     private volatile Map<String, Long> lastSession = Map.of();
+    /** In-process endpoints that forget their state at power-on (the guest's stack is gone too). */
+    private final List<Runnable> resetListeners = new ArrayList<>();
 
     public IonicDevice(Profile profile, FaultPlan faults, long mac, String serial) {
         if (mac == 0 || Mac.isMulticast(mac) || (mac >>> 48) != 0) {
@@ -190,6 +193,14 @@ public final class IonicDevice implements VfioUserDevice {
         rdma.reset();
         faults.reset();
         registry.reset(""); // power-on: every registered counter back to zero
+        for (Runnable r : resetListeners) {
+            r.run();
+        }
+    }
+
+    /** Runs {@code r} at every power-on reset, after the device's own; device thread. */
+    public void onReset(Runnable r) {
+        resetListeners.add(r);
     }
 
     @Override
@@ -269,6 +280,10 @@ public final class IonicDevice implements VfioUserDevice {
     /** An in-process endpoint that may claim transmitted frames before the sink. */
     public void addTxClaimer(FrameClaimer claimer) {
         lif.addTxClaimer(claimer);
+    }
+
+    public void removeTxClaimer(FrameClaimer claimer) {
+        lif.removeTxClaimer(claimer);
     }
 
     /** An in-process endpoint that may claim frames from the wire before the guest. */

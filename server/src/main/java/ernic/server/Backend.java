@@ -58,6 +58,10 @@ public sealed interface Backend {
     record Nvmeof(ernic.ionic.target.nvmeof.NvmeofOptions options, String form) implements Backend {
     }
 
+    /** The in-process S3 store ({@code s3[:...]}, see {@link S3Backend}), on the guest's Ethernet. */
+    record S3(ernic.ionic.target.s3.S3Options options, String form) implements Backend {
+    }
+
     /** A mesh of servers, one per VM: {@code tcp:manager:listen:PORT} or {@code tcp:worker:HOST:PORT}. */
     record Mesh(MeshSpec spec, String form) implements Backend {
         @Override

@@ -24,6 +24,10 @@ public final class Backends {
             new Entry("nvmeof", "nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR]", arg -> {
                 String form = arg == null ? "nvmeof" : "nvmeof:" + arg;
                 return new Backend.Nvmeof(NvmeofBackend.parse(form), form);
+            }),
+            new Entry("s3", "s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]", arg -> {
+                String form = arg == null ? "s3" : "s3:" + arg;
+                return new Backend.S3(ernic.ionic.target.s3.S3Options.parse(form), form);
             }));
 
     private Backends() {

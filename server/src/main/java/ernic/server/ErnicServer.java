@@ -4,6 +4,7 @@ import ernic.ionic.IonicDevice;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.target.nvmeof.NvmeofOptions;
+import ernic.ionic.target.s3.S3Options;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshConfig;
 import ernic.counters.CounterRegistry;
@@ -48,8 +49,8 @@ public final class ErnicServer implements AutoCloseable {
      * @param mac        the station MAC (ionic), or null for one derived from the socket path
      * @param statsFile  where to write the JSON stats snapshot about once a second, or null
      * @param backend    what stands behind the RDMA side, a {@link Backends} form ({@code loopback}, {@code none},
-     *                   {@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}, {@code nvmeof[:...]}), or
-     *                   null for loopback
+     *                   {@code tcp:manager:listen:PORT}, {@code tcp:worker:HOST:PORT}, {@code nvmeof[:...]},
+     *                   {@code s3[:...]}), or null for loopback
      * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
      *                   link-local GID of the station MAC is always added), or null
      */
@@ -75,6 +76,11 @@ public final class ErnicServer implements AutoCloseable {
 
         public Settings withStatsFile(String path) {
             return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path, backend, guestGids);
+        }
+
+        /** {@code --backend}: a {@link Backends} form. */
+        public Settings withBackend(String backendSpec) {
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, guestGids);
         }
 
         public Settings withMesh(String backendSpec, String gids) {
@@ -124,6 +130,7 @@ public final class ErnicServer implements AutoCloseable {
     private final List<AutoCloseable> owned;
     private StatsFile statsFile;
     private MeshNode mesh;
+    private S3Backend s3;
     /** Every counter of this server (vfio-user, the device, the mesh): what the stats file walks. Device loop only. */
     private final CounterRegistry registry = new CounterRegistry();
 
@@ -190,6 +197,7 @@ public final class ErnicServer implements AutoCloseable {
             MeshSpec spec = backend.mesh();
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
             NvmeofOptions nvmeof = backend instanceof Backend.Nvmeof n ? n.options() : null;
+            S3Options s3 = backend instanceof Backend.S3 store ? store.options() : null;
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
             if (nvmeof != null) {
@@ -202,6 +210,9 @@ public final class ErnicServer implements AutoCloseable {
             }
             if (spec != null) {
                 es.joinMesh(spec, gids);
+            }
+            if (s3 != null) {
+                es.s3 = S3Backend.start(s3, (IonicDevice) device, server.eventLoop(), es.registry);
             }
             if (s.statsFile() != null) {
                 es.statsFile = new StatsFile(Path.of(s.statsFile()), server.eventLoop(), es::snapshot)
@@ -337,6 +348,15 @@ public final class ErnicServer implements AutoCloseable {
             mm.put("peers", peers);
             m.put("mesh", mm);
         }
+        if (s3 != null) {
+            Map<String, Object> store = new LinkedHashMap<>();
+            for (CounterRegistry.Sample c : samples) {
+                if (c.name().startsWith("s3.")) {
+                    store.put(c.name().substring("s3.".length()), c.value());
+                }
+            }
+            m.put("s3", store);
+        }
         return m;
     }
 
@@ -370,6 +390,9 @@ public final class ErnicServer implements AutoCloseable {
         if (mesh != null && device instanceof IonicDevice ionic) {
             loop.submit(() -> ionic.rdma().detachMesh()).awaitUninterruptibly();
             mesh.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+        if (s3 != null) {
+            loop.submit(s3::closeOnLoop).awaitUninterruptibly();
         }
         server.close();
         closeOnLoop(loop, owned);

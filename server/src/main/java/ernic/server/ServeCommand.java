@@ -57,9 +57,11 @@ public final class ServeCommand implements Callable<Integer> {
             description = "What stands behind the RDMA side: loopback (the default: one VM), none (stub resource"
                     + " commands, for driver bring-up), a mesh of servers, as its manager (tcp:manager:listen:PORT)"
                     + " or a worker (tcp:worker:HOST:PORT; an IPv6 host in brackets; the guest's GIDs come from"
-                    + " ERNIC_TCP_GUEST_GIDS), or the in-process NVMe-oF target"
-                    + " (nvmeof[:size=64M,bs=512,file=PATH,nqn=...,ip=...,port=4420,queues=8]); see docs/operations.md,"
-                    + " docs/mesh.md and docs/nvmeof.md.")
+                    + " ERNIC_TCP_GUEST_GIDS), the in-process NVMe-oF target"
+                    + " (nvmeof[:size=64M,bs=512,file=PATH,nqn=...,ip=...,port=4420,queues=8]) or the S3 store on the"
+                    + " guest's Ethernet (s3[:bucket=ernic,size=256M,objects=256,ip=192.168.200.1,port=9000,maxpart=256M,"
+                    + "access=..,secret=..,reply=compat]); see docs/operations.md, docs/mesh.md, docs/nvmeof.md and"
+                    + " docs/s3.md.")
     String backend;
 
     @Option(names = "--metrics", paramLabel = "[HOST:]PORT",

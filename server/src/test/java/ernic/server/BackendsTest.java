@@ -29,7 +29,8 @@ class BackendsTest {
         assertThatThrownBy(() -> Backends.parse("tcp")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Backends.parse("")).isInstanceOf(IllegalArgumentException.class);
         assertThat(Backends.usage()).isEqualTo("loopback, none, tcp:manager:listen:PORT, tcp:worker:HOST:PORT,"
-                + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR]");
+                + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
+                + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]");
         assertThatThrownBy(() -> Backends.parse("nvmeof:size=bogus")).hasMessage("nvmeof backend: bad size 'bogus'");
     }
 }

@@ -55,8 +55,8 @@ class ServeCommandTest {
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "rxe");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --backend rxe: expected one of loopback, none,"
-                + " tcp:manager:listen:PORT, tcp:worker:HOST:PORT, nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR]"
-                + System.lineSeparator());
+                + " tcp:manager:listen:PORT, tcp:worker:HOST:PORT, nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
+                + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]" + System.lineSeparator());
         assertThat(dir.resolve("s.sock")).doesNotExist();
     }
 
@@ -110,6 +110,29 @@ class ServeCommandTest {
                     .map(ernic.counters.CounterRegistry.Sample::name).toList()).get();
             assertThat(names).contains("nvmeof.cm.req", "nvmeof.connections", "nvmeof.cmd.read",
                     "rdma.target.capsules");
+        }
+    }
+
+    @Test
+    void aBadS3OptionIsOneLineAndExitTwo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "s3:size=bogus");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: s3 backend: bad size 'bogus'" + System.lineSeparator());
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(serve("--socket", dir.resolve("s.sock").toString(), "--backend", "s3:colour=red").stderr())
+                .isEqualTo("ernic serve: s3 backend: unknown option 'colour'" + System.lineSeparator());
+    }
+
+    @Test
+    void theS3StoreRegistersItsCountersAndLetsGo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
+                .withBackend("s3:bucket=data,port=9100"))) {
+            var totals = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().totals()).get();
+            assertThat(totals).containsKeys("s3.net.frames", "s3.tcp.connections", "s3.http.requests.get",
+                    "s3.bytes.body_in", "s3.objects");
+            assertThat(server.vfioUser().eventLoop().submit(server::snapshot).get()).containsKey("s3");
         }
     }
 }
