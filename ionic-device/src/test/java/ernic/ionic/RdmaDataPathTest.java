@@ -77,7 +77,8 @@ class RdmaDataPathTest {
         sq[id] = drv.alloc(64 * DEPTH);
         rq[id] = drv.alloc(64 * DEPTH);
         assertThat(rdma.createQp(id, type, flags, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
-        assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, type == UD ? 0x1234 : 0).status())
+        assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY | (type == UD ? 0 : IB_QP_ACCESS_FLAGS), INIT, 0,
+                type == UD ? 0x1234 : 0, type == UD ? 0 : QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status())
                 .isZero();
         assertThat(rdma.modifyQp(id, IB_QP_STATE | (type == UD ? 0 : IB_QP_DEST_QPN), RTR, 0, dest).status())
                 .isZero();
@@ -92,7 +93,8 @@ class RdmaDataPathTest {
             sqProd[id] = rqProd[id] = 0;
         }
         for (int[] p : new int[][] {{a, b}, {b, a}}) {
-            assertThat(rdma.modifyQp(p[0], IB_QP_STATE, INIT, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
+                QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
             assertThat(rdma.modifyQp(p[0], IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, p[1]).status()).isZero();
             assertThat(rdma.modifyQp(p[0], IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
@@ -133,7 +135,8 @@ class RdmaDataPathTest {
         sq[4] = drv.alloc(64 * DEPTH);
         rq[4] = drv.alloc(64 * DEPTH);
         assertThat(rdma.createQp(4, RC, 0, 9, sq[4], LOG2, rq[4], LOG2, 7).status()).isZero();
-        assertThat(rdma.modifyQp(4, IB_QP_STATE, INIT, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(4, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
+                QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
         assertThat(rdma.modifyQp(4, IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, 4).status()).isZero();
         assertThat(rdma.modifyQp(4, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         wqe.wrap(guest.at(sq[4], 64)).wqeId(0).op(WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8)
@@ -153,6 +156,77 @@ class RdmaDataPathTest {
         assertThat(dev.refusals().count("rdma-db-page")).isEqualTo(3);
         // A dbid past the LIF's pages is no page at all.
         assertThat(rdma.createQp(5, RC, 0, 9, sq[4], LOG2, rq[4], LOG2, 1024).status()).isEqualTo(ASTS_BAD_ATTR);
+    }
+
+    /**
+     * The responder's QP access flags (MODIFY_QP IB_QP_ACCESS_FLAGS) decide which remote operations it takes: on
+     * RC one it does not allow is a NAK invalid request (rxe: unsupported opcode, class C), on UC a WRITE is
+     * dropped. And a key opens only MRs of the QP's protection domain.
+     */
+    @Test
+    void accessFlagsAndProtectionDomainsAreEnforced() throws IOException {
+        // QP 3 takes remote WRITEs only.
+        sq[2] = drv.alloc(64 * DEPTH);
+        rq[2] = drv.alloc(64 * DEPTH);
+        sq[3] = drv.alloc(64 * DEPTH);
+        rq[3] = drv.alloc(64 * DEPTH);
+        int[][] pairs = {{2, 3, QP_REMOTE_READ | QP_REMOTE_WRITE | QP_REMOTE_ATOMIC}, {3, 2, QP_REMOTE_WRITE}};
+        for (int[] p : pairs) {
+            assertThat(rdma.createQp(p[0], RC, 0, CQ, sq[p[0]], LOG2, rq[p[0]], LOG2).status()).isZero();
+        }
+        for (int[] p : pairs) {
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0, p[2]).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, p[1]).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE, RTS, 0, 0).status()).isZero();
+        }
+        le64(mem(bufVa, 8), 0, 0x77);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        assertThat(poll().error()).as("WRITE: allowed").isFalse();
+        assertThat(le64(mem(bufVa + 64, 8), 0)).isEqualTo(0x77);
+        postSend(2, w -> w.op(READ).numSgeKey(1).rdma(bufVa, MR).length(8).sge(WQE_PLD, 0, bufVa + 128, 8, MR));
+        assertThat(poll().statusLength()).as("READ: QP 3 does not allow it").isEqualTo(STS_REMOTE_INV_REQ_ERR);
+        assertThat(poll()).as("the responder rejects without a completion of its own").isNull();
+        assertThat(le64(mem(bufVa + 128, 8), 0)).isZero();
+        startOver(2, 3);
+        assertThat(rdma.modifyQp(3, IB_QP_STATE | IB_QP_ACCESS_FLAGS, RTS, RTS, 0, QP_REMOTE_WRITE).status()).isZero();
+        postSend(2, w -> {
+            w.op(ATOMIC_FA).rdma(bufVa + 64, MR);
+            be32(w.segment(), WQE_ATOMIC_SWAP_ADD_LOW_BE, 1);
+            be64(w.segment(), WQE_ATOMIC_SGE + SGE_VA_BE, bufVa + 128);
+            be32(w.segment(), WQE_ATOMIC_SGE + SGE_LEN_BE, 8);
+            be32(w.segment(), WQE_ATOMIC_SGE + SGE_LKEY_BE, MR);
+        });
+        assertThat(poll().statusLength()).as("atomic: not allowed").isEqualTo(STS_REMOTE_INV_REQ_ERR);
+        assertThat(le64(mem(bufVa + 64, 8), 0)).isEqualTo(0x77);
+        assertThat(dev.counters()).containsEntry("rdma.access.denied", 2L);
+        startOver(2, 3);
+
+        // An MR of another protection domain: its lkey is a local protection error, its rkey a remote access one.
+        long table = drv.alloc(4096);
+        le64(guest.at(table, 8), 0, buf);
+        int other = 2 << 8 | 0x22;
+        assertThat(rdma.createMr(other, bufVa, 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE, 1, table, 12, 5)
+                .status()).isZero();
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 64, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, other));
+        assertThat(poll().statusLength()).as("lkey of another PD").isEqualTo(STS_LOCAL_PROT_ERR);
+        startOver(2, 3);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 64, other).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        assertThat(poll().statusLength()).as("rkey of another PD").isEqualTo(STS_REMOTE_ACC_ERR);
+
+        // UC: a WRITE to a QP that does not allow it is dropped; the sender, which gets no ACK on UC, completes.
+        for (int[] p : new int[][] {{4, 5, QP_REMOTE_WRITE}, {5, 4, 0}}) {
+            sq[p[0]] = drv.alloc(64 * DEPTH);
+            rq[p[0]] = drv.alloc(64 * DEPTH);
+            assertThat(rdma.createQp(p[0], 1 /* UC */, 0, CQ, sq[p[0]], LOG2, rq[p[0]], LOG2).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0, p[2]).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, p[1]).status()).isZero();
+            assertThat(rdma.modifyQp(p[0], IB_QP_STATE, RTS, 0, 0).status()).isZero();
+        }
+        le64(mem(bufVa + 256, 8), 0, 0);
+        postSend(4, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 256, MR).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        assertThat(poll().error()).as("UC: the sender completes").isFalse();
+        assertThat(le64(mem(bufVa + 256, 8), 0)).as("and nothing landed").isZero();
+        assertThat(dev.counters()).containsEntry("rdma.access.denied", 3L);
     }
 
     @Test
@@ -427,7 +501,8 @@ class RdmaDataPathTest {
         assertThat(poll()).isNull();
         // ERROR -> RESET -> INIT is allowed again.
         assertThat(rdma.modifyQp(3, IB_QP_STATE, RESET, 0, 0).status()).isZero();
-        assertThat(rdma.modifyQp(3, IB_QP_STATE, INIT, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(3, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
+                QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
     }
 
     @Test

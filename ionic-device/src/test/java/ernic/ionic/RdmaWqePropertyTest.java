@@ -145,7 +145,8 @@ class RdmaWqePropertyTest {
     }
 
     static void connect(int i) throws IOException {
-        assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, INIT, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(QP[i], IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
+                QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
         assertThat(rdma.modifyQp(QP[i], IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, QP[1 - i]).status()).isZero();
         assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, RTS, 0, 0).status()).isZero();
     }

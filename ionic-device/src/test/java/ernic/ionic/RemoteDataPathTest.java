@@ -82,7 +82,8 @@ class RemoteDataPathTest {
             assertThat(rdma.modifyQp(id, IB_QP_STATE, ERR, 0, 0).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE, RESET, 0, 0).status()).isZero();
             sqProd[id] = 0;
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, INIT, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
+                QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
             assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, ipv4Header(ip, destIp), HDR_LEN).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
@@ -93,7 +94,8 @@ class RemoteDataPathTest {
             sqProd[id] = 0;
             sqMask[id] = (1 << sqLog2) - 1;
             assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], sqLog2, rq[id], LOG2).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, INIT, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
+                QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
             int st = rdma.modifyQpAv(id, RTR, 0, destQpn, ipv4Header(ip, destIp), HDR_LEN).status();
             if (st == 0) {
                 assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();

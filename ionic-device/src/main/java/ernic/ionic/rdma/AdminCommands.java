@@ -245,6 +245,7 @@ final class AdminCommands {
         QueuePair qp = new QueuePair(id, type, flags, sqCq, rqCq, sq, rq);
         qp.generation = ++generations;
         qp.dbid = c.dbid();
+        qp.pd = c.pdId();
         lif.qps[id] = qp;
         counters.control.inc(RdmaCounters.Control.QPS);
         return V1.ASTS_OK;
@@ -461,6 +462,7 @@ final class AdminCommands {
         mr.va = va;
         mr.length = length;
         mr.flags = flags;
+        mr.pd = c.pdId();
         mr.mem = mem;
         mr.valid = mem != null;
         lif.mrs[index] = mr;

@@ -75,6 +75,7 @@ public final class AdminWqe {
      */
     public static final class CreateQp extends Struct<CreateQp> {
         public static final int LEN = 64;
+        static final int PD_ID = 0;           // __le32 pd_id
         static final int PRIV_FLAGS = 4;      // __be32 priv_flags (enum ionic_qp_flags)
         static final int SQ = 8;              // sq_cq_id .. sq_dma_addr
         static final int RQ = 32;             // rq_cq_id .. rq_dma_addr
@@ -103,6 +104,7 @@ public final class AdminWqe {
         }
 
         public int privFlags() { return Be.u32(seg, base + PRIV_FLAGS); }
+        public int pdId() { return u32(PD_ID); }
         public int id() { return AdminWqe.id(u32(ID_VER)); }
         public int dbid() { return u16(DBID_FLAGS); }
         public int type() { return u8(TYPE_STATE) & 0xf; }
@@ -257,6 +259,7 @@ public final class AdminWqe {
         public static final int LEN = 45;
         static final int VA = 0;              // __le64 va
         static final int LENGTH = 8;          // __le64 length
+        static final int PD_ID = 16;          // __le32 pd_id
         static final int ID_VER = 20;         // __le32 id_ver: the mrid (index 31..8, key 7..0)
         static final int TBL_INDEX = 24;      // __le32 tbl_index
         static final int MAP_COUNT = 28;      // __le32 map_count
@@ -268,6 +271,7 @@ public final class AdminWqe {
         public long length() { return u64(LENGTH); }
         /** The whole id_ver: an MR id keeps its key in the low byte. */
         public int mrid() { return u32(ID_VER); }
+        public int pdId() { return u32(PD_ID); }
         public int mapCount() { return u32(MAP_COUNT); }
         public long dmaAddr() { return u64(DMA_ADDR); }
         public int flags() { return u16(DBID_FLAGS); }

@@ -55,6 +55,9 @@ final class KeyedMemory {
         if (mr == null || !mr.covers(va, len) || (mr.flags & access) != access) {
             return err;
         }
+        if (qp != null && mr.pd != qp.pd) {
+            return err; // a key of another protection domain opens nothing here
+        }
         return into.addGuest(mr.mem, mr.offset(va), len) ? V1.STS_OK : V1.STS_LOCAL_QP_OPER_ERR;
     }
 

@@ -12,6 +12,8 @@ final class MemoryRegion {
     int flags;
     PageTable mem;
     boolean valid;
+    /** Its protection domain (CREATE_MR pd_id): only QPs of the same PD may use its keys. */
+    int pd;
 
     MemoryRegion(int index) {
         this.index = index;

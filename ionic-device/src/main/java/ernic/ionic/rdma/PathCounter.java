@@ -16,6 +16,8 @@ public enum PathCounter implements Counter {
     BYTES("bytes"),
     /** SQs whose destination in this guest had no receive for 5 s. */
     RNR_FAILURES("rnr.failures"),
+    /** Remote WRITEs, READs and atomics a QP's access flags do not allow (rejected on RC, dropped on UC). */
+    ACCESS_DENIED("access.denied"),
     /** In-process target transfers refused (bad key, key 0, no remote access, out of bounds). */
     TARGET_REFUSED("target.refused"),
     /** CM MADs the guest sent to the NVMe-oF target's address, and those it dropped (not CM, malformed). */

@@ -7,6 +7,8 @@ final class QueuePair {
     final int privFlags;
     final int sqCqId, rqCqId;
     final WorkQueue sq, rq;
+    /** Its protection domain (CREATE_QP pd_id): the MRs its keys may open. */
+    int pd;
     /** The doorbell page its SQ and RQ doorbells must come on (dbid_flags; 0 for the kernel's). */
     int dbid;
     int state = V1.QPS_RESET;

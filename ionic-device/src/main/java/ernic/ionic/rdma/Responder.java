@@ -78,6 +78,11 @@ final class Responder {
         if (withImm && dest.rq == null) {
             return rejected(dest, V1.STS_REMOTE_INV_REQ_ERR);
         }
+        if ((dest.accessFlags & V1.QPF_REMOTE_WRITE) == 0) {
+            path.inc(PathCounter.ACCESS_DENIED);
+            // RC: NAK invalid request (rxe: unsupported opcode, class C); UC: the message is dropped.
+            return dest.type == V1.QPT_RC ? rejected(dest, V1.STS_REMOTE_INV_REQ_ERR) : V1.STS_OK;
+        }
         if (withImm && dest.rq.empty()) {
             return RNR;
         }
@@ -98,6 +103,10 @@ final class Responder {
 
     /** An RDMA READ of {@code len} bytes: the checked source range is appended to {@code source}. */
     int read(QueuePair dest, int rkey, long va, long len, Spans source) {
+        if ((dest.accessFlags & V1.QPF_REMOTE_READ) == 0) {
+            path.inc(PathCounter.ACCESS_DENIED);
+            return rejected(dest, V1.STS_REMOTE_INV_REQ_ERR);
+        }
         int st = memory.resolve(dest, rkey, va, len, V1.MRF_REMOTE_READ, true, source);
         if (st != V1.STS_OK) {
             return rejected(dest, st);
@@ -111,6 +120,10 @@ final class Responder {
      * goes to {@code old} (8 bytes, little-endian as in guest memory).
      */
     int atomic(QueuePair dest, boolean compareSwap, int rkey, long va, long compare, long swapAdd, MemorySegment old) {
+        if ((dest.accessFlags & V1.QPF_REMOTE_ATOMIC) == 0) {
+            path.inc(PathCounter.ACCESS_DENIED);
+            return rejected(dest, V1.STS_REMOTE_INV_REQ_ERR);
+        }
         if ((va & 7) != 0) {
             return rejected(dest, V1.STS_REMOTE_INV_REQ_ERR);
         }

@@ -96,8 +96,14 @@ public final class RdmaRaw {
 
     /** MODIFY_QP to {@code to} from {@code from} (type_state), pmtu 2^10, with qkey_dest_qpn. */
     public AdminCqe modifyQp(int id, int attrMask, int to, int from, int qkeyOrDestQpn) throws IOException {
+        return modifyQp(id, attrMask, to, from, qkeyOrDestQpn, 0);
+    }
+
+    /** The same with the QP's remote access flags (IB_QP_ACCESS_FLAGS: remote write 1, read 2, atomic 4). */
+    public AdminCqe modifyQp(int id, int attrMask, int to, int from, int qkeyOrDestQpn, int access) throws IOException {
         return admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> {
             be32(c, MQP_ATTR_MASK_BE, attrMask);
+            be16(c, MQP_ACCESS_FLAGS_BE, access);
             le32(c, MQP_QKEY_DEST_QPN, qkeyOrDestQpn);
             u8(c, MQP_PMTU, 10);
             u8(c, MQP_TYPE_STATE, to | from << 4);
@@ -137,7 +143,14 @@ public final class RdmaRaw {
 
     public AdminCqe createMr(int mrid, long va, long length, int flags, int mapCount, long dma, int pageLog2)
             throws IOException {
+        return createMr(mrid, va, length, flags, mapCount, dma, pageLog2, 0);
+    }
+
+    /** CREATE_MR in protection domain {@code pd} (0: the one createQp's QPs are in). */
+    public AdminCqe createMr(int mrid, long va, long length, int flags, int mapCount, long dma, int pageLog2, int pd)
+            throws IOException {
         return admin(OP_CREATE_MR, LEN_CREATE_MR, c -> {
+            le32(c, CMR_PD_ID, pd);
             le64(c, CMR_VA, va);
             le64(c, CMR_LENGTH, length);
             le32(c, CMR_ID_VER, mrid);
