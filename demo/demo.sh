@@ -31,5 +31,5 @@ sleep 2
 ib_write_bw -d ionic_0 -x 1 -s 65536 -n 500 localhost | grep -A1 -E '#bytes'
 wait $!
 
-say "Done: RDMA verbs in a guest with no RDMA hardware. (The guest runs under TCG, a software CPU,"
-say "so the figures above say little about speed: ./ernic bench measures it against same-run references: docs/performance.md.)"
+say "Done: RDMA verbs in a guest with no RDMA hardware. The guest runs under TCG, a software CPU, so these
+    figures say little about speed; ./ernic bench measures it against same-run references (docs/performance.md)."
