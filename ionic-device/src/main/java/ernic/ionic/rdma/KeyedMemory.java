@@ -2,6 +2,7 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
+import ernic.ionic.layout.Le;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -23,6 +24,9 @@ final class KeyedMemory {
     private final RdmaLif lif;
     private final Dma dma;
     private final MemorySegment bounce = Arena.ofAuto().allocate(BOUNCE, 64);
+    /** An atomic's old value on its way to the requester's local SGE. */
+    private final MemorySegment word = Arena.ofAuto().allocate(8, 8);
+    private final Spans wordSpan = new Spans();
     /** What view() found: a segment and the offset of the entry's bytes in it. */
     private MemorySegment viewSeg;
     private long viewOff;
@@ -150,6 +154,13 @@ final class KeyedMemory {
     /** The atomic WQE's local SGE (8 bytes, for local write), which takes the old value, into {@code dst}. */
     int atomicResult(QueuePair qp, V1.Wqe w, Spans dst) {
         return resolve(qp, w.atomicSgeLkey(), w.atomicSgeVa(), 8, V1.MRF_LOCAL_WRITE, false, dst);
+    }
+
+    /** Writes the 8 bytes of {@code value} (little-endian, as guest memory holds them) to checked {@code dst}. */
+    boolean putWord(Spans dst, long value) {
+        Le.put64(word, 0, value);
+        wordSpan.clear().addLocal(word, 0, 8);
+        return copy(wordSpan, dst, 8);
     }
 
     /**

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.ionic.layout.Le;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -12,7 +13,7 @@ final class LocalEnd implements End {
     private final RdmaLif lif;
     private final KeyedMemory memory;
     private final Responder responder;
-    private final Spans source = new Spans(), word = new Spans();
+    private final Spans source = new Spans();
     private final MemorySegment old = Arena.ofAuto().allocate(8, 8);
 
     LocalEnd(RdmaLif lif, KeyedMemory memory, Responder responder) {
@@ -80,8 +81,7 @@ final class LocalEnd implements End {
             return st;
         }
         r.moved = 8;
-        word.clear().addLocal(old, 0, 8);
-        return memory.copy(word, r.local, 8) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+        return memory.putWord(r.local, Le.u64(old, 0)) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
     }
 
     @Override

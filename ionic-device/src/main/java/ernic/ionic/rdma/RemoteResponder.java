@@ -21,7 +21,6 @@ import java.util.function.LongSupplier;
  * messages the node stops reading from its peers, and after half a second of that they fail at once.
  */
 final class RemoteResponder {
-    static final long RNR_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(5);
     static final long FULL_RNR_TIMEOUT_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
     static final long HELD_BYTES_MAX = 64L << 20;
     static final int HELD_MESSAGES_MAX = 4096;
@@ -264,7 +263,7 @@ final class RemoteResponder {
     /** Receiver not ready: 5 s for the oldest waiting request of {@code qp}, none at all when {@code full}. */
     void expire(QueuePair qp, long now, boolean full) {
         ArrayDeque<Held> held = qp.held;
-        while (held != null && !held.isEmpty() && (full || now - held.peek().sinceNanos() >= RNR_TIMEOUT_NANOS)) {
+        while (held != null && !held.isEmpty() && (full || now - held.peek().sinceNanos() >= Requester.RNR_TIMEOUT_NANOS)) {
             Held h = held.poll();
             counters.inc(RemoteCounter.RNR_FAILURES);
             reply(h.node(), h.message(), WireHeader.ACK, V1.STS_RNR_RETRY_EXCEEDED, null, 0, 0);

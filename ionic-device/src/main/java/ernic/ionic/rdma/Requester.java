@@ -2,7 +2,6 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
-import ernic.ionic.layout.Le;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
@@ -43,7 +42,6 @@ final class Requester {
     private final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
     private final MemorySegment grh = arena.allocate(Grh.SIZE, 8);
-    private final MemorySegment oldWord = arena.allocate(8, 8);
     private final V1.Cqe cqe = new V1.Cqe();
     private final Request request = new Request();
     private final V1.Wqe again = new V1.Wqe();
@@ -322,10 +320,7 @@ final class Requester {
         if (st != V1.STS_OK) {
             return st;
         }
-        Le.put64(oldWord, 0, old);
-        Spans src = request.payload.clear();
-        src.addLocal(oldWord, 0, 8);
-        return memory.copy(src, dst, 8) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+        return memory.putWord(dst, old) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
     }
 
     /** Posts the completions of answered WQEs, oldest first, stopping at the first still pending. */
