@@ -4,7 +4,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code ernic} command line. */
-@Command(name = "ernic", mixinStandardHelpOptions = true, version = "rocm-ernic for Java 0.1",
+@Command(name = "ernic", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
         description = "A userspace vfio-user server that emulates an AMD Pensando ionic RDMA NIC.",
         subcommands = {ServeCommand.class, P4Command.class})
 public final class Main implements Runnable {

@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
  * prints what it has; {@code run} runs it over the frames of a pcap file. A program or an entry the
  * engine refuses is one line on stderr and exit status 2.
  */
-@Command(name = "p4", mixinStandardHelpOptions = true,
+@Command(name = "p4", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
         description = "Run the P4 engine offline on bmv2 JSON programs (see docs/p4.md).",
         subcommands = {P4Command.Check.class, P4Command.Run.class})
 public final class P4Command implements Runnable {
@@ -55,7 +55,7 @@ public final class P4Command implements Runnable {
         return null;
     }
 
-    @Command(name = "check", mixinStandardHelpOptions = true,
+    @Command(name = "check", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
             description = "Load PROGRAM.json and print a summary (exit 0), or the refusal (exit 2).")
     static final class Check implements Callable<Integer> {
         @Spec
@@ -80,7 +80,7 @@ public final class P4Command implements Runnable {
         }
     }
 
-    @Command(name = "run", mixinStandardHelpOptions = true,
+    @Command(name = "run", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
             description = "Run PROGRAM.json over the frames of a classic pcap file; every frame that leaves, toward"
                     + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port and the"
                     + " hits and misses of every table.")

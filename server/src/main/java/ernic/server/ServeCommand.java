@@ -18,7 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /** {@code ernic serve}: serves one device on one vfio-user socket until interrupted. */
-@Command(name = "serve", mixinStandardHelpOptions = true,
+@Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
         description = "Serve the emulated device to one QEMU vfio-user client at a time.")
 public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--socket", defaultValue = "/run/ernic/ernic.sock",
