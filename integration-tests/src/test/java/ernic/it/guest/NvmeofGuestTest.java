@@ -18,9 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The in-process NVMe-oF target ({@code --backend nvmeof}) against the guest's stock nvme-rdma initiator and
  * nvme-cli, in one boot: discovery, connect, the namespace's size and LBA format, id-ctrl / id-ns, 16 MiB
  * written with O_DIRECT and read back identical, flush, write-zeroes, fio with crc32c verification (QD8, and
- * 4 jobs at QD32), blkdiscard, a wrong NQN refused, disconnect and a second connect; the target's address
- * answers ARP and ping, so the guest needs no static neighbour entry. The namespace is a file: a second
- * boot against a new server on the same file reads the first boot's data.
+ * 4 jobs at QD32), blkdiscard, a wrong NQN refused, disconnect and a second connect, then an ext4 file
+ * system (mkfs, write, fsck -n clean, remount, same md5); the target's address answers ARP and ping, so
+ * the guest needs no static neighbour entry. The namespace is a file: a second boot against a new server
+ * on the same file finds the first boot's file system clean and its file intact.
  */
 class NvmeofGuestTest {
     static final String GUEST_IP = "192.168.200.2", TARGET_IP = "192.168.200.1", NQN = "nvmet-test";
@@ -71,6 +72,16 @@ class NvmeofGuestTest {
             nvme connect -t rdma -a %2$s -s 4420 -n %3$s && echo "reconnect-ok"
             for i in $(seq 1 40); do [ -b /dev/nvme0n1 ] && break; sleep 0.5; done
             echo "after-reconnect $(dd if=/dev/nvme0n1 bs=1M count=16 skip=0 iflag=direct status=none | tail -c +65537 | md5sum | cut -c1-32) $(tail -c +65537 /tmp/data | md5sum | cut -c1-32)"
+            # A file system on the namespace: make, write, check offline, mount again and read back.
+            mkfs.ext4 -q -F /dev/nvme0n1 && echo "mkfs-ok"
+            mkdir -p /mnt/ns && mount /dev/nvme0n1 /mnt/ns
+            cp /tmp/data /mnt/ns/data.bin && sync
+            echo "fs-written $(md5sum < /mnt/ns/data.bin | cut -c1-32)"
+            umount /mnt/ns
+            if fsck.ext4 -n -f /dev/nvme0n1 > /tmp/fsck.txt 2>&1; then echo "fsck-clean"; else echo "fsck=$?"; cat /tmp/fsck.txt; fi
+            mount /dev/nvme0n1 /mnt/ns
+            echo "fs-remounted $(md5sum < /mnt/ns/data.bin | cut -c1-32) $(md5sum < /tmp/data | cut -c1-32)"
+            umount /mnt/ns
             nvme disconnect -n %3$s
             echo "nvmeof-script-done"
             """.formatted(GUEST_IP, TARGET_IP, NQN);
@@ -85,7 +96,11 @@ class NvmeofGuestTest {
             nvme connect -t rdma -a %s -s 4420 -n %s
             for i in $(seq 1 40); do [ -b /dev/nvme0n1 ] && break; sleep 0.5; done
             echo "blockdev-size $(blockdev --getsize64 /dev/nvme0n1)"
-            echo "second-boot $(dd if=/dev/nvme0n1 bs=1M count=16 iflag=direct status=none | tail -c +65537 | md5sum | cut -c1-32)"
+            # The first boot's file system, on the same namespace file behind a new server.
+            if fsck.ext4 -n -f /dev/nvme0n1 > /tmp/fsck.txt 2>&1; then echo "fsck-clean"; else echo "fsck=$?"; cat /tmp/fsck.txt; fi
+            mkdir -p /mnt/ns && mount /dev/nvme0n1 /mnt/ns
+            echo "second-boot $(md5sum < /mnt/ns/data.bin | cut -c1-32)"
+            umount /mnt/ns
             nvme disconnect -n %s
             echo "second-script-done"
             """.formatted(TARGET_IP, NQN, NQN);
@@ -133,12 +148,14 @@ class NvmeofGuestTest {
                     .containsPattern("before-discard-nonzero 10[0-9]{5}\\b").contains("\ndiscard-nonzero 0")
                     .contains("disconnected 1 controller")
                     .contains("reconnect-ok")
-                    .containsPattern("after-reconnect ([0-9a-f]{32}) \\1");
+                    .containsPattern("after-reconnect ([0-9a-f]{32}) \\1")
+                    .contains("mkfs-ok").contains("fsck-clean")
+                    .containsPattern("(?s)fs-written ([0-9a-f]{32}).*fs-remounted \\1 \\1");
             assertThat(counters.get("nvmeof.bytes.written")).isGreaterThanOrEqualTo(16L << 20);
             assertThat(counters.get("nvmeof.bytes.read")).isGreaterThanOrEqualTo(16L << 20);
             assertThat(counters.get("nvmeof.cm.rep")).isPositive();
             assertThat(counters.get("nvmeof.file_errors")).isZero();
-            firstMd5 = out.replaceAll("(?s).*after-reconnect ([0-9a-f]{32}) .*", "$1");
+            firstMd5 = out.replaceAll("(?s).*fs-written ([0-9a-f]{32}).*", "$1");
         }
         // A new server and a new guest on the same file (no size given: the file keeps its own).
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())
@@ -147,7 +164,7 @@ class NvmeofGuestTest {
             System.out.println(r);
             assertThat(r.exitStatus()).as("second guest; console tail:\n%s\noutput:\n%s", r.consoleTail(40),
                     r.output()).isZero();
-            assertThat(r.output()).contains("blockdev-size " + SIZE).contains("second-boot " + firstMd5)
+            assertThat(r.output()).contains("blockdev-size " + SIZE).contains("fsck-clean").contains("second-boot " + firstMd5)
                     .contains("disconnected 1 controller").contains("second-script-done");
         }
     }

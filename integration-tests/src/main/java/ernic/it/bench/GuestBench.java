@@ -1,0 +1,164 @@
+package ernic.it.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import ernic.counters.CounterRegistry;
+import ernic.ionic.IonicDevice;
+import ernic.it.harness.GuestImage;
+import ernic.it.harness.GuestResult;
+import ernic.it.harness.GuestVm;
+import ernic.server.ErnicServer;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * A benchmark script in the real guest, with its reference in the same VM: boots one guest against an
+ * in-process server, runs the script, and writes the JSON document the script prints (between the
+ * lines {@code BENCH-JSON-BEGIN} and {@code BENCH-JSON-END}), with the run's timings and the server's
+ * counters added. Two benches:
+ * <ul>
+ *   <li>{@code perftest}: {@code guest/bench/perftest-vs-rxe.sh}, perftest on the emulated ionic NIC
+ *       beside Soft-RoCE (rdma_rxe), to {@code target/bench/guest-perftest.json};</li>
+ *   <li>{@code nvmeof}: {@code guest/bench/nvmeof-vs-nvmet.sh}, fio on the in-process NVMe-oF target
+ *       beside the guest kernel's nvmet-rdma over Soft-RoCE, to {@code target/bench/guest-nvmeof.json}.</li>
+ * </ul>
+ *
+ * <pre>
+ *   java -cp ... ernic.it.bench.GuestBench perftest|nvmeof [--out FILE] [--script FILE] [--sizes "64 4096"] [--quick]
+ * </pre>
+ *
+ * Exit status: 0 when every run passed, the script's status otherwise (the JSON is written whenever
+ * the guest printed it), 2 when docker or the guest image is missing, 1 when the guest printed no
+ * JSON. Paths are relative to the working directory (the repository root under ./ernic).
+ */
+public final class GuestBench {
+    /** The script's exit status when it printed its JSON but some runs gave no figure ("ok": false). */
+    static final int SOME_RUNS_FAILED = 4;
+    static final String BEGIN = "BENCH-JSON-BEGIN", END = "BENCH-JSON-END";
+
+    /**
+     * One bench: its script, where its JSON goes, the server's {@code --backend} (null: loopback) and the
+     * prefixes of the server counters kept in the document as proof of whose work the numbers are.
+     */
+    record Bench(String name, String script, String outFile, String backend, List<String> counters) {
+        Path out() {
+            return Path.of("target", "bench", outFile);
+        }
+    }
+
+    static final Bench PERFTEST = new Bench("perftest", "guest/bench/perftest-vs-rxe.sh", "guest-perftest.json", null,
+            List.of("rdma.sq.wqes", "rdma.sq.errors", "rdma.admin.errors", "rdma.admin.commands", "refused.rdma"));
+    static final Bench NVMEOF = new Bench("nvmeof", "guest/bench/nvmeof-vs-nvmet.sh", "guest-nvmeof.json",
+            "nvmeof:size=256M", List.of("nvmeof.bytes", "nvmeof.err.", "nvmeof.transfers_refused",
+                    "nvmeof.controller_fatal", "nvmeof.in_capsule_writes", "nvmeof.send_inv", "rdma.sq.errors",
+                    "refused.rdma"));
+
+    private GuestBench() {}
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0 || !(args[0].equals("perftest") || args[0].equals("nvmeof"))) {
+            usage();
+        }
+        Bench bench = args[0].equals("perftest") ? PERFTEST : NVMEOF;
+        Path out = bench.out();
+        Path script = Path.of(bench.script());
+        String prelude = "";
+        for (int i = 1; i < args.length; i++) {
+            switch (args[i]) {
+                case "--out" -> out = Path.of(args[++i]);
+                case "--script" -> script = Path.of(args[++i]);
+                case "--sizes" -> prelude += sizes(args[++i]);
+                case "--quick" -> prelude += bench == PERFTEST ? sizes("64 65536") : runtime(4);
+                default -> usage();
+            }
+        }
+        System.exit(run(bench, out, script, prelude));
+    }
+
+    private static void usage() {
+        System.err.println("usage: GuestBench perftest|nvmeof [--out FILE] [--script FILE] [--sizes \"64 4096 ...\"] [--quick]");
+        System.exit(2);
+    }
+
+    /** The perftest script's message sizes. */
+    static String sizes(String sizes) {
+        return "export PERF_SIZES='" + sizes.replaceAll("[^0-9 ]", "") + "'\n";
+    }
+
+    /** The fio script's seconds per job. */
+    static String runtime(int seconds) {
+        return "export NVME_BENCH_RUNTIME=" + seconds + "\n";
+    }
+
+    /** Runs {@code script} (with {@code prelude}, shell lines, before it) in a guest and writes its JSON to {@code out}. */
+    static int run(Bench bench, Path out, Path script, String prelude) throws IOException {
+        String missing = GuestImage.missing();
+        if (missing != null) {
+            System.err.println("guest " + bench.name() + ": " + missing);
+            return 2;
+        }
+        if (!Files.isRegularFile(script)) {
+            System.err.println("guest " + bench.name() + ": no script " + script.toAbsolutePath() + " (run from the repository root)");
+            return 2;
+        }
+        String body = prelude + Files.readString(script);
+        Path work = Files.createDirectories(Path.of("target", "bench", "guest-" + bench.name())).toAbsolutePath();
+        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Instant started = Instant.now();
+        GuestResult r;
+        Map<String, Long> counters = new TreeMap<>();
+        ErnicServer.Settings settings = ErnicServer.Settings.ionic(socket.toString());
+        if (bench.backend() != null) {
+            settings = settings.withMesh(bench.backend(), null);
+        }
+        try (ErnicServer server = ErnicServer.start(settings)) {
+            r = new GuestVm(0, work.resolve("vm0"), socket, System.out).withTimeout(Duration.ofMinutes(20)).run(body);
+            // What the server saw: proof that the numbers are its work, and that it failed nothing. The
+            // device's counters went back to zero when the guest powered off; the session's were kept.
+            Map<String, Long> seen = new TreeMap<>();
+            for (CounterRegistry.Sample s : server.vfioUser().eventLoop()
+                    .submit(() -> server.counterRegistry().snapshot()).get()) {
+                seen.put(s.name(), s.value());
+            }
+            seen.putAll(((IonicDevice) server.device()).lastSessionCounters());
+            seen.forEach((k, v) -> {
+                if (bench.counters().stream().anyMatch(k::startsWith)) {
+                    counters.put(k, v);
+                }
+            });
+        } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+            throw new IOException("reading the server's counters", e);
+        }
+        System.out.println(r);
+        String output = r.output();
+        int b = output.indexOf(BEGIN), e = output.indexOf(END);
+        if (b < 0 || e < b) {
+            System.err.println("guest " + bench.name() + ": the guest printed no JSON (exit " + r.exitStatus()
+                    + "); console tail:\n" + r.consoleTail(40));
+            return 1;
+        }
+        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        ObjectNode doc = (ObjectNode) json.readTree(output.substring(b + BEGIN.length(), e));
+        ObjectNode run = doc.putObject("run");
+        run.put("started", started.toString());
+        run.put("image", GuestImage.NAME);
+        run.put("exit_status", r.exitStatus());
+        run.put("boot_to_script_ms", r.bootToScriptMillis());
+        run.put("total_ms", r.totalMillis());
+        run.put("console_log", r.consoleLog().toString());
+        run.set("server_counters", json.valueToTree(counters));
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        json.writeValue(out.toFile(), doc);
+        System.out.println("guest " + bench.name() + ": wrote " + out.toAbsolutePath());
+        doc.withArray("ratios").forEach(x -> System.out.println("  " + x));
+        return r.exitStatus();
+    }
+}
