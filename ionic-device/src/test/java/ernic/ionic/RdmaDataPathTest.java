@@ -229,6 +229,40 @@ class RdmaDataPathTest {
         assertThat(dev.counters()).containsEntry("rdma.access.denied", 3L);
     }
 
+    /**
+     * BIND_MW as raw WQEs (struct ionic_v1_bind_mw_bdy, op 10, imm_data_key the window's rkey, num_sge_key the
+     * new key), on a window CREATE_MR made with IONIC_MRF_MW_1: a right libionic never asks for is a bind error
+     * (MEM_MGMT_OPER, by the local NPG completion); a bound window opens its range under the new key only. The
+     * flows libionic and ionic_rdma drive are in MemoryWindowTest.
+     */
+    @Test
+    void bindMwWqesOpenAWindowUnderItsNewKey() throws IOException {
+        qp(2, RC, 0, 3);
+        qp(3, RC, 0, 2);
+        int bindable = 2 << 8 | 0x22, window = 3 << 8 | 0x33, rkey = 3 << 8 | 0x34;
+        assertThat(rdma.createMr(bindable, bufVa, 4096, ACCESS_LOCAL_WRITE | MRF_MW_BIND, 1, buf, 12).status())
+                .isZero();
+        assertThat(rdma.createMr(window, 0, 0, MRF_MW_1, 0, 0, 0).status()).isZero();
+        postSend(3, w -> w.op(10).numSgeKey(0x34).immDataKey(window).flags(WQE_FLAG_SIG)
+                .bindMw(bufVa + 1024, 1024, bindable, MRF_REMOTE_WRITE | 0x40 /* ON_DEMAND */ | MRF_BIND_MW_1));
+        RawCqe refused = poll();
+        assertThat(refused.type()).isEqualTo(CQE_TYPE_SEND_NPG);
+        assertThat(refused.statusLength()).isEqualTo(STS_MEM_MGMT_OPER_ERR);
+        assertThat(dev.refusals().count("rdma-mw-bind-access")).isEqualTo(1);
+        startOver(2, 3);
+        postSend(3, w -> w.op(10).numSgeKey(0x34).immDataKey(window).flags(WQE_FLAG_SIG)
+                .bindMw(bufVa + 1024, 1024, bindable, MRF_REMOTE_WRITE | MRF_BIND_MW_1));
+        RawCqe bound = poll();
+        assertThat(bound.error()).isFalse();
+        assertThat(bound.type()).isEqualTo(CQE_TYPE_SEND_NPG);
+        le64(mem(bufVa, 8), 0, 0x1234);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 1024, rkey).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        assertThat(poll().error()).isFalse();
+        assertThat(le64(mem(bufVa + 1024, 8), 0)).isEqualTo(0x1234);
+        postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(bufVa + 1024, window).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+        assertThat(poll().statusLength()).as("the key before the bind").isEqualTo(STS_REMOTE_ACC_ERR);
+    }
+
     @Test
     void rcSendWaitsForAReceiveThenCompletesBothSides() throws IOException {
         qp(2, RC, 0, 3);

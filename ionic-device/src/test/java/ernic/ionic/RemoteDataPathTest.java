@@ -322,6 +322,48 @@ class RemoteDataPathTest {
         assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.repliesSent", 8L);
     }
 
+    /**
+     * A type 2 memory window on the responder's server: bound by its guest on QP 3, it opens its range to the
+     * requests that arrive on QP 3 from the mesh and to no other QP's; a SEND_INV across the mesh frees it.
+     */
+    @Test
+    void aType2WindowOpensToThePeerOfItsQpAcrossTheMesh() {
+        int bindable = 3 << 8 | 0x33, window = 4 << 8 | 0x44, rkey = 4 << 8 | 0x45;
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        assertThat(on(() -> a.rc(4, 5, IP_B))).isZero();
+        assertThat(on(() -> b.rc(5, 4, IP_A))).isZero();
+        assertThat(on(() -> b.rdma.createMr(bindable, VA, 4096, ACCESS_LOCAL_WRITE | MRF_MW_BIND, 1, b.buf, 12))
+                .status()).isZero();
+        assertThat(on(() -> b.rdma.createMr(window, 0, 0, MRF_MW_2, 0, 0, 0)).status()).isZero();
+        run(() -> b.postSend(3, w -> w.op(10).numSgeKey(0x45).immDataKey(window).flags(WQE_FLAG_SIG)
+                .bindMw(VA + 512, 512, bindable, MRF_REMOTE_WRITE | MRF_BIND_MW_2)));
+        assertThat(next(b).error()).as("bound on QP 3").isFalse();
+
+        run(() -> {
+            le64(a.mem(VA, 8), 0, 0x600d);
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 600, rkey).length(8).sge(WQE_PLD, 0, VA, 8, MR));
+        });
+        assertThat(next(a).error()).isFalse();
+        assertThat(le64(b.mem(VA + 600, 8), 0)).isEqualTo(0x600d);
+        run(() -> a.postSend(4, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 600, rkey).length(8)
+                .sge(WQE_PLD, 0, VA + 8, 8, MR)));
+        assertThat(next(a).statusLength()).as("QP 5 is not the window's").isEqualTo(STS_REMOTE_ACC_ERR);
+        assertThat(b.dev.refusals().count("rdma-mw-access-qp")).isEqualTo(1);
+
+        run(() -> {
+            b.postRecv(3, VA + 8192, 64);
+            a.postSend(2, w -> w.op(SEND_INV).immDataKey(rkey).numSgeKey(1).length(8).sge(WQE_PLD, 0, VA, 8, MR));
+        });
+        RawCqe recv = next(b);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.srcQpnOp() >>> CQE_RECV_OP_SHIFT & 0xf).isEqualTo(CQE_RECV_OP_SEND_INV);
+        assertThat(next(a).error()).isFalse();
+        run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 600, rkey).length(8)
+                .sge(WQE_PLD, 0, VA, 8, MR)));
+        assertThat(next(a).statusLength()).as("freed").isEqualTo(STS_REMOTE_ACC_ERR);
+    }
+
     /** An atomic on 8 bytes at {@code va} of the peer's MR; the old value lands at {@code local}. */
     static void atomic(RawWqe w, int op, long va, long compare, long add, long local) {
         w.op(op).rdma(va, MR);

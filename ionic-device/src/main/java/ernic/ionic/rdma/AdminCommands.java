@@ -442,6 +442,9 @@ final class AdminCommands {
                     + (index > 0 && index < lif.mrCount ? " already exists" : " out of range"));
             return index > 0 && index < lif.mrCount ? V1.ASTS_BAD_STATE : V1.ASTS_BAD_INDEX;
         }
+        if ((flags & V1.MRF_IS_MW) != 0) {
+            return createWindow(c, index, flags, count);
+        }
         if (length < 0 || (flags & V1.MRF_ZERO_BASED) == 0 && Long.compareUnsigned(va, -1L - length) > 0) {
             refusals.refuse("rdma-mr-range", "CREATE_MR va 0x" + Long.toHexString(va) + " + " + length + " wraps");
             return V1.ASTS_BAD_ATTR;
@@ -470,11 +473,44 @@ final class AdminCommands {
         return V1.ASTS_OK;
     }
 
+    /**
+     * ionic_alloc_mw: CREATE_MR with IONIC_MRF_IS_MW (IONIC_MRF_MW_1, or IONIC_MRF_MW_2 with INV_EN), va and
+     * length 0, no pages. The window takes the id's key byte and the PD; a type 1 window starts unbound (a
+     * bind gives it a range), a type 2 one free.
+     */
+    private int createWindow(AdminWqe.CreateMr c, int index, int flags, int count) {
+        if (count != 0) {
+            refusals.refuse("rdma-mw-create", "CREATE_MR of a memory window with pages");
+            return V1.ASTS_BAD_ATTR;
+        }
+        MemoryRegion mw = new MemoryRegion(index, (flags & V1.MRF_INV_EN) != 0 ? 2 : 1);
+        mw.key = c.mrid() & 0xff;
+        mw.pd = c.pdId();
+        lif.mrs[index] = mw;
+        counters.control.inc(RdmaCounters.Control.MWS);
+        return V1.ASTS_OK;
+    }
+
+    /**
+     * DESTROY_MR of an MR, or of a window (ionic_dealloc_mw: it lets go of its MR). An MR that windows are
+     * bound to stays, as rxe refuses to deregister it (IBA 10.6.7.2.6): BAD_STATE, and the driver's
+     * ibv_dereg_mr fails.
+     */
     private int destroyMr(int mrid) {
         int index = mrid >>> 8;
-        if (index == 0 || index >= lif.mrCount || lif.mrs[index] == null) {
+        MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
+        if (mr == null) {
             refusals.refuse("rdma-mr-destroy", "DESTROY_MR " + Integer.toHexString(mrid) + " that does not exist");
             return V1.ASTS_BAD_INDEX;
+        }
+        if (mr.window()) {
+            mr.unbind();
+            lif.mrs[index] = null;
+            counters.control.add(RdmaCounters.Control.MWS, -1);
+            return V1.ASTS_OK;
+        }
+        if (data.memory().windows.busy(mr)) {
+            return V1.ASTS_BAD_STATE;
         }
         lif.mrs[index] = null;
         counters.control.add(RdmaCounters.Control.MRS, -1);

@@ -44,11 +44,16 @@ final class DataPath implements QpErrors {
         this.lif = lif;
         this.refusals = refusals;
         this.counters = counters;
-        this.memory = new KeyedMemory(lif, dma, pathCounters);
+        this.memory = new KeyedMemory(lif, dma, refusals, pathCounters);
         this.responder = new Responder(lif, memory, counters, pathCounters, this);
         this.hostMemory = new KeyedHostMemory(memory, pathCounters);
         this.requester = new Requester(lif, memory, refusals, counters, pathCounters,
                 new LocalEnd(lif, memory, responder), this::now, this);
+    }
+
+    /** Guest memory as RDMA reaches it (the MR table, its windows). */
+    KeyedMemory memory() {
+        return memory;
     }
 
     /** Guest memory as an in-process target reaches it: by rkey, with a remote peer's rights. */

@@ -3,15 +3,16 @@ package ernic.ionic.rdma;
 import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
 import ernic.ionic.layout.Le;
+import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
  * Guest memory as RDMA reaches it: through the MR table by key, checked for access and bounds before
- * anything moves (key 0 only for a privileged QP's local SGEs, as a raw bus address), and copied one
- * contiguous run at a time. Requester and responder both go through here, whatever the end. Device
- * thread only; nothing here allocates per operation.
+ * anything moves (key 0 only for a privileged QP's local SGEs, as a raw bus address; a window's rkey
+ * through {@link MemoryWindows}), and copied one contiguous run at a time. Requester and responder both
+ * go through here, whatever the end. Device thread only; nothing here allocates per operation.
  */
 final class KeyedMemory {
     /** Largest message (the port's max_msg_sz). */
@@ -21,7 +22,6 @@ final class KeyedMemory {
     /** Copies where one side is not mapped go through this, one run of at most BOUNCE bytes at a time. */
     static final int BOUNCE = 64 * 1024;
 
-    private final RdmaLif lif;
     private final Dma dma;
     private final MemorySegment bounce = Arena.ofAuto().allocate(BOUNCE, 64);
     /** An atomic's old value on its way to the requester's local SGE. */
@@ -31,11 +31,13 @@ final class KeyedMemory {
     private MemorySegment viewSeg;
     private long viewOff;
     private final Counters<PathCounter> counters;
+    /** The memory windows in the MR table: bound by the requester, resolved here. */
+    final MemoryWindows windows;
 
-    KeyedMemory(RdmaLif lif, Dma dma, Counters<PathCounter> counters) {
-        this.lif = lif;
+    KeyedMemory(RdmaLif lif, Dma dma, Refusals refusals, Counters<PathCounter> counters) {
         this.dma = dma;
         this.counters = counters;
+        this.windows = new MemoryWindows(lif, refusals, counters);
     }
 
     Dma dma() {
@@ -55,7 +57,10 @@ final class KeyedMemory {
             }
             return into.addGuest(null, va, len) ? V1.STS_OK : V1.STS_LOCAL_QP_OPER_ERR;
         }
-        MemoryRegion mr = region(key);
+        MemoryRegion mr = windows.entry(key);
+        if (mr != null && mr.window()) {
+            return remote ? windows.resolve(qp, mr, va, len, access, into) : err; // a window's key is no lkey
+        }
         if (mr == null || !mr.covers(va, len) || (mr.flags & access) != access) {
             return err;
         }
@@ -65,17 +70,19 @@ final class KeyedMemory {
         return into.addGuest(mr.mem, mr.offset(va), len) ? V1.STS_OK : V1.STS_LOCAL_QP_OPER_ERR;
     }
 
-    /** The MR a key names (index above the 8-bit key), or null. */
-    private MemoryRegion region(int key) {
-        int index = key >>> 8;
-        MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
-        return mr != null && mr.key == (key & 0xff) ? mr : null;
-    }
-
-    /** LOCAL_INV / SEND_INV: the key no longer opens its MR. False when it names none. */
+    /**
+     * LOCAL_INV / SEND_INV: the key no longer opens its MR, or its type 2 window is free again. False when it
+     * names neither, names a window that cannot be invalidated, or an MR with windows bound to it.
+     */
     boolean invalidate(int key) {
-        MemoryRegion mr = region(key);
+        MemoryRegion mr = windows.entry(key);
         if (mr == null) {
+            return false;
+        }
+        if (mr.window()) {
+            return windows.invalidate(mr);
+        }
+        if (windows.busy(mr)) {
             return false;
         }
         mr.valid = false;

@@ -18,6 +18,12 @@ public enum PathCounter implements Counter {
     RNR_FAILURES("rnr.failures"),
     /** Remote WRITEs, READs and atomics a QP's access flags do not allow (rejected on RC, dropped on UC). */
     ACCESS_DENIED("access.denied"),
+    /** Memory windows: binds done (unbinds of type 1 included) and refused (completed MEM_MGMT_OPER_ERR). */
+    MW_BINDS("mw.binds"), MW_BIND_ERRORS("mw.bind_errors"),
+    /** Type 2 windows freed by LOCAL_INV or SEND_INV, and invalidations a window refused (type 1, not bound). */
+    MW_INVALIDATIONS("mw.invalidations"), MW_INVALIDATE_ERRORS("mw.invalidate_errors"),
+    /** Remote accesses a window refused (not bound, other PD or QP, rights, range): a remote access error. */
+    MW_ACCESS_DENIED("mw.access_denied"),
     /** In-process target transfers refused (bad key, key 0, no remote access, out of bounds). */
     TARGET_REFUSED("target.refused"),
     /** CM MADs the guest sent to the NVMe-oF target's address, and those it dropped (not CM, malformed). */

@@ -42,7 +42,7 @@ public final class RdmaCounters {
         TX_ATOMIC_REQS("tx_atomic_reqs"),
         /** Datagrams sent on UD (and GSI) QPs, and their payload bytes (GRH excluded). */
         TX_UD_REQS("tx_ud_reqs"), TX_UD_BYTES("tx_ud_bytes"),
-        /** REG_MR and LOCAL_INV work requests. */
+        /** REG_MR, LOCAL_INV and BIND_MW work requests. */
         LOCAL_REQS("local_reqs"),
         /** Receive WQEs consumed (SEND, WRITE_IMM, datagrams), and bytes placed in them. */
         RX_RECV_REQS("rx_recv_reqs"), RX_RECV_BYTES("rx_recv_bytes"),
@@ -89,7 +89,7 @@ public final class RdmaCounters {
         /** CQ events raised (the same count as {@link Device#CQ_EVENTS}). */
         EVENTS("events"),
         /** Objects in use (gauges, back to zero at RDMA_RESET_LIF). */
-        QPS("qps", true), CQS("cqs", true), MRS("mrs", true), AHS("ahs", true);
+        QPS("qps", true), CQS("cqs", true), MRS("mrs", true), MWS("mws", true), AHS("ahs", true);
 
         private final String key;
         private final boolean gauge;
@@ -166,6 +166,7 @@ public final class RdmaCounters {
         control.set(Control.QPS, 0);
         control.set(Control.CQS, 0);
         control.set(Control.MRS, 0);
+        control.set(Control.MWS, 0);
         control.set(Control.AHS, 0);
     }
 

@@ -14,7 +14,7 @@ import java.util.function.LongSupplier;
 /**
  * The requester: the one loop that runs every send queue. It reads each WQE out of the SQ ring, checks
  * its local memory (payload for local read, READ and atomic results for local write), does the local
- * operations itself (REG_MR, LOCAL_INV) and hands the rest to the QP's {@link End}. Every WQE gets
+ * operations itself (REG_MR, LOCAL_INV, BIND_MW) and hands the rest to the QP's {@link End}. Every WQE gets
  * exactly one send completion, in SQ order (MSN for remote operations on RC/UC, NPG by SQ index
  * otherwise), whether its end answered at once or later. Device thread only.
  */
@@ -214,6 +214,9 @@ final class Requester {
             case V1.Wqe.OP_REG_MR -> {
                 return regMr(w);
             }
+            case V1.Wqe.OP_BIND_MW -> {
+                return memory.windows.bind(qp, w);
+            }
             default -> {
                 refusals.refuse("rdma-sq-opcode", "QP " + qp.id + " WQE opcode " + op);
                 return V1.STS_LOCAL_QP_OPER_ERR;
@@ -248,7 +251,7 @@ final class Requester {
         int mrid = w.immDataKey();
         int index = mrid >>> 8;
         MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
-        if (mr == null) {
+        if (mr == null || mr.window() || memory.windows.busy(mr)) {
             return V1.STS_MEM_MGMT_OPER_ERR;
         }
         long va = w.regMrVa(), length = w.regMrLength(), offset = w.regMrOffset(), table = w.regMrPageList();

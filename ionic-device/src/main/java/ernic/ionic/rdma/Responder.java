@@ -43,6 +43,8 @@ final class Responder {
      * A SEND, SEND_IMM or SEND_INV ({@code op}, a V1.Wqe opcode) from QP {@code srcQpn} with {@code payload}.
      * A message longer than the receive buffer is the requester's fault (NAK invalid request); a receive
      * WQE the responder may not use (bad key, SGE past its MR, malformed) is its own (remote operational error).
+     * A SEND_INV whose rkey cannot be invalidated (no such MR or type 2 window, a type 1 window, an MR with
+     * windows bound) fails the receive, not the send.
      */
     int send(QueuePair dest, int srcQpn, int op, int imm, Spans payload, boolean solicited) {
         if (dest.rq == null) {
@@ -56,8 +58,11 @@ final class Responder {
         if (recvSt == V1.STS_OK && !memory.copy(payload, target, len)) {
             recvSt = V1.STS_LOCAL_PROT_ERR;
         }
-        if (op == V1.Wqe.OP_SEND_INV && recvSt == V1.STS_OK) {
-            memory.invalidate(imm);
+        boolean invalidFailed = op == V1.Wqe.OP_SEND_INV && recvSt == V1.STS_OK && !memory.invalidate(imm);
+        if (invalidFailed) {
+            // rxe's class J (an rkey that cannot be invalidated): the data is placed, the receive completes
+            // with an invalid request error and the QP goes to ERROR; the sender had its ACK.
+            recvSt = V1.STS_REMOTE_INV_REQ_ERR;
         }
         int recvOp = switch (op) {
             case V1.Wqe.OP_SEND_IMM -> V1.Cqe.RECV_OP_SEND_IMM;
@@ -65,6 +70,9 @@ final class Responder {
             default -> V1.Cqe.RECV_OP_SEND;
         };
         receiveCompletion(dest, srcQpn | recvOp << 24, op == V1.Wqe.OP_SEND ? 0 : imm, len, recvSt, 0, 0, solicited);
+        if (invalidFailed) {
+            return V1.STS_OK;
+        }
         return switch (recvSt) {
             case V1.STS_OK -> V1.STS_OK;
             case V1.STS_LOCAL_LEN_ERR -> V1.STS_REMOTE_INV_REQ_ERR;

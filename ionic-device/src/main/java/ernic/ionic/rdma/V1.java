@@ -37,7 +37,8 @@ public final class V1 {
             QPF_SQ_SPEC = 1 << 8, QPF_RQ_SPEC = 1 << 9, QPF_PRIVILEGED = 1 << 15;
     /** enum ionic_mr_flags. */
     public static final int MRF_LOCAL_WRITE = 1, MRF_REMOTE_WRITE = 2, MRF_REMOTE_READ = 4, MRF_REMOTE_ATOMIC = 8,
-            MRF_MW_BIND = 0x10, MRF_ZERO_BASED = 0x20, MRF_ACCESS_MASK = (1 << 12) - 1,
+            MRF_MW_BIND = 0x10, MRF_ZERO_BASED = 0x20, MRF_ON_DEMAND = 0x40, MRF_PB = 0x80,
+            MRF_ACCESS_MASK = (1 << 12) - 1,
             MRF_UKEY_EN = 1 << 13, MRF_IS_MW = 1 << 14, MRF_INV_EN = 1 << 15;
 
     /** IB_QP_* attr_mask bits (ib_verbs.h) that MODIFY_QP honours. */
@@ -211,6 +212,17 @@ public final class V1 {
         public int regMrMapCount() { return Be.u32(seg, base + REG_MR_MAP_COUNT); }
         public int regMrFlags() { return Be.u16(seg, base + REG_MR_FLAGS); }
         public int regMrPageShift() { return u8(REG_MR_PAGE_SIZE_LOG2); }
+
+        // struct ionic_v1_bind_mw_bdy (base.imm_data_key = the window's rkey, base.num_sge_key = its new key).
+        static final int BIND_MW_VA = 16;         // va __be64
+        static final int BIND_MW_LENGTH = 24;     // length __be64
+        static final int BIND_MW_LKEY = 32;       // lkey __be32: the MR the window opens
+        static final int BIND_MW_FLAGS = 36;      // flags __be16: enum ionic_mr_flags (access, IS_MW, INV_EN)
+
+        public long bindMwVa() { return Be.u64(seg, base + BIND_MW_VA); }
+        public long bindMwLength() { return Be.u64(seg, base + BIND_MW_LENGTH); }
+        public int bindMwLkey() { return Be.u32(seg, base + BIND_MW_LKEY); }
+        public int bindMwFlags() { return Be.u16(seg, base + BIND_MW_FLAGS); }
 
         /** SGE {@code i} whose list starts at {@code sgl}: va __be64, len __be32, lkey __be32. */
         public long sgeVa(int sgl, int i) { return Be.u64(seg, base + sgl + (long) i * SGE_SIZE); }

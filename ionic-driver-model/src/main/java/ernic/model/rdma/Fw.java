@@ -87,6 +87,21 @@ public final class Fw {
     public static final int WQE_ATOMIC_SWAP_ADD_HIGH_BE = 28, WQE_ATOMIC_SWAP_ADD_LOW_BE = 32,
             WQE_ATOMIC_COMPARE_HIGH_BE = 36, WQE_ATOMIC_COMPARE_LOW_BE = 40, WQE_ATOMIC_SGE = 48;
     public static final int WQE_FLAG_FENCE = 1, WQE_FLAG_SOL = 2, WQE_FLAG_INL = 4, WQE_FLAG_SIG = 8;
+    /** struct ionic_v1_bind_mw_bdy (48 bytes after the base header): va, length, lkey, flags, rsvd[26]. */
+    public static final int WQE_BIND_MW_VA_BE = 16, WQE_BIND_MW_LENGTH_BE = 24, WQE_BIND_MW_LKEY_BE = 32,
+            WQE_BIND_MW_FLAGS_BE = 36;
+
+    // ---- enum ionic_mr_flags (CREATE_MR dbid_flags; the REG_MR and BIND_MW WQEs' flags) ------------------------
+    public static final int MRF_LOCAL_WRITE = 1, MRF_REMOTE_WRITE = 2, MRF_REMOTE_READ = 4, MRF_REMOTE_ATOMIC = 8,
+            MRF_MW_BIND = 0x10, MRF_ZERO_BASED = 0x20, MRF_UKEY_EN = 1 << 13, MRF_IS_MW = 1 << 14,
+            MRF_INV_EN = 1 << 15;
+    /** The bits libionic's to_ionic_mr_flags can set from ibv access flags (same values as IBV_ACCESS_*). */
+    public static final int MRF_FROM_IBV = MRF_LOCAL_WRITE | MRF_REMOTE_WRITE | MRF_REMOTE_READ | MRF_REMOTE_ATOMIC
+            | MRF_MW_BIND | MRF_ZERO_BASED;
+    /** What ionic_alloc_mw creates a window with (Linux ionic_fw.h IONIC_MRF_MW_1, IONIC_MRF_MW_2). */
+    public static final int MRF_MW_1 = MRF_UKEY_EN | MRF_IS_MW, MRF_MW_2 = MRF_UKEY_EN | MRF_IS_MW | MRF_INV_EN;
+    /** What libionic adds to a BIND_MW WQE's flags (rdma-core ionic_fw_types.h IONIC_MRF_MW_1, _2: no UKEY_EN). */
+    public static final int MRF_BIND_MW_1 = MRF_IS_MW, MRF_BIND_MW_2 = MRF_IS_MW | MRF_INV_EN;
 
     // ---- struct ionic_v1_cqe (32 bytes) ---------------------------------------------------------------------
     public static final int CQE_SIZE = 32, CQE_STRIDE_LOG2 = 5;

@@ -71,6 +71,15 @@ public final class RawWqe {
         return this;
     }
 
+    /** The BIND_MW body (struct ionic_v1_bind_mw_bdy): the range, the MR's lkey, enum ionic_mr_flags. */
+    public RawWqe bindMw(long va, long length, int lkey, int flags) {
+        be64(s, WQE_BIND_MW_VA_BE, va);
+        be64(s, WQE_BIND_MW_LENGTH_BE, length);
+        be32(s, WQE_BIND_MW_LKEY_BE, lkey);
+        be16(s, WQE_BIND_MW_FLAGS_BE, flags);
+        return this;
+    }
+
     /** SGE {@code index} of the list at {@code at} (WQE_PLD for sends and receives): va, len, lkey. */
     public RawWqe sge(int at, int index, long va, long len, int lkey) {
         long e = at + (long) SGE_SIZE * index;

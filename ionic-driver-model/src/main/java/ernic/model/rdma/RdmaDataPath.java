@@ -40,6 +40,10 @@ final class RdmaDataPath {
      * store) when {@code ring}, else leaves that to {@link #ringSq}.
      */
     void postSend(Qp qp, SendWr wr, boolean ring) {
+        if (wr.opcode == LOCAL_INV || wr.opcode == BIND_MW) {
+            postLocal(qp, wr, true, ring);
+            return;
+        }
         int idx = qp.sqProd;
         if (((idx + 1) & qp.sqMask) == qp.sqCons) {
             throw new IllegalStateException("QP " + qp.id + " send queue full");
@@ -106,6 +110,60 @@ final class RdmaDataPath {
         qp.sqLen[idx] = (int) length;
         qp.sqSignaled[idx] = wr.signaled;
         qp.sqSeq[idx] = qp.type == RC && wr.opcode <= ATOMIC_FA ? qp.nextSeq++ : -1;
+        qp.sqProd = (idx + 1) & qp.sqMask;
+        if (ring) {
+            ringSq(qp);
+        }
+    }
+
+    /**
+     * A local work request as libionic writes it: LOCAL_INV (ionic_v1_prep_inv: the rkey in imm_data_key) or
+     * BIND_MW (ionic_v1_prep_bind: imm_data_key the window's rkey as the user holds it, num_sge_key the new
+     * key, then struct ionic_v1_bind_mw_bdy with the MR's lkey and the flags to_ionic_mr_flags gives the access,
+     * plus IS_MW, and INV_EN for type 2). {@code sendPath}: from ibv_post_send rather than ibv_bind_mw. Where
+     * libionic answers EINVAL this throws IllegalArgumentException and posts nothing: solicited or inline; a
+     * type 1 window through the send path or a type 2 one through bindMw; a type 2 bind of length 0; and a bind
+     * with no MR (libionic would read bind_info.mr->lkey).
+     */
+    void postLocal(Qp qp, SendWr wr, boolean sendPath, boolean ring) {
+        boolean bind = wr.opcode == BIND_MW;
+        if (wr.solicited || wr.inline != null) {
+            throw new IllegalArgumentException("EINVAL: a local work request is neither solicited nor inline");
+        }
+        if (bind && sendPath == (wr.mw.type == MW_TYPE_1)) {
+            throw new IllegalArgumentException("EINVAL: type 1 windows bind with ibv_bind_mw, type 2 with ibv_post_send");
+        }
+        if (bind && wr.bindLength == 0 && wr.mw.type != MW_TYPE_1) {
+            throw new IllegalArgumentException("EINVAL: only a type 1 window unbinds with length 0");
+        }
+        if (bind && wr.bindMr == null) {
+            throw new IllegalArgumentException("libionic reads bind_info.mr->lkey: a bind needs an MR");
+        }
+        int idx = qp.sqProd;
+        if (((idx + 1) & qp.sqMask) == qp.sqCons) {
+            throw new IllegalStateException("QP " + qp.id + " send queue full");
+        }
+        long w = off(qp.sqRing) + ((long) idx << qp.sqStrideLog2);
+        zero(w, 1 << qp.sqStrideLog2);
+        le64(ram, w + WQE_ID, idx);
+        u8(ram, w + WQE_OP, wr.opcode);
+        if (bind) {
+            u8(ram, w + WQE_NUM_SGE_KEY, wr.bindRkey);
+            be32(ram, w + WQE_IMM_DATA_KEY_BE, wr.mw.rkey);
+            be64(ram, w + WQE_BIND_MW_VA_BE, wr.bindAddr);
+            be64(ram, w + WQE_BIND_MW_LENGTH_BE, wr.bindLength);
+            be32(ram, w + WQE_BIND_MW_LKEY_BE, wr.bindMr.lkey());
+            be16(ram, w + WQE_BIND_MW_FLAGS_BE, wr.bindAccess & MRF_FROM_IBV
+                    | (wr.mw.type == MW_TYPE_1 ? MRF_BIND_MW_1 : MRF_BIND_MW_2));
+        } else {
+            be32(ram, w + WQE_IMM_DATA_KEY_BE, wr.imm);
+        }
+        be16(ram, w + WQE_FLAGS_BE, (wr.signaled ? WQE_FLAG_SIG : 0) | (wr.fence ? WQE_FLAG_FENCE : 0));
+        qp.sqWrId[idx] = wr.wrId;
+        qp.sqOp[idx] = wr.opcode;
+        qp.sqLen[idx] = 0;
+        qp.sqSignaled[idx] = wr.signaled;
+        qp.sqSeq[idx] = -1; // local: completed by its own (NPG) CQE, not by the MSN
         qp.sqProd = (idx + 1) & qp.sqMask;
         if (ring) {
             ringSq(qp);
@@ -180,6 +238,8 @@ final class RdmaDataPath {
             case READ -> WC_RDMA_READ;
             case ATOMIC_CS -> WC_COMP_SWAP;
             case ATOMIC_FA -> WC_FETCH_ADD;
+            case BIND_MW -> WC_BIND_MW;
+            case LOCAL_INV -> WC_LOCAL_INV;
             default -> WC_SEND;
         };
     }

@@ -28,10 +28,12 @@ public final class RdmaVerbs {
     // ---- what a user sees ------------------------------------------------------------------------------------
     /** Send opcodes (enum ionic_v1_op). */
     public static final int SEND = 0, SEND_INV = 1, SEND_IMM = 2, READ = 3, WRITE = 4, WRITE_IMM = 5,
-            ATOMIC_CS = 6, ATOMIC_FA = 7;
+            ATOMIC_CS = 6, ATOMIC_FA = 7, LOCAL_INV = 9, BIND_MW = 10;
     /** Work completion opcodes (the values of enum ibv_wc_opcode). */
     public static final int WC_SEND = 0, WC_RDMA_WRITE = 1, WC_RDMA_READ = 2, WC_COMP_SWAP = 3, WC_FETCH_ADD = 4,
-            WC_RECV = 128, WC_RECV_RDMA_WITH_IMM = 129;
+            WC_BIND_MW = 5, WC_LOCAL_INV = 6, WC_RECV = 128, WC_RECV_RDMA_WITH_IMM = 129;
+    /** enum ibv_mw_type. */
+    public static final int MW_TYPE_1 = 1, MW_TYPE_2 = 2;
     /** Completion status (enum ionic_status; the ibv_wc_status each maps to in the comment). */
     public static final int STS_OK = 0, // IBV_WC_SUCCESS
             STS_LOCAL_LEN_ERR = 1, // IBV_WC_LOC_LEN_ERR
@@ -48,7 +50,7 @@ public final class RdmaVerbs {
             STS_RNR_RETRY_EXCEEDED = 12; // IBV_WC_RNR_RETRY_EXC_ERR
     /** MR access flags (enum ionic_mr_flags) and QP access flags (enum ionic_qp_flags). */
     public static final int ACCESS_LOCAL_WRITE = 1, ACCESS_REMOTE_WRITE = 2, ACCESS_REMOTE_READ = 4,
-            ACCESS_REMOTE_ATOMIC = 8;
+            ACCESS_REMOTE_ATOMIC = 8, ACCESS_MW_BIND = 0x10, ACCESS_ZERO_BASED = 0x20;
     public static final int QP_REMOTE_WRITE = 1, QP_REMOTE_READ = 2, QP_REMOTE_ATOMIC = 4, QP_PRIVILEGED = 0x8000;
     /** QP types and states (enum ionic_qp_type, ionic_qp_state). */
     public static final int RC = 0, UD = 3;
@@ -79,7 +81,7 @@ public final class RdmaVerbs {
     private RdmaAdminQueue admin;
     private RdmaRaw raw;
     private final int acqId = 0;
-    private int nextCq = 1, nextQp = 2, nextMr = 1, nextAh = 0, eqPick;
+    private int nextCq = 1, nextQp = 2, nextMr = 1, nextAh = 0, nextPd = 2, eqPick;
     private final ArrayDeque<Integer> freeMrs = new ArrayDeque<>();
     /** One page for header templates and QUERY_QP replies: the device copies them during the command. */
     private final long scratch;
@@ -216,6 +218,11 @@ public final class RdmaVerbs {
      * index << 8 | an 8-bit key.
      */
     public Mr regMr(Buffer b, long offset, long length, int access) throws IOException {
+        return regMr(1, b, offset, length, access);
+    }
+
+    /** {@link #regMr(Buffer, long, long, int)} in protection domain {@code pd} (1 is the one of every QP here). */
+    public Mr regMr(int pd, Buffer b, long offset, long length, int access) throws IOException {
         long va = b.va + offset;
         int first = (int) (offset >>> PAGE_SHIFT);
         int last = (int) ((offset + Math.max(length, 1) - 1) >>> PAGE_SHIFT);
@@ -229,16 +236,12 @@ public final class RdmaVerbs {
                 le64(ram, off(dma) + 8L * i, b.page(first + i));
             }
         }
-        Integer free = freeMrs.poll();
-        int index = free != null ? free : nextMr++;
-        if (index >= nmrs) {
-            throw new IOException("no MR index left (" + nmrs + ")");
-        }
-        int key = index << 8 | (index * 0x3b + 0x11) & 0xff;
+        int key = nextMrid();
+        int index = key >>> 8;
         MemorySegment c = admin.cmd();
         le64(c, CMR_VA, va);
         le64(c, CMR_LENGTH, length);
-        le32(c, CMR_PD_ID, 1);
+        le32(c, CMR_PD_ID, pd);
         le32(c, CMR_ID_VER, key);
         le32(c, CMR_TBL_INDEX, -1);
         le32(c, CMR_MAP_COUNT, count);
@@ -252,12 +255,97 @@ public final class RdmaVerbs {
             freeMrs.push(index);
             throw new AdminException("CREATE_MR", st);
         }
-        return new Mr(key, va, length, access);
+        return new Mr(key, va, length, access, pd);
+    }
+
+    /** An MR id (ionic_get_mrid): a free index above 0, with an 8-bit key. */
+    private int nextMrid() throws IOException {
+        Integer free = freeMrs.poll();
+        int index = free != null ? free : nextMr++;
+        if (index >= nmrs) {
+            throw new IOException("no MR index left (" + nmrs + ")");
+        }
+        return index << 8 | (index * 0x3b + 0x11) & 0xff;
     }
 
     public void deregMr(Mr mr) throws IOException {
         admin.destroy(OP_DESTROY_MR, mr.key(), "DESTROY_MR");
         freeMrs.push(mr.key() >>> 8);
+    }
+
+    /** A new protection domain's id (ionic_rdma numbers them; the device only compares them). */
+    public int allocPd() {
+        return nextPd++;
+    }
+
+    // ---- memory windows ------------------------------------------------------------------------------------
+
+    /** ibv_alloc_mw in the PD of every QP here. */
+    public Mw allocMw(int type) throws IOException {
+        return allocMw(1, type);
+    }
+
+    /**
+     * ibv_alloc_mw: ionic_alloc_mw takes an MR id and sends CREATE_MR with va, length, map_count, dma_addr and
+     * page_size_log2 0, tbl_index ~0, the PD, and the flags IONIC_MRF_MW_1 (UKEY_EN | IS_MW) or IONIC_MRF_MW_2
+     * (with INV_EN). The window's first rkey is the id.
+     */
+    public Mw allocMw(int pd, int type) throws IOException {
+        if (type != MW_TYPE_1 && type != MW_TYPE_2) {
+            throw new IllegalArgumentException("EINVAL: no memory window type " + type);
+        }
+        int mrid = nextMrid();
+        MemorySegment c = admin.cmd();
+        le64(c, CMR_VA, 0);
+        le64(c, CMR_LENGTH, 0);
+        le32(c, CMR_PD_ID, pd);
+        le32(c, CMR_ID_VER, mrid);
+        le32(c, CMR_TBL_INDEX, -1);
+        le32(c, CMR_MAP_COUNT, 0);
+        le64(c, CMR_DMA_ADDR, 0);
+        le16(c, CMR_DBID_FLAGS, type == MW_TYPE_1 ? MRF_MW_1 : MRF_MW_2);
+        u8(c, CMR_PAGE_SIZE_LOG2, 0);
+        int st = admin.post(OP_CREATE_MR, LEN_CREATE_MR);
+        if (st != ASTS_OK) {
+            freeMrs.push(mrid >>> 8);
+            throw new AdminException("CREATE_MR", st);
+        }
+        return new Mw(type, pd, mrid);
+    }
+
+    /**
+     * ibv_bind_mw of a type 1 window with {@code wr}'s wrId, signaled flag and bind info (see
+     * {@link SendWr#bind}): libibverbs' checks (type 1 only, an MR whenever there is a range, the MR in the
+     * window's PD: EINVAL, EPERM as IllegalArgumentException), then libionic's ionic_bind_mw: the new rkey is
+     * the window's with its key byte one up (unchanged for length 0, an unbind), posted as a BIND_MW WQE and
+     * rung; the window's rkey is the new one once posted, before the completion says whether it took.
+     */
+    public void bindMw(Qp qp, Mw mw, SendWr wr) {
+        if (mw.type != MW_TYPE_1) {
+            throw new IllegalArgumentException("EINVAL: ibv_bind_mw binds type 1 windows only");
+        }
+        if (wr.bindMr == null && (wr.bindAddr != 0 || wr.bindLength != 0)) {
+            throw new IllegalArgumentException("EINVAL: a range with no MR");
+        }
+        if (wr.bindMr != null && wr.bindMr.pd() != mw.pd) {
+            throw new IllegalArgumentException("EPERM: the MR and the window are in different PDs");
+        }
+        wr.opcode = BIND_MW;
+        wr.mw = mw;
+        wr.bindRkey = wr.bindLength != 0 ? incRkey(mw.rkey) : mw.rkey;
+        dataPath.postLocal(qp, wr, false, true);
+        mw.rkey = wr.bindRkey;
+    }
+
+    /** ibv_dealloc_mw: ionic_dealloc_mw sends DESTROY_MR with the id the window was created under. */
+    public void deallocMw(Mw mw) throws IOException {
+        admin.destroy(OP_DESTROY_MR, mw.mrid, "DESTROY_MR");
+        freeMrs.push(mw.index());
+    }
+
+    /** ibv_inc_rkey: the key byte one up, the index kept. */
+    public static int incRkey(int rkey) {
+        return rkey & ~0xff | (rkey + 1) & 0xff;
     }
 
     // ---- address handles ----------------------------------------------------------------------------------
@@ -459,7 +547,10 @@ public final class RdmaVerbs {
 
     // ---- the data path ----------------------------------------------------------------------------------------
 
-    /** Writes the WQE and rings the SQ doorbell. */
+    /**
+     * Writes the WQE and rings the SQ doorbell. LOCAL_INV (the rkey in {@code imm}) and BIND_MW (type 2 windows
+     * only: see {@link SendWr#bind}) go as libionic writes them.
+     */
     public void postSend(Qp qp, SendWr wr) {
         dataPath.postSend(qp, wr, true);
     }

@@ -18,6 +18,12 @@ public final class SendWr {
     public Ah ah;
     public int destQpn, qkey;
     public long compare, swapAdd;
+    /** BIND_MW: the window, the rkey it is to have (bind_mw.rkey), and bind_info: MR, addr, length, access. */
+    public Mw mw;
+    public int bindRkey;
+    public Mr bindMr;
+    public long bindAddr, bindLength;
+    public int bindAccess;
 
     public SendWr reset() {
         wrId = 0;
@@ -32,6 +38,26 @@ public final class SendWr {
         ah = null;
         destQpn = qkey = 0;
         compare = swapAdd = 0;
+        mw = null;
+        bindRkey = 0;
+        bindMr = null;
+        bindAddr = bindLength = 0;
+        bindAccess = 0;
+        return this;
+    }
+
+    /**
+     * A BIND_MW of {@code mw} to {@code [addr, addr + length)} of {@code mr} with {@code access} (ACCESS_* flags),
+     * the window to have {@code rkey} (for a type 1 bind, {@link RdmaVerbs#bindMw} picks it).
+     */
+    public SendWr bind(Mw mw, int rkey, Mr mr, long addr, long length, int access) {
+        opcode = RdmaVerbs.BIND_MW;
+        this.mw = mw;
+        bindRkey = rkey;
+        bindMr = mr;
+        bindAddr = addr;
+        bindLength = length;
+        bindAccess = access;
         return this;
     }
 
