@@ -3,10 +3,10 @@
 # one guest: ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat and ib_send_lat
 # at a few message sizes, server and client in the same VM on the device's own
 # address. Prints the raw perftest output, then one JSON document between the
-# lines PERFTEST-JSON-BEGIN and PERFTEST-JSON-END. Exits non-zero if a device
+# lines BENCH-JSON-BEGIN and BENCH-JSON-END. Exits non-zero if a device
 # did not come up or any run failed (the JSON still lists every run).
 #
-# Runs in a guest booted with an ionic device (ernic.it.bench.GuestPerftest, or
+# Runs in a guest booted with an ionic device (ernic.it.bench.GuestBench, or
 # ./ernic guest run --no-network guest/bench/perftest-vs-rxe.sh).
 # Environment: PERF_SIZES (default "64 4096 65536 1048576"), PERF_TESTS.
 set -u
@@ -150,8 +150,8 @@ for (dev, test, size), r in by.items():
                               "t_typical_ionic_over_rxe": round(r["t_typical_usec"] / x["t_typical_usec"], 3),
                               "t_avg_ionic_over_rxe": round(r["t_avg_usec"] / x["t_avg_usec"], 3)})
 doc["all_ok"] = ok
-print("PERFTEST-JSON-BEGIN")
+print("BENCH-JSON-BEGIN")
 print(json.dumps(doc, indent=1, allow_nan=False))
-print("PERFTEST-JSON-END")
+print("BENCH-JSON-END")
 sys.exit(0 if ok else 4)
 PY

@@ -50,7 +50,7 @@ public final class BenchSuite {
 
     public static void main(String[] args) throws Exception {
         Path out = Path.of("target", "bench");
-        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5));
+        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6));
         boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -63,7 +63,7 @@ public final class BenchSuite {
                 }
                 case "--quick" -> quick = true;
                 default -> {
-                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5] [--quick]");
+                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6] [--quick]");
                     System.exit(2);
                 }
             }
@@ -92,6 +92,7 @@ public final class BenchSuite {
         section(3, "Mesh (cross-server WRITE vs raw TCP loopback)", this::mesh);
         section(4, "Guest perftest vs Soft-RoCE", this::guestPerftest);
         section(5, "Server memory", this::memory);
+        section(6, "NVMe-oF target vs the kernel's nvmet-rdma over Soft-RoCE", this::guestNvmeof);
         double secs = (System.nanoTime() - t0) / 1e9;
         json.put("elapsedSeconds", Math.round(secs));
         json.put("loadAverageAtEnd", loadAverage());
@@ -334,23 +335,35 @@ public final class BenchSuite {
     // ---- 4 -----------------------------------------------------------------------------------------------------
 
     private void guestPerftest(Map<String, Object> j) throws IOException {
-        Path file = out.resolve("guest-perftest.json");
+        // One boot: perftest against the emulated ionic and against Soft-RoCE in the same guest.
+        guestBench(j, GuestBench.PERFTEST, "perftest on ionic_0 and on rxe0",
+                quick ? GuestBench.sizes("64 65536") : "", "Ratios, emulated ionic over Soft-RoCE in the same guest");
+    }
+
+    private void guestNvmeof(Map<String, Object> j) throws IOException {
+        // One boot: the same fio jobs against our target and against nvmet-rdma over Soft-RoCE in the same guest.
+        guestBench(j, GuestBench.NVMEOF, "fio on the NVMe-oF target and on nvmet-rdma over rxe0",
+                quick ? GuestBench.runtime(4) : "", "Ratios, our target over the kernel's in the same guest");
+    }
+
+    private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String prelude, String ratioTitle)
+            throws IOException {
+        Path file = out.resolve(bench.outFile());
         String missing = ernic.it.harness.GuestImage.missing();
-        if (missing == null && Files.isRegularFile(Path.of(GuestPerftest.SCRIPT))) {
-            // One boot: perftest against the emulated ionic and against Soft-RoCE in the same guest.
-            log("  booting a guest: perftest on ionic_0 and on rxe0 (several minutes under TCG)");
+        if (missing == null && Files.isRegularFile(Path.of(bench.script()))) {
+            log("  booting a guest: " + what + " (several minutes under TCG)");
             Files.deleteIfExists(file);
-            int rc = GuestPerftest.run(file, Path.of(GuestPerftest.SCRIPT), quick ? "64 65536" : null);
-            if (rc == GuestPerftest.SOME_RUNS_FAILED && Files.isRegularFile(file)) {
+            int rc = GuestBench.run(bench, file, Path.of(bench.script()), prelude);
+            if (rc == GuestBench.SOME_RUNS_FAILED && Files.isRegularFile(file)) {
                 // A run that printed no figure (perftest's clock calibration under TCG can give inf/nan) is
                 // marked in the file ("ok": false, "anomaly"); the others still stand.
                 md.append("Some runs gave no figure; they are marked `ok: false` with the anomaly below.\n\n");
-                log("  some perftest runs gave no figure (see their anomaly)");
+                log("  some runs gave no figure (see their anomaly)");
             } else if (rc != 0 || !Files.isRegularFile(file)) {
                 j.put("status", "failed");
-                j.put("reason", "the guest perftest exited with " + rc);
-                md.append("**Failed:** the guest perftest exited with ").append(rc).append(".\n\n");
-                log("  failed: guest perftest exit " + rc);
+                j.put("reason", "the guest " + bench.name() + " exited with " + rc);
+                md.append("**Failed:** the guest ").append(bench.name()).append(" exited with ").append(rc).append(".\n\n");
+                log("  failed: guest " + bench.name() + " exit " + rc);
                 return;
             }
         } else if (missing != null) {
@@ -371,7 +384,7 @@ public final class BenchSuite {
         md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
         JsonNode ratios = node.path("ratios");
         if (ratios.isArray() && !ratios.isEmpty()) {
-            md.append("Ratios, emulated ionic over Soft-RoCE in the same guest:\n\n");
+            md.append(ratioTitle).append(":\n\n");
             table(ratios);
             md.append("All runs:\n\n");
         }
