@@ -419,6 +419,45 @@ class RdmaVerbsTest {
         v.destroyAh(v6);
     }
 
+    /**
+     * An AH opens a path only for QPs of its protection domain: a UD send with an AH of another PD completes
+     * with a local QP operation error and delivers nothing (rxe_get_av: "PDs don't match for AH and QP"); the
+     * UD QP goes on with an AH of its own PD.
+     */
+    @Test
+    void udSendWithAnAddressHandleOfAnotherPdFails() throws Exception {
+        Cq sendCq = v.createCq(5), cq = v.createCq(5);
+        Qp s = v.createQp(UD, sendCq, sendCq, 4, 4, 7, 0);
+        Qp r = v.createQp(UD, cq, cq, 4, 4, 7, 0);
+        for (Qp qp : new Qp[] {s, r}) {
+            v.init(qp, 0x1111_0000);
+            v.rtr(qp, 0, null);
+            v.rts(qp);
+        }
+        Buffer buf = v.buffer(8192, true);
+        Mr mr = v.regMr(buf, 0, 8192, ALL);
+        Path path = Path.of("192.168.7.1", "192.168.7.2");
+        Ah foreign = v.createAh(2, path), own = v.createAh(path);
+        v.postRecv(r, 1, mr.va() + 4000, 1000, mr.lkey());
+        wr.reset().sge(mr.va(), 64, mr.lkey());
+        wr.ah = foreign;
+        wr.destQpn = r.id;
+        wr.qkey = 0x1111_0000;
+        wr.wrId = 71;
+        v.postSend(s, wr);
+        Wc w = next(sendCq);
+        assertThat(w.wrId).isEqualTo(71);
+        assertThat(w.status).isEqualTo(STS_LOCAL_QP_OPER_ERR);
+        noMore(cq);
+        wr.ah = own;
+        wr.wrId = 72;
+        v.postSend(s, wr);
+        assertThat(next(sendCq).status).isEqualTo(STS_OK);
+        assertThat(next(cq).wrId).isEqualTo(1);
+        v.destroyAh(foreign);
+        v.destroyAh(own);
+    }
+
     @Test
     void rtrWritesTheDestinationIntoTheHeaderTemplate() throws Exception {
         Cq cq = v.createCq(4);

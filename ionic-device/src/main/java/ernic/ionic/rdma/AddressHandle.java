@@ -17,6 +17,8 @@ final class AddressHandle {
     final int hopLimit, trafficClass;
     /** The mesh node that owns {@link #dgid}, or -1: local (also when no node owns it). */
     int node = -1;
+    /** Its protection domain (CREATE_AH pd_id): only QPs of the same PD may send with it. */
+    int pd;
 
     private AddressHandle(long dmac, long smac, int vlan, boolean ipv4, byte[] sgid, byte[] dgid, int hop, int tc) {
         this.dmac = dmac;

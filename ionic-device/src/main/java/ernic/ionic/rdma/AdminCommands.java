@@ -528,8 +528,11 @@ final class AdminCommands {
             return V1.ASTS_BAD_ATTR;
         }
         AddressHandle ah = AddressHandle.parse(side.asSlice(0, len).toArray(ValueLayout.JAVA_BYTE));
-        if (ah != null && data.remote != null) {
-            ah.node = Math.max(-1, data.remote.route(ah)); // no owner: treated as local
+        if (ah != null) {
+            ah.pd = c.pdId();
+            if (data.remote != null) {
+                ah.node = Math.max(-1, data.remote.route(ah)); // no owner: treated as local
+            }
         }
         lif.ahs[id] = ah;
         lif.ahUsed[id] = true;

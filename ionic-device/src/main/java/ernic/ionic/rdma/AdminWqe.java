@@ -292,14 +292,17 @@ public final class AdminWqe {
         public static final int LEN = 24;
         static final int DMA_ADDR = 0;        // __le64 dma_addr
         static final int LENGTH = 8;          // __le32 length
+        static final int PD_ID = 12;          // __le32 pd_id
         static final int ID_VER = 16;         // __le32 id_ver
 
         public long dmaAddr() { return u64(DMA_ADDR); }
         public int length() { return u32(LENGTH); }
+        public int pdId() { return u32(PD_ID); }
         public int id() { return AdminWqe.id(u32(ID_VER)); }
 
         public CreateAh dmaAddr(long v) { put64(DMA_ADDR, v); return this; }
         public CreateAh length(int v) { put32(LENGTH, v); return this; }
+        public CreateAh pdId(int v) { put32(PD_ID, v); return this; }
         public CreateAh idVer(int v) { put32(ID_VER, v); return this; }
     }
 

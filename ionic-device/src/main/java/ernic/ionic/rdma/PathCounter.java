@@ -16,7 +16,10 @@ public enum PathCounter implements Counter {
     BYTES("bytes"),
     /** SQs whose destination in this guest had no receive for 5 s. */
     RNR_FAILURES("rnr.failures"),
-    /** Remote WRITEs, READs and atomics a QP's access flags do not allow (rejected on RC, dropped on UC). */
+    /**
+     * Remote WRITEs, READs and atomics a QP's access flags do not allow (rejected on RC, dropped on UC), and UD
+     * sends with an AH of another protection domain.
+     */
     ACCESS_DENIED("access.denied"),
     /** Memory windows: binds done (unbinds of type 1 included) and refused (completed MEM_MGMT_OPER_ERR). */
     MW_BINDS("mw.binds"), MW_BIND_ERRORS("mw.bind_errors"),

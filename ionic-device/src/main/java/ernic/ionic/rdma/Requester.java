@@ -239,6 +239,12 @@ final class Requester {
         r.destQpn = w.destQpn() & 0xff_ffff;
         int ahId = w.ahId();
         r.ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
+        if (r.ah != null && r.ah.pd != qp.pd) {
+            // rxe_get_av: "PDs don't match for AH and QP", the WQE completes with a local QP operation error.
+            refusals.refuse("rdma-ah-pd", "a UD send with an AH of another protection domain than the QP's");
+            path.inc(PathCounter.ACCESS_DENIED);
+            return V1.STS_LOCAL_QP_OPER_ERR;
+        }
         Grh.fill(grh, r.ah, payload.total - Grh.SIZE);
         if (nvmeof != null && r.ah != null && nvmeof.owns(r.ah.dgid)) {
             return nvmeof.offer(r); // a CM MAD for the target, not for a QP of a guest

@@ -351,12 +351,17 @@ public final class RdmaVerbs {
     // ---- address handles ----------------------------------------------------------------------------------
 
     public Ah createAh(Path p) throws IOException {
+        return createAh(1, p);
+    }
+
+    /** {@link #createAh(Path)} in protection domain {@code pd} (1 is the one of every QP here). */
+    public Ah createAh(int pd, Path p) throws IOException {
         int id = nextAh++;
         int len = p.template(ram, off(scratch), false);
         MemorySegment c = admin.cmd();
         le64(c, CAH_DMA_ADDR, scratch);
         le32(c, CAH_LENGTH, len);
-        le32(c, CAH_PD_ID, 1);
+        le32(c, CAH_PD_ID, pd);
         le32(c, CAH_ID_VER, id);
         le16(c, CAH_DBID_FLAGS, 0);
         u8(c, CAH_CSUM_PROFILE, p.ipv4() ? 0 : 2);
