@@ -50,7 +50,7 @@ public final class BenchSuite {
 
     public static void main(String[] args) throws Exception {
         Path out = Path.of("target", "bench");
-        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6));
+        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7));
         boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -63,7 +63,7 @@ public final class BenchSuite {
                 }
                 case "--quick" -> quick = true;
                 default -> {
-                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6] [--quick]");
+                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7] [--quick]");
                     System.exit(2);
                 }
             }
@@ -93,6 +93,7 @@ public final class BenchSuite {
         section(4, "Guest perftest vs Soft-RoCE", this::guestPerftest);
         section(5, "Server memory", this::memory);
         section(6, "NVMe-oF target vs the kernel's nvmet-rdma over Soft-RoCE", this::guestNvmeof);
+        section(7, "S3 store: HTTP body vs iperf3 over the TAP, token path vs HTTP body", this::guestS3);
         double secs = (System.nanoTime() - t0) / 1e9;
         json.put("elapsedSeconds", Math.round(secs));
         json.put("loadAverageAtEnd", loadAverage());
@@ -344,6 +345,12 @@ public final class BenchSuite {
         // One boot: the same fio jobs against our target and against nvmet-rdma over Soft-RoCE in the same guest.
         guestBench(j, GuestBench.NVMEOF, "fio on the NVMe-oF target and on nvmet-rdma over rxe0",
                 quick ? GuestBench.runtime(4) : "", "Ratios, our target over the kernel's in the same guest");
+    }
+
+    private void guestS3(Map<String, Object> j) throws IOException {
+        // One boot: curl and a token client against the store, iperf3 to the host over the TAP as the reference.
+        guestBench(j, GuestBench.S3, "curl, iperf3 and a pyverbs token client against the S3 store",
+                quick ? GuestBench.quick(GuestBench.S3) : "", "Ratios");
     }
 
     private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String prelude, String ratioTitle)

@@ -8,6 +8,7 @@ import ernic.ionic.IonicDevice;
 import ernic.it.harness.GuestImage;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
+import ernic.it.harness.NetNamespace;
 import ernic.server.ErnicServer;
 
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A benchmark script in the real guest, with its reference in the same VM: boots one guest against an
@@ -28,11 +30,13 @@ import java.util.TreeMap;
  *   <li>{@code perftest}: {@code guest/bench/perftest-vs-rxe.sh}, perftest on the emulated ionic NIC
  *       beside Soft-RoCE (rdma_rxe), to {@code target/bench/guest-perftest.json};</li>
  *   <li>{@code nvmeof}: {@code guest/bench/nvmeof-vs-nvmet.sh}, fio on the in-process NVMe-oF target
- *       beside the guest kernel's nvmet-rdma over Soft-RoCE, to {@code target/bench/guest-nvmeof.json}.</li>
+ *       beside the guest kernel's nvmet-rdma over Soft-RoCE, to {@code target/bench/guest-nvmeof.json};</li>
+ *   <li>{@code s3}: {@code guest/bench/s3-vs-tap.sh}, curl and a pyverbs token client against the in-process S3
+ *       store beside iperf3 to the host over the server's TAP, to {@code target/bench/guest-s3.json}.</li>
  * </ul>
  *
  * <pre>
- *   java -cp ... ernic.it.bench.GuestBench perftest|nvmeof [--out FILE] [--script FILE] [--sizes "64 4096"] [--quick]
+ *   java -cp ... ernic.it.bench.GuestBench perftest|nvmeof|s3 [--out FILE] [--script FILE] [--sizes "64 4096"] [--quick]
  * </pre>
  *
  * Exit status: 0 when every run passed, the script's status otherwise (the JSON is written whenever
@@ -48,26 +52,36 @@ public final class GuestBench {
      * One bench: its script, where its JSON goes, the server's {@code --backend} (null: loopback) and the
      * prefixes of the server counters kept in the document as proof of whose work the numbers are.
      */
-    record Bench(String name, String script, String outFile, String backend, List<String> counters) {
+    record Bench(String name, String script, String outFile, String backend, List<String> counters, boolean tap) {
         Path out() {
             return Path.of("target", "bench", outFile);
         }
     }
 
     static final Bench PERFTEST = new Bench("perftest", "guest/bench/perftest-vs-rxe.sh", "guest-perftest.json", null,
-            List.of("rdma.sq.wqes", "rdma.sq.errors", "rdma.admin.errors", "rdma.admin.commands", "refused.rdma"));
+            List.of("rdma.sq.wqes", "rdma.sq.errors", "rdma.admin.errors", "rdma.admin.commands", "refused.rdma"), false);
     static final Bench NVMEOF = new Bench("nvmeof", "guest/bench/nvmeof-vs-nvmet.sh", "guest-nvmeof.json",
             "nvmeof:size=256M", List.of("nvmeof.bytes", "nvmeof.err.", "nvmeof.transfers_refused",
                     "nvmeof.controller_fatal", "nvmeof.in_capsule_writes", "nvmeof.send_inv", "rdma.sq.errors",
-                    "refused.rdma"));
+                    "refused.rdma"), false);
+    static final Bench S3 = new Bench("s3", "guest/bench/s3-vs-tap.sh", "guest-s3.json", "s3:size=512M",
+            List.of("s3.", "rdma.sq.errors", "refused.rdma"), true);
+    /** With a TAP: its host end, in a network namespace of ours, where an iperf3 server listens. */
+    static final String TAP_HOST_IP = "192.168.200.3";
 
     private GuestBench() {}
 
     public static void main(String[] args) throws Exception {
-        if (args.length == 0 || !(args[0].equals("perftest") || args[0].equals("nvmeof"))) {
+        Bench bench = args.length == 0 ? null : switch (args[0]) {
+            case "perftest" -> PERFTEST;
+            case "nvmeof" -> NVMEOF;
+            case "s3" -> S3;
+            default -> null;
+        };
+        if (bench == null) {
             usage();
+            return;
         }
-        Bench bench = args[0].equals("perftest") ? PERFTEST : NVMEOF;
         Path out = bench.out();
         Path script = Path.of(bench.script());
         String prelude = "";
@@ -76,7 +90,7 @@ public final class GuestBench {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--script" -> script = Path.of(args[++i]);
                 case "--sizes" -> prelude += sizes(args[++i]);
-                case "--quick" -> prelude += bench == PERFTEST ? sizes("64 65536") : runtime(4);
+                case "--quick" -> prelude += quick(bench);
                 default -> usage();
             }
         }
@@ -84,13 +98,21 @@ public final class GuestBench {
     }
 
     private static void usage() {
-        System.err.println("usage: GuestBench perftest|nvmeof [--out FILE] [--script FILE] [--sizes \"64 4096 ...\"] [--quick]");
+        System.err.println("usage: GuestBench perftest|nvmeof|s3 [--out FILE] [--script FILE] [--sizes \"64 4096 ...\"] [--quick]");
         System.exit(2);
     }
 
     /** The perftest script's message sizes. */
     static String sizes(String sizes) {
         return "export PERF_SIZES='" + sizes.replaceAll("[^0-9 ]", "") + "'\n";
+    }
+
+    /** What --quick shortens: perftest's sizes, fio's seconds per job, the S3 script's repetitions. */
+    static String quick(Bench bench) {
+        if (bench == PERFTEST) {
+            return sizes("64 65536");
+        }
+        return bench == NVMEOF ? runtime(4) : "export S3_BENCH_REPS_1M=5 S3_BENCH_REPS_64M=1\n";
     }
 
     /** The fio script's seconds per job. */
@@ -119,8 +141,27 @@ public final class GuestBench {
         if (bench.backend() != null) {
             settings = settings.withMesh(bench.backend(), null);
         }
-        try (ErnicServer server = ErnicServer.start(settings)) {
-            r = new GuestVm(0, work.resolve("vm0"), socket, System.out).withTimeout(Duration.ofMinutes(20)).run(body);
+        String tap = bench.tap() ? "erbt" + ProcessHandle.current().pid() % 100000 : null;
+        if (tap != null) {
+            settings = settings.withTap(tap);
+        }
+        try (ErnicServer server = ErnicServer.start(settings);
+             NetNamespace ns = tap == null ? null : NetNamespace.create("ernic-bench-" + ProcessHandle.current().pid())) {
+            Process iperf = null;
+            if (ns != null) {
+                ns.adopt(tap);
+                ns.exec("ip", "addr", "add", TAP_HOST_IP + "/24", "dev", tap);
+                ns.exec("ip", "link", "set", tap, "up");
+                iperf = ns.start("iperf3", "-s", "-B", TAP_HOST_IP);
+            }
+            try {
+                r = new GuestVm(0, work.resolve("vm0"), socket, System.out).withTimeout(Duration.ofMinutes(20)).run(body);
+            } finally {
+                if (iperf != null) {
+                    iperf.destroy();
+                    iperf.waitFor(5, TimeUnit.SECONDS);
+                }
+            }
             // What the server saw: proof that the numbers are its work, and that it failed nothing. The
             // device's counters went back to zero when the guest powered off; the session's were kept.
             Map<String, Long> seen = new TreeMap<>();
