@@ -355,13 +355,7 @@ class RdmaVerbsTest {
     @Test
     void udWithIpv4AndIpv6AddressHandles() throws Exception {
         Cq sendCq = v.createCq(5), cq = v.createCq(5);
-        Qp s = v.createQp(UD, sendCq, sendCq, 4, 4, 7, 0);
-        Qp r = v.createQp(UD, cq, cq, 4, 4, 7, 0);
-        for (Qp qp : new Qp[] {s, r}) {
-            v.init(qp, 0x1111_0000);
-            v.rtr(qp, 0, null);
-            v.rts(qp);
-        }
+        Qp s = udQp(sendCq), r = udQp(cq);
         Buffer buf = v.buffer(8192, true);
         Mr mr = v.regMr(buf, 0, 8192, ALL);
         byte[] payload = pattern(300, 5);
@@ -419,6 +413,15 @@ class RdmaVerbsTest {
         v.destroyAh(v6);
     }
 
+    /** A UD QP with Q_Key 0x11110000 on {@code cq}, in RTS. */
+    private Qp udQp(Cq cq) throws Exception {
+        Qp qp = v.createQp(UD, cq, cq, 4, 4, 7, 0);
+        v.init(qp, 0x1111_0000);
+        v.rtr(qp, 0, null);
+        v.rts(qp);
+        return qp;
+    }
+
     /**
      * An AH opens a path only for QPs of its protection domain: a UD send with an AH of another PD completes
      * with a local QP operation error and delivers nothing (rxe_get_av: "PDs don't match for AH and QP"); the
@@ -427,13 +430,7 @@ class RdmaVerbsTest {
     @Test
     void udSendWithAnAddressHandleOfAnotherPdFails() throws Exception {
         Cq sendCq = v.createCq(5), cq = v.createCq(5);
-        Qp s = v.createQp(UD, sendCq, sendCq, 4, 4, 7, 0);
-        Qp r = v.createQp(UD, cq, cq, 4, 4, 7, 0);
-        for (Qp qp : new Qp[] {s, r}) {
-            v.init(qp, 0x1111_0000);
-            v.rtr(qp, 0, null);
-            v.rts(qp);
-        }
+        Qp s = udQp(sendCq), r = udQp(cq);
         Buffer buf = v.buffer(8192, true);
         Mr mr = v.regMr(buf, 0, 8192, ALL);
         Path path = Path.of("192.168.7.1", "192.168.7.2");
