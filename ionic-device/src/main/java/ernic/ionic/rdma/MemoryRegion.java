@@ -49,14 +49,12 @@ final class MemoryRegion {
 
     /** True when {@code [va, va + len)} is inside the region (no wrap). */
     boolean covers(long at, long len) {
-        if (!valid || mem == null || len < 0) {
-            return false;
-        }
-        long off = at - va;
-        if ((flags & V1.MRF_ZERO_BASED) != 0) {
-            off = at;
-        }
-        return Long.compareUnsigned(off, length) <= 0 && Long.compareUnsigned(len, length - off) <= 0;
+        return valid && mem != null && within(offset(at), len, length);
+    }
+
+    /** True when {@code len} bytes from offset {@code off} lie inside {@code [0, length)} (unsigned, no wrap). */
+    static boolean within(long off, long len, long length) {
+        return len >= 0 && Long.compareUnsigned(off, length) <= 0 && Long.compareUnsigned(len, length - off) <= 0;
     }
 
     /** Offset inside the region of address {@code at} (after {@link #covers}). */

@@ -76,9 +76,7 @@ final class MemoryWindows {
                 return bindRefused("rdma-mw-bind-access",
                         "BIND_MW to an MR without MW_BIND access, or writable through a window but not locally");
             }
-            long off = va - mr.va;
-            if (length < 0 || Long.compareUnsigned(off, mr.length) > 0
-                    || Long.compareUnsigned(length, mr.length - off) > 0) {
+            if (!mr.covers(va, length)) {
                 return bindRefused("rdma-mw-bind-range", "BIND_MW of a range that is not inside its MR");
             }
         }
@@ -147,8 +145,8 @@ final class MemoryWindows {
         if ((mw.flags & access) != access) {
             return denied("rdma-mw-access-rights", "an access a window's rights do not allow");
         }
-        long off = (mw.flags & V1.MRF_ZERO_BASED) != 0 ? va : va - mw.va;
-        if (len < 0 || Long.compareUnsigned(off, mw.length) > 0 || Long.compareUnsigned(len, mw.length - off) > 0) {
+        long off = mw.offset(va);
+        if (!MemoryRegion.within(off, len, mw.length)) {
             return denied("rdma-mw-access-range", "an access outside a window's range");
         }
         long at = mw.va + off;

@@ -37,8 +37,7 @@ public final class V1 {
             QPF_SQ_SPEC = 1 << 8, QPF_RQ_SPEC = 1 << 9, QPF_PRIVILEGED = 1 << 15;
     /** enum ionic_mr_flags. */
     public static final int MRF_LOCAL_WRITE = 1, MRF_REMOTE_WRITE = 2, MRF_REMOTE_READ = 4, MRF_REMOTE_ATOMIC = 8,
-            MRF_MW_BIND = 0x10, MRF_ZERO_BASED = 0x20, MRF_ON_DEMAND = 0x40, MRF_PB = 0x80,
-            MRF_ACCESS_MASK = (1 << 12) - 1,
+            MRF_MW_BIND = 0x10, MRF_ZERO_BASED = 0x20, MRF_ACCESS_MASK = (1 << 12) - 1,
             MRF_UKEY_EN = 1 << 13, MRF_IS_MW = 1 << 14, MRF_INV_EN = 1 << 15;
 
     /** IB_QP_* attr_mask bits (ib_verbs.h) that MODIFY_QP honours. */
