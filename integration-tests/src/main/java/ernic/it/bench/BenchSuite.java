@@ -338,29 +338,28 @@ public final class BenchSuite {
     private void guestPerftest(Map<String, Object> j) throws IOException {
         // One boot: perftest against the emulated ionic and against Soft-RoCE in the same guest.
         guestBench(j, GuestBench.PERFTEST, "perftest on ionic_0 and on rxe0",
-                quick ? GuestBench.sizes("64 65536") : "", "Ratios, emulated ionic over Soft-RoCE in the same guest");
+                "Ratios, emulated ionic over Soft-RoCE in the same guest");
     }
 
     private void guestNvmeof(Map<String, Object> j) throws IOException {
         // One boot: the same fio jobs against our target and against nvmet-rdma over Soft-RoCE in the same guest.
         guestBench(j, GuestBench.NVMEOF, "fio on the NVMe-oF target and on nvmet-rdma over rxe0",
-                quick ? GuestBench.runtime(4) : "", "Ratios, our target over the kernel's in the same guest");
+                "Ratios, our target over the kernel's in the same guest");
     }
 
     private void guestS3(Map<String, Object> j) throws IOException {
         // One boot: curl and a token client against the store, iperf3 to the host over the TAP as the reference.
-        guestBench(j, GuestBench.S3, "curl, iperf3 and a pyverbs token client against the S3 store",
-                quick ? GuestBench.quick(GuestBench.S3) : "", "Ratios");
+        guestBench(j, GuestBench.S3, "curl, iperf3 and a pyverbs token client against the S3 store", "Ratios");
     }
 
-    private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String prelude, String ratioTitle)
-            throws IOException {
+    /** One guest bench ({@link GuestBench}), shortened by --quick; without a guest image, an earlier result. */
+    private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String ratioTitle) throws IOException {
         Path file = out.resolve(bench.outFile());
         String missing = ernic.it.harness.GuestImage.missing();
         if (missing == null && Files.isRegularFile(Path.of(bench.script()))) {
             log("  booting a guest: " + what + " (several minutes under TCG)");
             Files.deleteIfExists(file);
-            int rc = GuestBench.run(bench, file, Path.of(bench.script()), prelude);
+            int rc = GuestBench.run(bench, file, Path.of(bench.script()), quick ? bench.quick() : "");
             if (rc == GuestBench.SOME_RUNS_FAILED && Files.isRegularFile(file)) {
                 // A run that printed no figure (perftest's clock calibration under TCG can give inf/nan) is
                 // marked in the file ("ok": false, "anomaly"); the others still stand.

@@ -49,23 +49,27 @@ public final class GuestBench {
     static final String BEGIN = "BENCH-JSON-BEGIN", END = "BENCH-JSON-END";
 
     /**
-     * One bench: its script, where its JSON goes, the server's {@code --backend} (null: loopback) and the
-     * prefixes of the server counters kept in the document as proof of whose work the numbers are.
+     * One bench: its script, where its JSON goes, the server's {@code --backend} (null: loopback), the
+     * prefixes of the server counters kept in the document as proof of whose work the numbers are, whether the
+     * server gets a TAP with an iperf3 server at its host end, and the shell lines --quick puts before the
+     * script.
      */
-    record Bench(String name, String script, String outFile, String backend, List<String> counters, boolean tap) {
+    record Bench(String name, String script, String outFile, String backend, List<String> counters, boolean tap,
+                 String quick) {
         Path out() {
             return Path.of("target", "bench", outFile);
         }
     }
 
     static final Bench PERFTEST = new Bench("perftest", "guest/bench/perftest-vs-rxe.sh", "guest-perftest.json", null,
-            List.of("rdma.sq.wqes", "rdma.sq.errors", "rdma.admin.errors", "rdma.admin.commands", "refused.rdma"), false);
+            List.of("rdma.sq.wqes", "rdma.sq.errors", "rdma.admin.errors", "rdma.admin.commands", "refused.rdma"), false,
+            sizes("64 65536"));
     static final Bench NVMEOF = new Bench("nvmeof", "guest/bench/nvmeof-vs-nvmet.sh", "guest-nvmeof.json",
             "nvmeof:size=256M", List.of("nvmeof.bytes", "nvmeof.err.", "nvmeof.transfers_refused",
                     "nvmeof.controller_fatal", "nvmeof.in_capsule_writes", "nvmeof.send_inv", "rdma.sq.errors",
-                    "refused.rdma"), false);
+                    "refused.rdma"), false, "export NVME_BENCH_RUNTIME=4\n");
     static final Bench S3 = new Bench("s3", "guest/bench/s3-vs-tap.sh", "guest-s3.json", "s3:size=512M",
-            List.of("s3.", "rdma.sq.errors", "refused.rdma"), true);
+            List.of("s3.", "rdma.sq.errors", "refused.rdma"), true, "export S3_BENCH_REPS_1M=5 S3_BENCH_REPS_64M=1\n");
     /** With a TAP: its host end, in a network namespace of ours, where an iperf3 server listens. */
     static final String TAP_HOST_IP = "192.168.200.3";
 
@@ -90,7 +94,7 @@ public final class GuestBench {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--script" -> script = Path.of(args[++i]);
                 case "--sizes" -> prelude += sizes(args[++i]);
-                case "--quick" -> prelude += quick(bench);
+                case "--quick" -> prelude += bench.quick();
                 default -> usage();
             }
         }
@@ -105,19 +109,6 @@ public final class GuestBench {
     /** The perftest script's message sizes. */
     static String sizes(String sizes) {
         return "export PERF_SIZES='" + sizes.replaceAll("[^0-9 ]", "") + "'\n";
-    }
-
-    /** What --quick shortens: perftest's sizes, fio's seconds per job, the S3 script's repetitions. */
-    static String quick(Bench bench) {
-        if (bench == PERFTEST) {
-            return sizes("64 65536");
-        }
-        return bench == NVMEOF ? runtime(4) : "export S3_BENCH_REPS_1M=5 S3_BENCH_REPS_64M=1\n";
-    }
-
-    /** The fio script's seconds per job. */
-    static String runtime(int seconds) {
-        return "export NVME_BENCH_RUNTIME=" + seconds + "\n";
     }
 
     /** Runs {@code script} (with {@code prelude}, shell lines, before it) in a guest and writes its JSON to {@code out}. */
