@@ -103,18 +103,18 @@ class MemoryWindowTest {
 
     /** An RDMA WRITE of {@code n} bytes of bufA at {@code from} to {@code remoteVa} under {@code rkey}, from a. */
     int write(long from, int n, long remoteVa, int rkey) {
-        wr.reset().sge(mrA.va() + from, n, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = remoteVa;
-        wr.rkey = rkey;
-        v.postSend(a, wr);
-        return next(cqA).status;
+        return rdma(WRITE, from, n, remoteVa, rkey);
     }
 
     /** An RDMA READ of {@code n} bytes at {@code remoteVa} under {@code rkey} into bufA at {@code into}, by a. */
     int read(long into, int n, long remoteVa, int rkey) {
-        wr.reset().sge(mrA.va() + into, n, mrA.lkey());
-        wr.opcode = READ;
+        return rdma(READ, into, n, remoteVa, rkey);
+    }
+
+    /** RDMA {@code opcode} by a between bufA at {@code local} and {@code remoteVa} under {@code rkey}; its status. */
+    private int rdma(int opcode, long local, int n, long remoteVa, int rkey) {
+        wr.reset().sge(mrA.va() + local, n, mrA.lkey());
+        wr.opcode = opcode;
         wr.remoteVa = remoteVa;
         wr.rkey = rkey;
         v.postSend(a, wr);
