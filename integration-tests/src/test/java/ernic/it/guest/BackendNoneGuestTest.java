@@ -1,0 +1,143 @@
+package ernic.it.guest;
+
+import ernic.counters.CounterRegistry;
+import ernic.it.harness.GuestResult;
+import ernic.it.harness.GuestVm;
+import ernic.server.ErnicServer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code --backend none} as a driver developer uses it: the stock {@code ionic} and {@code ionic_rdma}
+ * drivers probe, the RDMA device registers with an active port, and a verbs program (pyverbs) creates a
+ * PD, CQ, MR, an RC QP taken through INIT, RTR and RTS, an address handle, and destroys them all; the
+ * server answers each resource command as a stub and counts it under {@code rdma.stub.}.
+ */
+class BackendNoneGuestTest {
+    static final String GUEST_IP = "192.168.200.2";
+
+    static final String VERBS = """
+            import pyverbs.libibverbs_enums as e
+            from pyverbs.device import Context
+            from pyverbs.pd import PD
+            from pyverbs.cq import CQ
+            from pyverbs.mr import MR
+            from pyverbs.addr import AH, AHAttr, GlobalRoute
+            from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+            A, M, S = e.ibv_access_flags, e.ibv_qp_attr_mask, e.ibv_qp_state
+            ctx = Context(name='ionic_0')
+            gidx = next(i for i in range(ctx.query_port(1).gid_tbl_len)
+                        if str(ctx.query_gid(1, i)).startswith('0000:0000:0000:0000:0000:ffff'))
+            pd = PD(ctx)
+            cq = CQ(ctx, 16)
+            mr = MR(pd, 4096, A.IBV_ACCESS_LOCAL_WRITE | A.IBV_ACCESS_REMOTE_WRITE | A.IBV_ACCESS_REMOTE_READ)
+            print('mr lkey', mr.lkey != 0, 'rkey', mr.rkey != 0)
+            cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+            qp = QP(pd, QPInitAttr(qp_type=e.ibv_qp_type.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+            a = QPAttr(qp_state=S.IBV_QPS_INIT, port_num=1)
+            a.pkey_index = 0
+            a.qp_access_flags = A.IBV_ACCESS_REMOTE_WRITE
+            qp.modify(a, M.IBV_QP_STATE | M.IBV_QP_PKEY_INDEX | M.IBV_QP_PORT | M.IBV_QP_ACCESS_FLAGS)
+            route = GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
+            a = QPAttr(qp_state=S.IBV_QPS_RTR)
+            a.ah_attr = AHAttr(gr=route, is_global=1, port_num=1)
+            a.path_mtu = e.ibv_mtu.IBV_MTU_1024
+            a.dest_qp_num = qp.qp_num
+            a.rq_psn = 0
+            a.max_dest_rd_atomic = 1
+            a.min_rnr_timer = 12
+            qp.modify(a, M.IBV_QP_STATE | M.IBV_QP_AV | M.IBV_QP_PATH_MTU | M.IBV_QP_DEST_QPN | M.IBV_QP_RQ_PSN
+                      | M.IBV_QP_MAX_DEST_RD_ATOMIC | M.IBV_QP_MIN_RNR_TIMER)
+            a = QPAttr(qp_state=S.IBV_QPS_RTS)
+            a.timeout = 14
+            a.retry_cnt = 7
+            a.rnr_retry = 7
+            a.sq_psn = 0
+            a.max_rd_atomic = 1
+            qp.modify(a, M.IBV_QP_STATE | M.IBV_QP_TIMEOUT | M.IBV_QP_RETRY_CNT | M.IBV_QP_RNR_RETRY | M.IBV_QP_SQ_PSN
+                      | M.IBV_QP_MAX_QP_RD_ATOMIC)
+            print('qp rts', qp.qp_num)
+            ah = AH(pd, attr=AHAttr(gr=route, is_global=1, port_num=1))
+            for r in (ah, qp, mr, cq, pd):
+                r.close()
+            ctx.close()
+            print('verbs-stubs-ok')
+            """;
+
+    static final String SCRIPT = GuestScripts.rdmaUp(GUEST_IP) + """
+            set -e
+            trap 'echo "exit-trap"; dmesg | grep -iE "ionic|rdma" | tail -60' EXIT
+            echo "port-state $(cat /sys/class/infiniband/ionic_0/ports/1/state)"
+            ibv_devinfo -d ionic_0 | grep -E 'hca_id|state|transport'
+            cat > /tmp/verbs.py <<'EOF'
+            %sEOF
+            python3 /tmp/verbs.py
+            # A power-off resets the device and its counters: the test reads them while the guest is up.
+            touch /job/verbs-done
+            for i in $(seq 1 120); do [ -e /job/counters-read ] && break; sleep 0.5; done
+            echo "none-script-done"
+            """.formatted(VERBS);
+
+    @BeforeAll
+    static void prerequisites() {
+        GuestPrerequisites.require();
+    }
+
+    @Test
+    void theStockDriversProbeAndResourceCommandsAreCountedStubs() throws Exception {
+        Path work = Files.createDirectories(Path.of("target", "guest", "backend-none"));
+        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())
+                .withBackend("none"))) {
+            Path job = work.resolve("vm0");
+            Files.deleteIfExists(job.resolve("verbs-done"));
+            Files.deleteIfExists(job.resolve("counters-read"));
+            CompletableFuture<GuestResult> run = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return new GuestVm(0, job, socket, System.out).run(SCRIPT);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            while (!run.isDone() && !Files.exists(job.resolve("verbs-done"))) {
+                Thread.sleep(200);
+            }
+            Map<String, Long> stubs = server.vfioUser().eventLoop().submit(() -> {
+                Map<String, Long> m = new TreeMap<>();
+                for (CounterRegistry.Sample s : server.counterRegistry().snapshot()) {
+                    if (s.name().startsWith("rdma.stub.") || s.name().equals("rdma.qps")) {
+                        m.put(s.name(), s.value());
+                    }
+                }
+                return m;
+            }).get();
+            Files.writeString(job.resolve("counters-read"), "");
+            GuestResult r = run.get();
+            System.out.println(r);
+            System.out.println("stub counters while the guest was up: " + stubs);
+            assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(60), r.output())
+                    .isZero();
+            assertThat(r.output()).contains("port-state 4: ACTIVE").contains("hca_id:\tionic_0")
+                    .contains("mr lkey True rkey True").containsPattern("qp rts \\d+")
+                    .contains("verbs-stubs-ok").contains("none-script-done");
+            // The kernel's GSI QP and the program's QP, each modified three times, all as stubs: nothing exists.
+            assertThat(stubs.get("rdma.stub.create_qp")).isGreaterThanOrEqualTo(2);
+            assertThat(stubs.get("rdma.stub.modify_qp")).isGreaterThanOrEqualTo(3);
+            assertThat(stubs.get("rdma.stub.create_cq")).isGreaterThanOrEqualTo(2);
+            assertThat(stubs.get("rdma.stub.create_mr")).isGreaterThanOrEqualTo(1);
+            assertThat(stubs.get("rdma.stub.create_ah")).isGreaterThanOrEqualTo(1);
+            assertThat(stubs.get("rdma.stub.destroy_qp")).isGreaterThanOrEqualTo(1);
+            assertThat(stubs).containsEntry("rdma.qps", 0L);
+        }
+    }
+}
