@@ -77,6 +77,11 @@ public final class ServeCommand implements Callable<Integer> {
             description = "Largest data transfer in one vfio-user message, in bytes (default: ${DEFAULT-VALUE}).")
     int maxDataXfer;
 
+    @Option(names = "--exit-with", paramLabel = "PID",
+            description = "Stop, as on SIGTERM, when process PID ends: a harness that starts servers for a run"
+                    + " passes its own PID, so no server outlives its run.")
+    Long exitWith;
+
     @Override
     public Integer call() throws Exception {
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.toLevel(logLevel, Level.INFO));
@@ -112,6 +117,10 @@ public final class ServeCommand implements Callable<Integer> {
                 Thread.currentThread().interrupt();
             }
         }, "ernic-shutdown"));
+        if (exitWith != null) {
+            // A process that is already gone (or never was) stops the server at once.
+            ProcessHandle.of(exitWith).ifPresentOrElse(h -> h.onExit().thenRun(stop::countDown), stop::countDown);
+        }
         System.err.println("ernic: serving " + device + " on " + socket + (tap != null ? " with TAP " + tap : ""));
         try {
             stop.await();

@@ -6,6 +6,15 @@ import org.testcontainers.DockerClientFactory;
 public final class GuestImage {
     private GuestImage() {}
 
+    static {
+        // We turn Testcontainers' reaper container off on purpose (its image comes from a registry, and
+        // Leftovers does its job); its warning about that would only alarm a user.
+        if (org.slf4j.LoggerFactory.getLogger("org.testcontainers.utility.ResourceReaper")
+                instanceof ch.qos.logback.classic.Logger l) {
+            l.setLevel(ch.qos.logback.classic.Level.ERROR);
+        }
+    }
+
     public static final String NAME = System.getenv().getOrDefault("ERNIC_GUEST_IMAGE", "ernic-guest:latest");
 
     /**

@@ -45,9 +45,6 @@ public final class GuestRun implements Callable<Integer> {
     @Option(names = "--no-mesh", description = "With --vms > 1: do not join the servers into a mesh.")
     boolean noMesh;
 
-    /** The segment the guests share: 192.168.77.0/24, the host end at .254, guest i at .(i + 1). */
-    static final String SEGMENT = "192.168.77.", HOST_IP = SEGMENT + "254";
-
     @Parameters(index = "0", paramLabel = "SCRIPT", description = "Bash script to run in each guest as root.")
     Path script;
 
@@ -58,47 +55,25 @@ public final class GuestRun implements Callable<Integer> {
             System.err.println("ernic guest run: " + missing);
             return 2;
         }
-        String body = Files.readString(script);
+        String body = Files.readString(userPath(script));
+        Leftovers.reap(System.out);
         // Kept after the run: each VM's script, output and serial console.
         Path work = Files.createDirectories(Path.of("target", "guest-run",
                 java.time.LocalDateTime.now().toString().replace(':', '-'))).toAbsolutePath();
         PrintStream out = System.out;
-        List<ServerProcess> servers = new ArrayList<>();
         ExecutorService pool = Executors.newFixedThreadPool(vms);
-        long pid = ProcessHandle.current().pid();
-        NetNamespace segment = noDevice || noNetwork ? null : segment("ernic-run-" + pid, out);
-        try {
+        // Ctrl-C and SIGTERM end the JVM: the guests' containers and the namespace go with it
+        // (Leftovers.removeOursAtExit), and the servers stop with it (ernic serve --exit-with).
+        try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, serverArgs, !noDevice, !noNetwork, !noMesh),
+                "run", out, i -> List.of())) {
             List<Future<GuestResult>> runs = new ArrayList<>();
-            // Several guests talk RDMA through a mesh of their servers: server 0 manages it.
-            int meshPort = vms > 1 && !noMesh && !noDevice ? freePort() : 0;
             for (int i = 0; i < vms; i++) {
-                Path socket = null;
-                if (!noDevice) {
-                    Path dir = Files.createDirectories(work.resolve("server" + i));
-                    socket = dir.resolve("ernic.sock");
-                    List<String> args = new ArrayList<>(serverArgs.isBlank() ? List.of()
-                            : Arrays.asList(serverArgs.trim().split("\\s+")));
-                    String tap = "er" + pid + "v" + i;
-                    if (segment != null) {
-                        args.addAll(List.of("--tap", tap));
-                    }
-                    Map<String, String> env = new HashMap<>();
-                    if (meshPort != 0) {
-                        args.addAll(List.of("--backend", i == 0 ? "tcp:manager:listen:" + meshPort
-                                : "tcp:worker:127.0.0.1:" + meshPort));
-                        env.put("ERNIC_TCP_GUEST_GIDS", SEGMENT + (i + 1));
-                    }
-                    servers.add(ServerProcess.start(socket, args, env, "srv" + i + "| ", out));
-                    if (segment != null) {
-                        segment.adopt(tap);
-                        segment.exec("ip", "link", "set", tap, "master", "br0", "up");
-                    }
-                }
-                GuestVm vm = new GuestVm(i, work.resolve("vm" + i), socket, out);
-                String preamble = segment == null ? "" : "export ERNIC_HOST_IP=" + HOST_IP + " ERNIC_GUEST_IP="
-                        + SEGMENT + (i + 1) + "\n";
+                GuestVm vm = new GuestVm(i, work.resolve("vm" + i), fleet.socket(i), out);
+                String preamble = fleet.preamble(i);
                 runs.add(pool.submit(() -> vm.run(preamble + body)));
             }
+            out.println("ernic: booting " + vms + (vms == 1 ? " guest" : " guests")
+                    + " under QEMU's software CPU (TCG): about 30-60 s to the script");
             int status = 0;
             for (Future<GuestResult> f : runs) {
                 GuestResult r = f.get();
@@ -110,32 +85,14 @@ public final class GuestRun implements Callable<Integer> {
             return status;
         } finally {
             pool.shutdownNow();
-            servers.forEach(ServerProcess::close);
-            if (segment != null) {
-                segment.close();
-            }
             out.println("ernic: consoles and outputs are in " + work);
         }
     }
 
-    static int freePort() throws java.io.IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
-    /** A namespace with bridge br0 holding the segment's host end; null (and a warning) when it cannot be made. */
-    private static NetNamespace segment(String name, PrintStream out) {
-        try {
-            NetNamespace ns = NetNamespace.create(name);
-            ns.exec("ip", "link", "add", "br0", "type", "bridge");
-            ns.exec("ip", "addr", "add", HOST_IP + "/24", "dev", "br0");
-            ns.exec("ip", "link", "set", "br0", "up");
-            return ns;
-        } catch (java.io.IOException e) {
-            out.println("ernic: no Ethernet segment for the guests (needs root and iproute2): " + e.getMessage());
-            return null;
-        }
+    /** A path the user gave, relative to where they ran the launcher (it works in the source tree). */
+    static Path userPath(Path p) {
+        String caller = System.getenv("ERNIC_CALLER_DIR");
+        return p.isAbsolute() || caller == null ? p.toAbsolutePath() : Path.of(caller).resolve(p).normalize();
     }
 
     public static void main(String[] args) {

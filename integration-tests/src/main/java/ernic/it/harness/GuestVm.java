@@ -34,6 +34,8 @@ public final class GuestVm {
     private final PrintStream console;
     private final List<String> extraArgs = new ArrayList<>();
     private Duration timeout = Duration.ofMinutes(20);
+    private String containerName;
+    private Path shareDir;
 
     /**
      * @param socketPath the server's vfio-user socket on this host, or null for a guest with no device
@@ -58,6 +60,21 @@ public final class GuestVm {
         return this;
     }
 
+    /** Names the guest's container (docker's default is a random name). */
+    public GuestVm withContainerName(String name) {
+        this.containerName = name;
+        return this;
+    }
+
+    /** Shares host directory {@code dir} read-write into the guest (9p tag {@value #SHARE_TAG}). */
+    public GuestVm withShare(Path dir) {
+        this.shareDir = dir.toAbsolutePath();
+        return this;
+    }
+
+    /** The 9p tag of a shared host directory, and where the container sees it. */
+    public static final String SHARE_TAG = "share", SHARE_DIR = "/share";
+
     /** Boots the guest, runs {@code script} (a bash script) in it as root, and waits for the power-off. */
     public GuestResult run(String script) throws IOException {
         Files.createDirectories(jobDir);
@@ -71,11 +88,16 @@ public final class GuestVm {
         if (socketDir != null) {
             command.addAll(List.of("--socket", SOCKET_DIR + "/" + socketName));
         }
+        if (shareDir != null) {
+            command.addAll(List.of("--share", SHARE_DIR));
+        }
         command.addAll(extraArgs);
         StringBuilder log = new StringBuilder();
         String prefix = "vm" + vmIndex + "| ";
+        Leftovers.removeOursAtExit();
         try (GenericContainer<?> c = new GenericContainer<>(DockerImageName.parse(GuestImage.NAME))) {
             c.withCommand(command.toArray(String[]::new))
+                    .withLabel(Leftovers.PID_LABEL, Long.toString(ProcessHandle.current().pid()))
                     .withFileSystemBind(jobDir.toAbsolutePath().toString(), "/job", BindMode.READ_WRITE)
                     .withStartupCheckStrategy(new OneShotStartupCheckStrategy().withTimeout(timeout))
                     .withLogConsumer(frame -> {
@@ -89,6 +111,12 @@ public final class GuestVm {
                     });
             if (socketDir != null) {
                 c.withFileSystemBind(socketDir.toString(), SOCKET_DIR, BindMode.READ_WRITE);
+            }
+            if (shareDir != null) {
+                c.withFileSystemBind(shareDir.toString(), SHARE_DIR, BindMode.READ_WRITE);
+            }
+            if (containerName != null) {
+                c.withCreateContainerCmdModifier(cmd -> cmd.withName(containerName));
             }
             try {
                 c.start();

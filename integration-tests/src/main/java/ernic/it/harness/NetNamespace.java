@@ -17,7 +17,12 @@ public final class NetNamespace implements AutoCloseable {
         this.name = name;
     }
 
+    /**
+     * Makes namespace {@code name}, which is to be {@code ernic-KIND-PID} with this JVM's PID: the JVM removes
+     * it when it ends, and a later run reaps it if this one is killed ({@link Leftovers}).
+     */
     public static NetNamespace create(String name) throws IOException {
+        Leftovers.removeOursAtExit();
         run(List.of("ip", "netns", "del", name), true);
         run(List.of("ip", "netns", "add", name), false);
         NetNamespace ns = new NetNamespace(name);

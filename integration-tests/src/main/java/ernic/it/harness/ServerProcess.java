@@ -34,7 +34,9 @@ public final class ServerProcess implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                "ernic.server.Main", "serve", "--socket", socket.toString()));
+                "ernic.server.Main", "serve", "--socket", socket.toString(),
+                // It stops when this JVM ends, however it ends.
+                "--exit-with", Long.toString(ProcessHandle.current().pid())));
         cmd.addAll(serverArgs);
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
         pb.environment().putAll(env);
