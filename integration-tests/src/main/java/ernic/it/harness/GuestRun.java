@@ -68,6 +68,9 @@ public final class GuestRun implements Callable<Integer> {
         long pid = ProcessHandle.current().pid();
         NetNamespace segment = noDevice || noNetwork ? null : segment("ernic-run-" + pid, out);
         try {
+            // The first sign of life can take a while: say so before the consoles start.
+            out.println("ernic: booting " + (vms == 1 ? "the guest" : vms + " guests") + " under TCG (QEMU's software"
+                    + " CPU): the script starts after about 20-60 s, longer on a busy machine; consoles follow as vm<N>| ...");
             List<Future<GuestResult>> runs = new ArrayList<>();
             // Several guests talk RDMA through a mesh of their servers: server 0 manages it.
             int meshPort = vms > 1 && !noMesh && !noDevice ? freePort() : 0;
