@@ -15,9 +15,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 source "$here/lib.sh"
 
+# Progress: every stage line says how long the build has run so far.
 t0=$(date +%s)
-step() { printf '[guest %s] %s\n' "$1" "$2"; }
 elapsed() { echo "$(($(date +%s) - t0)) s"; }
+step() { printf '[guest] stage %s: %s (elapsed %s)\n' "$1" "$2" "$(elapsed)"; }
 
 ensure_docker || exit $?
 
@@ -52,7 +53,7 @@ if ! flock -n 9; then
     flock 9
 fi
 up_to_date && exit 0
-echo "[guest] building $tag (input hash $hash)"
+echo "[guest] building $tag (input hash $hash) in 5 stages; about 3-5 min when nothing is cached"
 
 # 1. debootstrap, cached by the hash of its own inputs.
 base_hash=$(sha256sum <"$here/base/mkbase.sh" | cut -c1-12)
@@ -70,7 +71,7 @@ else
         tail -n 30 "$blog" >&2
         exit 1
     fi
-    step 1/5 "debootstrap done ($(du -h "$base_tar" | cut -f1), $(elapsed))"
+    step 1/5 "debootstrap done ($(du -h "$base_tar" | cut -f1))"
 fi
 
 # 2. docker import.
@@ -92,11 +93,14 @@ if [[ ${ERNIC_GUEST_VERBOSE:-0} == 1 ]]; then
     "${build[@]}" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
 else
-    # Show the Dockerfile steps and our own scripts' summary lines only.
+    # Show the Dockerfile steps and our own scripts' summary lines only, each with the time so far.
     set +e
     "${build[@]}" 2>&1 | tee "$log" | sed -u 's/\x1b\[[0-9;]*m//g' |
         grep --line-buffered -E '^Step [0-9]+/[0-9]+ : (RUN|COPY)|^(qemu|ionic_rdma|initrd|vmlinux): ' |
-        sed -u -e 's/^/[guest 3\/5]   /' -e 's/^\(.\{150\}\).*/\1.../'
+        while IFS= read -r line; do
+            ((${#line} > 110)) && line="${line:0:107}..."
+            printf '[guest] stage 3/5:   %s (elapsed %s)\n' "$line" "$(elapsed)"
+        done
     rc=${PIPESTATUS[0]}
     set -e
 fi
@@ -105,7 +109,7 @@ if ((rc != 0)); then
     tail -n 40 "$log" >&2
     exit 1
 fi
-step 3/5 "docker build done ($(elapsed))"
+step 3/5 "docker build done"
 
 # 4. tags.
 step 4/5 "tag $tag as $ERNIC_GUEST_REPO:latest"

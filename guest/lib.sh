@@ -26,7 +26,11 @@ ensure_docker() {
         return 0
     fi
     local missing=()
-    if ! command -v docker >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; then
+    if command -v docker >/dev/null 2>&1 && ! command -v dockerd >/dev/null 2>&1; then
+        # Another engine's docker command (podman-docker, a client for a remote engine): not ours to start.
+        missing+=("an engine that answers 'docker info' ($(command -v docker) is there but no dockerd to start;
+    start your engine, for podman 'podman system service --time=0 &', or set DOCKER_HOST)")
+    elif ! command -v docker >/dev/null 2>&1 || ! command -v dockerd >/dev/null 2>&1; then
         missing+=("docker.io (the docker and dockerd commands; apt-get install docker.io)")
     fi
     if [[ ${EUID:-$(id -u)} -ne 0 ]]; then

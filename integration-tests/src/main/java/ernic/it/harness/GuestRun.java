@@ -72,8 +72,9 @@ public final class GuestRun implements Callable<Integer> {
                 String preamble = fleet.preamble(i);
                 runs.add(pool.submit(() -> vm.run(preamble + body)));
             }
-            out.println("ernic: booting " + vms + (vms == 1 ? " guest" : " guests")
-                    + " under QEMU's software CPU (TCG): about 30-60 s to the script");
+            // The first sign of life can take a while: say so before the consoles start.
+            out.println("ernic: booting " + (vms == 1 ? "the guest" : vms + " guests") + " under TCG (QEMU's software"
+                    + " CPU): the script starts after about 20-60 s, longer on a busy machine; consoles follow as vm<N>| ...");
             int status = 0;
             for (Future<GuestResult> f : runs) {
                 GuestResult r = f.get();
