@@ -33,7 +33,7 @@ check() {   # check DESCRIPTION COMMAND...: ok when COMMAND succeeds
 
 # The real tools the scripts need, alone in one directory (so no real docker, apt-get or iperf3 is seen).
 mkdir -p "$T/sys"
-for tool in bash cat cut tr sed grep mkdir touch rm chmod env dirname ls head find; do
+for tool in bash cat cut tr sed grep mkdir touch rm chmod env dirname ls head find timeout; do
     p=$(command -v "$tool") && ln -s "$p" "$T/sys/$tool"
 done
 
@@ -124,7 +124,12 @@ reset; fake dockerd; CASE_CI=true run_prereqs demo
 check "dockerd present without a docker command: no docker.io" eval 'rc_is 0 && never_docker_io'
 
 reset; fake docker; CASE_CI=true run_prereqs demo
-check "a docker command alone (a client of some engine): no docker.io" eval 'rc_is 0 && never_docker_io'
+check "a docker command whose engine answers (remote, rootless): no docker.io" eval 'rc_is 0 && never_docker_io'
+
+reset; fake docker "[[ \$1 == info ]] && exit 1; exit 0"; CASE_CI=true run_prereqs demo
+check "a docker client with no engine behind it: docker.io" \
+    eval 'rc_is 0 && apt_is "update -q
+install -y -q docker.io debootstrap"'
 
 reset; all_present; run_prereqs test
 check "everything present: nothing asked, nothing installed, nothing said" \

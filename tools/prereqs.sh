@@ -15,9 +15,9 @@
 # demo and guest need a container engine and debootstrap (the guest image build); test needs those
 # too, and iperf3 (the host end of the guest TCP tests), python3-scapy (a test reads a pcap with
 # /usr/bin/python3's scapy) and promtool (package prometheus, installed without its recommends).
-# A container engine that is present is used, never joined by a second one: a docker command (docker.io,
-# docker-ce, podman-docker), dockerd or podman means no docker.io; podman alone gets podman-docker, its
-# docker command.
+# A container engine that is present is used, never joined by a second one: dockerd, podman, or a docker
+# command whose engine answers (docker info) means no docker.io; podman alone gets podman-docker, its
+# docker command. A docker client with no engine behind it gets docker.io.
 
 # Packages installed with --no-install-recommends: prometheus would bring node-exporter, python3-scapy
 # ipython3; neither is used.
@@ -34,12 +34,14 @@ ernic_prereqs_missing() {
         demo|guest|test) ;;
         *) _ernic_prereqs_say "ernic_prereqs: unknown command kind '$kind'"; return 2 ;;
     esac
-    if ! command -v docker >/dev/null 2>&1; then
-        if command -v podman >/dev/null 2>&1; then
+    if command -v podman >/dev/null 2>&1; then
+        command -v docker >/dev/null 2>&1 ||
             printf 'podman-docker\tthe docker command for the podman that is installed (no second engine)\n'
-        elif ! command -v dockerd >/dev/null 2>&1; then
-            printf 'docker.io\tthe container engine the guests run in\n'
-        fi
+    elif ! command -v dockerd >/dev/null 2>&1 &&
+        ! { command -v docker >/dev/null 2>&1 && timeout 20 docker info >/dev/null 2>&1; }; then
+        # A docker client alone (some machines ship one in /usr/local/bin) is not an engine, unless an
+        # engine answers it (a remote or rootless one).
+        printf 'docker.io\tthe container engine the guests run in\n'
     fi
     command -v debootstrap >/dev/null 2>&1 || printf 'debootstrap\tbuilds the guest image from Debian sid\n'
     [[ $kind == test ]] || return 0
