@@ -365,6 +365,24 @@ public final class ErnicServer implements AutoCloseable {
             mm.put("peers", peers);
             m.put("mesh", mm);
         }
+        if (device instanceof IonicDevice ionic && ionic.p4() != null) {
+            // The p4.* totals are in "device"; the per-table family is here, with the program it belongs to.
+            Map<String, Object> p4 = new LinkedHashMap<>();
+            p4.put("program", ionic.p4().engine().name());
+            p4.put("guest_scope", ionic.p4().scope().name().toLowerCase());
+            p4.put("wqe_program", ionic.p4().forWqes());
+            Map<String, Object> tables = new LinkedHashMap<>();
+            for (CounterRegistry.Sample c : samples) {
+                String table = c.labels().get("table");
+                if (table != null && c.name().startsWith("p4.table.")) {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> t = (Map<String, Object>) tables.computeIfAbsent(table, k -> new LinkedHashMap<>());
+                    t.put(c.name().substring("p4.table.".length()), c.value());
+                }
+            }
+            p4.put("tables", tables);
+            m.put("p4", p4);
+        }
         if (s3 != null) {
             Map<String, Object> store = new LinkedHashMap<>();
             for (CounterRegistry.Sample c : samples) {

@@ -86,6 +86,23 @@ class ServeP4OptionsTest {
     }
 
     @Test
+    void aWqeProgramRegistersTheWqeHooksCountersToo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Path prog = Path.of("..", "integration-tests", "src", "test", "resources", "p4", "rdma_fp8.json");
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
+                .withP4(P4Options.of(false, prog.toString(), prog.resolveSibling("rdma_fp8.entries").toString(), null)))) {
+            var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()
+                    .map(ernic.counters.CounterRegistry.Sample::name).toList()).get();
+            assertThat(names).contains("p4.wqe.wqes", "p4.wqe.dropped", "p4.wqe.fp8_accumulate.ops",
+                    "p4.wqe.format_convert.ops", "p4.wqe.extern.bad_operand");
+            // Distinct registry names stay distinct as Prometheus names (labelled families share theirs).
+            var p4 = names.stream().filter(n -> n.startsWith("p4.") && !n.startsWith("p4.table.")).toList();
+            assertThat(p4.stream().map(ernic.server.metrics.PrometheusNames::of).distinct().count())
+                    .isEqualTo(p4.stream().distinct().count());
+        }
+    }
+
+    @Test
     void theBuiltInProgramStartsWithItsCounters() throws Exception {
         Path dir = Files.createTempDirectory("ernic-serve");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
@@ -95,6 +112,13 @@ class ServeP4OptionsTest {
             assertThat(names).contains("p4.frames_in", "p4.drops", "p4.eth.tx_frames", "p4.eth.rx_dropped",
                     "p4.devcmd.out_of_scope", "p4.table.hits");
             assertThat(names).doesNotContain("p4.wqe.wqes"); // the pass-through program is not written for WQEs
+            var snapshot = server.vfioUser().eventLoop().submit(server::snapshot).get();
+            assertThat(snapshot.get("p4").toString())
+                    .isEqualTo("{program=ernic_pass_through, guest_scope=read, wqe_program=false,"
+                            + " tables={pass={hits=0, misses=0}}}");
+            @SuppressWarnings("unchecked")
+            var device = (java.util.Map<String, Long>) snapshot.get("device");
+            assertThat(device).containsEntry("p4.frames_in", 0L).containsKey("p4.eth.tx_dropped");
         }
     }
 }
