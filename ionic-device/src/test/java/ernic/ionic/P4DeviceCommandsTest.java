@@ -10,6 +10,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.Map;
 
@@ -143,5 +144,41 @@ class P4DeviceCommandsTest {
         start(P4Scope.ALL);
         drv.probeLif();
         assertThat(drv.adminq(IonicDriverModel.command(P4_READ)).status()).isEqualTo(DEV_CMD);
+    }
+
+    /** Random command bytes and data areas never throw, and every answer is one of the documented statuses. */
+    @Test
+    void hostileCommandsGetAStatusAndTheDeviceGoesOn() throws IOException {
+        start(P4Scope.ALL);
+        java.util.Random r = new java.util.Random(15);
+        String[] words = {"table_add", "dmac", "forward", "=>", "table_delete", "register_write", "0x", "&&&", "->",
+                "02:00:00:ee:00:0a", "99999999999999999999", "-1", "\n", "table_clear", "pvs_add", "#"};
+        for (int i = 0; i < 1500; i++) {
+            ByteBuffer cmd = IonicDriverModel.command(P4_READ + r.nextInt(3));
+            byte[] rest = new byte[63];
+            r.nextBytes(rest);
+            if (r.nextBoolean()) {
+                java.util.Arrays.fill(rest, 1, 63, (byte) 0); // a small what, a sane length now and then
+                rest[0] = (byte) r.nextInt(4);
+            }
+            cmd.put(1, rest);
+            byte[] data;
+            if (r.nextBoolean()) {
+                StringBuilder t = new StringBuilder();
+                for (int k = r.nextInt(12); k > 0; k--) {
+                    t.append(words[r.nextInt(words.length)]).append(r.nextInt(4) == 0 ? "\n" : " ");
+                }
+                data = t.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+                cmd.putInt(4, r.nextInt(4) == 0 ? r.nextInt() : data.length);
+            } else {
+                data = new byte[r.nextInt(64)];
+                r.nextBytes(data);
+            }
+            drv.writeDevcmdData(0, data);
+            int st = drv.devcmd(cmd).status();
+            assertThat(st).as("round " + i).isIn(SUCCESS, EINVAL);
+        }
+        assertThat(p4.info().name()).isEqualTo("l2_fwd");
+        assertThat(dev.refusals().snapshot()).doesNotContainKey("ionic-devcmd-internal");
     }
 }

@@ -237,6 +237,21 @@ class P4EthernetHookTest {
         assertThat(counter("p4.eth.rx_frames")).isZero();
     }
 
+    /** Power-on zeroes the counters and the tables' hits and misses; the entries stay (docs/p4.md). */
+    @Test
+    void powerOnZeroesTheCountsButKeepsTheEntries() throws IOException {
+        start(P4Hooks.load(resource("l2_switch.json"), "l2_switch.json", resource("l2_switch.entries"),
+                "l2_switch.entries", P4Scope.NONE));
+        send(frame(0x01L, GUEST_MAC, 0x0800, 50));
+        assertThat(counter("p4.eth.tx_to_tap")).isEqualTo(1);
+        dev.reset();
+        assertThat(counter("p4.eth.tx_to_tap")).isZero();
+        assertThat(counter("p4.frames_in")).isZero();
+        assertThat(dev.p4().engine().tableHits()).containsOnly(0L);
+        assertThat(fromTap(frame(0x01L, 0x0aL, 0x0800, 40))).isTrue(); // the entry 00:..:01 -> port 0 is still there
+        assertThat(wire).hasSize(2);
+    }
+
     @Test
     void withoutTheEngineNoP4CountersExist() throws IOException {
         start(null);
