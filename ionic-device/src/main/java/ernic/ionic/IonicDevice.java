@@ -15,6 +15,7 @@ import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Comp;
 import ernic.ionic.layout.Le;
 import ernic.ionic.layout.Mac;
+import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.profile.Profile;
 import ernic.ionic.rdma.RdmaLif;
 import ernic.ionic.regs.Bar0;
@@ -105,6 +106,7 @@ public final class IonicDevice implements VfioUserDevice {
     private volatile Map<String, Long> lastSession = Map.of();
     /** In-process endpoints that forget their state at power-on (the guest's stack is gone too). */
     private final List<Runnable> resetListeners = new ArrayList<>();
+    private P4Hooks p4;
 
     public IonicDevice(Profile profile, FaultPlan faults, long mac, String serial) {
         if (mac == 0 || Mac.isMulticast(mac) || (mac >>> 48) != 0) {
@@ -291,6 +293,31 @@ public final class IonicDevice implements VfioUserDevice {
         lif.addRxClaimer(claimer);
     }
 
+    /**
+     * Puts the P4 engine on the device (docs/p4.md): every frame between the guest and the TAP, every send WQE
+     * when the program is written for WQEs, device commands 70-72 as the guest's scope allows. Device thread;
+     * once, before the guest starts.
+     */
+    public void p4(P4Hooks hooks) {
+        if (p4 != null) {
+            throw new IllegalStateException("a P4 program is on the device already");
+        }
+        p4 = hooks;
+        hooks.attach(refusals, rdma.p4WqeCounters());
+        lif.frameFilter(hooks.ethernet());
+        if (hooks.forWqes()) {
+            rdma.wqeFilter(hooks.wqe());
+        }
+        commands.p4Handler(hooks.commands());
+        hooks.registerCounters(registry);
+        onReset(hooks::powerOn);
+    }
+
+    /** The P4 hooks, or null when the engine is off. */
+    public P4Hooks p4() {
+        return p4;
+    }
+
     /** A frame from the wire (TAP) for the guest; false when dropped. */
     public boolean receive(MemorySegment frame) {
         return lif.receive(frame);
@@ -323,6 +350,9 @@ public final class IonicDevice implements VfioUserDevice {
         r.register("eth.device.", stats.deviceCounters());
         r.register("devcmd.", devcmds);
         rdma.registerCounters(r);
+        if (p4 != null) {
+            p4.registerCounters(r);
+        }
     }
 
     /**

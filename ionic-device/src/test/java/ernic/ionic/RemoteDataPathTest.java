@@ -720,4 +720,34 @@ class RemoteDataPathTest {
         assertThat(on(() -> le64(a.bigMem(0, 8), 0))).isEqualTo(0x0fed_cba9_8765_4321L);
         await("the eight late replies", () -> counter(a, "rdma.remote.staleReplies") == reads - 1);
     }
+
+    /**
+     * The P4 engine's externs take only regions of this node: an RDMA WRITE a program turns into an fp8
+     * accumulate is refused (REMOTE_ACC_ERR, p4.wqe.extern.bad_operand) when its QP's peer is on another
+     * server, and the peer's memory is left alone; a WRITE the program leaves alone still crosses the mesh.
+     */
+    @Test
+    void aP4ExternRefusesAnRkeyOfAnotherNode() throws IOException {
+        String json = java.nio.file.Files.readString(P4WqeHookTest.PROGRAMS.resolve("rdma_fp8.json"));
+        a.dev.p4(ernic.ionic.p4hook.P4Hooks.load(json, "rdma_fp8.json",
+                "table_add wqe_extern fp8_accumulate 1 4&&&0xff 0&&&0 0x%x&&&0xffffffffffffffff => 1 1 0 1\n"
+                        .formatted(VA + 4096), "test", ernic.ionic.p4hook.P4Scope.NONE));
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        run(() -> {
+            u8(a.mem(VA, 1), 0, 0x38);
+            u8(b.mem(VA + 4096, 1), 0, 0x38);
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 4096, MR).length(1).sge(WQE_PLD, 0, VA, 1, MR));
+        });
+        assertThat(next(a).statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
+        assertThat(on(() -> u8(b.mem(VA + 4096, 1), 0))).isEqualTo(0x38);
+        assertThat(on(() -> a.dev.counters())).containsEntry("p4.wqe.extern.bad_operand", 1L)
+                .containsEntry("p4.wqe.fp8_accumulate.ops", 0L);
+        // Another address: no extern, a plain WRITE across the mesh.
+        run(() -> a.startOver(2, 3, IP_B));
+        run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 8192, MR).length(1)
+                .sge(WQE_PLD, 0, VA, 1, MR)));
+        assertThat(next(a).statusLength()).isEqualTo(0);
+        assertThat(on(() -> u8(b.mem(VA + 8192, 1), 0))).isEqualTo(0x38);
+    }
 }

@@ -2,6 +2,7 @@ package ernic.server;
 
 import ernic.ionic.IonicDevice;
 import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.target.nvmeof.NvmeofOptions;
 import ernic.ionic.target.s3.S3Options;
@@ -53,38 +54,44 @@ public final class ErnicServer implements AutoCloseable {
      *                   {@code s3[:...]}), or null for loopback
      * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
      *                   link-local GID of the station MAC is always added), or null
+     * @param p4         the P4 engine's options (ionic), or null when the engine is off
      */
     public record Settings(DeviceKind device, VfioUserServer.Options vfioUser, String nicProfile, List<String> inject,
-                           String tap, String mac, String statsFile, String backend, String guestGids) {
+                           String tap, String mac, String statsFile, String backend, String guestGids, P4Options p4) {
         public static Settings ionic(String socket) {
             return new Settings(DeviceKind.ionic, VfioUserServer.Options.defaults(socket), ProfileLoader.DEFAULT,
-                    List.of(), null, null, null, null, null);
+                    List.of(), null, null, null, null, null, null);
         }
 
         public Settings withTap(String name) {
-            return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile, backend, guestGids);
+            return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile, backend, guestGids, p4);
         }
 
         public Settings withInject(List<String> specs) {
             return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac, statsFile, backend,
-                    guestGids);
+                    guestGids, p4);
         }
 
         public Settings withNicProfile(String spec) {
-            return new Settings(device, vfioUser, spec, inject, tap, mac, statsFile, backend, guestGids);
+            return new Settings(device, vfioUser, spec, inject, tap, mac, statsFile, backend, guestGids, p4);
         }
 
         public Settings withStatsFile(String path) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path, backend, guestGids);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path, backend, guestGids, p4);
         }
 
         /** {@code --backend}: a {@link Backends} form. */
         public Settings withBackend(String backendSpec) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, guestGids);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, guestGids, p4);
+        }
+
+        /** The P4 engine's options, or null for none. */
+        public Settings withP4(P4Options options) {
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backend, guestGids, options);
         }
 
         public Settings withMesh(String backendSpec, String gids) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, gids);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, gids, p4);
         }
 
         /** The GIDs to advertise: the IPv6 link-local address the guest derives from the MAC, then those given. */
@@ -158,6 +165,13 @@ public final class ErnicServer implements AutoCloseable {
         if (backend.needsIonic() && s.device() != DeviceKind.ionic) {
             throw new IllegalArgumentException("--backend " + backend.form() + " needs --device ionic");
         }
+        P4Hooks p4 = null;
+        if (s.p4() != null) {
+            if (s.device() != DeviceKind.ionic) {
+                throw new IllegalArgumentException("--p4 needs --device ionic");
+            }
+            p4 = s.p4().load();
+        }
         if (s.statsFile() != null) {
             Path parent = Path.of(s.statsFile()).toAbsolutePath().getParent();
             if (parent == null || !Files.isDirectory(parent)) {
@@ -190,6 +204,9 @@ public final class ErnicServer implements AutoCloseable {
                         ionic.frameSink(tap::transmit);
                     }
                     backend.prepare(ionic);
+                    if (p4 != null) {
+                        ionic.p4(p4);
+                    }
                     device = ionic;
                 }
                 default -> throw new IllegalStateException();
@@ -347,6 +364,24 @@ public final class ErnicServer implements AutoCloseable {
             mm.put("counters", counters);
             mm.put("peers", peers);
             m.put("mesh", mm);
+        }
+        if (device instanceof IonicDevice ionic && ionic.p4() != null) {
+            // The p4.* totals are in "device"; the per-table family is here, with the program it belongs to.
+            Map<String, Object> p4 = new LinkedHashMap<>();
+            p4.put("program", ionic.p4().engine().name());
+            p4.put("guest_scope", ionic.p4().scope().name().toLowerCase());
+            p4.put("wqe_program", ionic.p4().forWqes());
+            Map<String, Object> tables = new LinkedHashMap<>();
+            for (CounterRegistry.Sample c : samples) {
+                String table = c.labels().get("table");
+                if (table != null && c.name().startsWith("p4.table.")) {
+                    @SuppressWarnings("unchecked")
+                    Map<String, Object> t = (Map<String, Object>) tables.computeIfAbsent(table, k -> new LinkedHashMap<>());
+                    t.put(c.name().substring("p4.table.".length()), c.value());
+                }
+            }
+            p4.put("tables", tables);
+            m.put("p4", p4);
         }
         if (s3 != null) {
             Map<String, Object> store = new LinkedHashMap<>();

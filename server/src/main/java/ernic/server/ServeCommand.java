@@ -64,6 +64,23 @@ public final class ServeCommand implements Callable<Integer> {
                     + " docs/s3.md.")
     String backend;
 
+    @Option(names = "--p4", description = "ionic: run the P4 engine on the frames between the guest and the TAP,"
+            + " with the built-in pass-through program unless --p4-program names one; see docs/p4.md.")
+    boolean p4;
+
+    @Option(names = "--p4-program", paramLabel = "FILE.json",
+            description = "ionic: the P4 program (bmv2 JSON, p4c-bm2-ss output) for the engine; implies --p4.")
+    String p4Program;
+
+    @Option(names = "--p4-entries", paramLabel = "FILE",
+            description = "ionic: runtime entries for the program, in simple_switch_CLI syntax (table_add, ...).")
+    String p4Entries;
+
+    @Option(names = "--p4-guest-scope", paramLabel = "SCOPE",
+            description = "ionic: what the guest may do with the engine through device commands 70-72: none (the"
+                    + " default), read, tables or all; implies --p4.")
+    String p4Scope;
+
     @Option(names = "--metrics", paramLabel = "[HOST:]PORT",
             description = "Serve the counters in the Prometheus text format at http://HOST:PORT/metrics"
                     + " (HOST defaults to localhost); see docs/monitoring.md.")
@@ -88,7 +105,8 @@ public final class ServeCommand implements Callable<Integer> {
         ErnicServer.Settings settings = new ErnicServer.Settings(device,
                 VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
                         .withMaxDataXferSize(maxDataXfer),
-                nicProfile, inject, tap, mac, statsFile, backend, System.getenv("ERNIC_TCP_GUEST_GIDS"));
+                nicProfile, inject, tap, mac, statsFile, backend, System.getenv("ERNIC_TCP_GUEST_GIDS"),
+                P4Options.of(p4, p4Program, p4Entries, p4Scope));
         ErnicServer server;
         MetricsEndpoint endpoint = null;
         try {

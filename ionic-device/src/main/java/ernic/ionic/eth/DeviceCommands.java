@@ -2,6 +2,7 @@ package ernic.ionic.eth;
 
 import ernic.ionic.base.Bar2;
 import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.base.P4CommandHandler;
 import ernic.ionic.base.RdmaCommandHandler;
 import ernic.ionic.layout.Cmd;
 import ernic.ionic.layout.Comp;
@@ -35,6 +36,7 @@ public final class DeviceCommands {
     private final int interrupts;
     private final Refusals refusals;
     private RdmaCommandHandler rdma;
+    private P4CommandHandler p4;
 
     private final Cmd.Admin admin = new Cmd.Admin();
     private final Cmd.Identify identify = new Cmd.Identify();
@@ -72,6 +74,11 @@ public final class DeviceCommands {
 
     public void rdmaHandler(RdmaCommandHandler handler) {
         this.rdma = handler;
+    }
+
+    /** The P4 engine's device commands 70-72, when the guest may reach the engine (a scope other than none). */
+    public void p4Handler(P4CommandHandler handler) {
+        this.p4 = handler;
     }
 
     /**
@@ -182,6 +189,15 @@ public final class DeviceCommands {
                 }
                 refusals.refuse("ionic-rdma-bootstrap", "RDMA bootstrap opcode " + opcode + " (no RDMA side yet)");
                 return Status.EOPCODE;
+            }
+            case Opcode.P4_READ, Opcode.P4_TABLE_WRITE, Opcode.P4_CONTROL -> {
+                P4CommandHandler h = p4;
+                if (h == null) {
+                    // No engine, or --p4-guest-scope none: the opcodes do not exist for this guest.
+                    refusals.refuse("ionic-p4-no-scope", "P4 opcode " + opcode + " (the guest has no P4 scope)");
+                    return Status.EOPCODE;
+                }
+                return devcmd ? h.execute(opcode, cmd, comp, data) : onAdminq(opcode);
             }
             default -> {
                 refusals.refuse("ionic-unknown-opcode", "unknown opcode " + opcode);

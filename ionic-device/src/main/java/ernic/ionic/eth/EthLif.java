@@ -632,6 +632,11 @@ public final class EthLif {
         frames.sink(sink);
     }
 
+    /** The P4 program every frame between the guest and the TAP goes through (null: none); see {@link FrameFilter}. */
+    public void frameFilter(FrameFilter f) {
+        frames.filter(f);
+    }
+
     /** Adds an in-process endpoint that sees each transmitted frame before the sink. */
     public void addTxClaimer(FrameClaimer c) {
         frames.addTxClaimer(c);

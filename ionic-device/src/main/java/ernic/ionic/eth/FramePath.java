@@ -37,6 +37,8 @@ final class FramePath {
     private final EthStats stats;
 
     private FrameSink sink;
+    /** The P4 program between the guest and the TAP, or null. */
+    private FrameFilter filter;
     private final List<FrameClaimer> txClaimers = new ArrayList<>();
     private final List<FrameClaimer> rxClaimers = new ArrayList<>();
 
@@ -75,6 +77,10 @@ final class FramePath {
 
     void sink(FrameSink sink) {
         this.sink = sink;
+    }
+
+    void filter(FrameFilter f) {
+        this.filter = f;
     }
 
     void addTxClaimer(FrameClaimer c) {
@@ -202,6 +208,18 @@ final class FramePath {
                 return;
             }
         }
+        FrameFilter f = filter;
+        if (f != null) {
+            int to = f.filter(frame, FrameFilter.GUEST);
+            if (to == FrameFilter.DROP) {
+                return; // counted by the filter (p4.eth.tx_dropped)
+            }
+            frame = f.output();
+            if (to == FrameFilter.GUEST) {
+                queueForGuest(frame); // back where it came from, as an in-process endpoint's frame
+                return;
+            }
+        }
         FrameSink s = sink;
         if (s == null) {
             stats.inc(EthStats.Device.TX_DISCARDED);
@@ -257,6 +275,23 @@ final class FramePath {
             if (rxClaimers.get(i).claim(frame)) {
                 stats.inc(EthStats.Device.RX_CLAIMED);
                 return true;
+            }
+        }
+        FrameFilter f = filter;
+        if (f != null) {
+            int to = f.filter(frame, FrameFilter.TAP);
+            if (to == FrameFilter.DROP) {
+                stats.rxDropped(Mac.read(frame, 0), length); // also counted by the filter (p4.eth.rx_dropped)
+                return false;
+            }
+            frame = f.output();
+            length = (int) frame.byteSize();
+            if (to == FrameFilter.TAP) {
+                FrameSink s = sink;
+                if (s != null) {
+                    s.transmit(frame); // back to the wire
+                }
+                return s != null;
             }
         }
         int hash = FlowHash.hash(frame);

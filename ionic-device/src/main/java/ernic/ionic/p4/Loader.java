@@ -33,6 +33,22 @@ public final class Loader {
         return new P4Engine(compile(json));
     }
 
+    /**
+     * The built-in pass-through program ({@code ernic serve --p4} without {@code --p4-program}): no headers parsed,
+     * every frame goes to the other side (egress_spec = ingress_port ^ 1: from the guest to the TAP, from the TAP
+     * to the guest), unchanged.
+     */
+    public static P4Engine passThrough() {
+        try (var in = Loader.class.getResourceAsStream("pass_through.json")) {
+            if (in == null) {
+                throw new IllegalStateException("pass_through.json is missing from the build");
+            }
+            return load(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     static Program compile(String json) {
         JsonNode root;
         try {

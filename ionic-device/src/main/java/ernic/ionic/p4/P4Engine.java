@@ -20,6 +20,13 @@ import java.util.StringJoiner;
 public final class P4Engine {
     public static final int PORT_TAP = 0;
     public static final int PORT_GUEST = 1;
+    /**
+     * The port a send WQE enters on ({@link #processWqe}): the RDMA data path. It is never an egress port: a WQE
+     * either goes on (any egress_spec but 511) or is dropped.
+     */
+    public static final int PORT_WQE = 2;
+    /** The verdict of {@link #processWqe} for a WQE that goes on. */
+    public static final int PASS = 0;
     /** Verdicts of {@link #process} that are not a port. */
     public static final int DROPPED = -1;
     public static final int DROPPED_NO_SUCH_PORT = -2;
@@ -44,6 +51,20 @@ public final class P4Engine {
 
     /** Runs one frame that entered on {@code inPort}. Returns the egress port, or a DROPPED verdict. */
     public int process(byte[] frame, int off, int len, int inPort) {
+        return run(frame, off, len, inPort, false);
+    }
+
+    /**
+     * Runs one send WQE header (the hook's documented layout) entering on {@link #PORT_WQE}. Returns {@link #PASS}
+     * when it goes on (whatever egress_spec says, but 511), or a DROPPED verdict; {@link #output()} holds the
+     * header as the program deparsed it.
+     */
+    public int processWqe(byte[] header, int off, int len) {
+        int v = run(header, off, len, PORT_WQE, true);
+        return v >= 0 ? PASS : v;
+    }
+
+    private int run(byte[] frame, int off, int len, int inPort, boolean anyPort) {
         Counters<P4Counter> c = program.externs.counters;
         c.inc(P4Counter.FRAMES_IN);
         if (len > Packet.MAX_FRAME) {
@@ -95,7 +116,7 @@ public final class P4Engine {
         if (p.truncateTo >= 0 && p.truncateTo < p.outLen) {
             p.outLen = p.truncateTo;
         }
-        if (port != PORT_TAP && port != PORT_GUEST) {
+        if (!anyPort && port != PORT_TAP && port != PORT_GUEST) {
             c.inc(P4Counter.DROPS_NO_SUCH_PORT);
             return DROPPED_NO_SUCH_PORT;
         }
@@ -182,7 +203,79 @@ public final class P4Engine {
 
     /** Applies runtime entries in simple_switch_CLI syntax; see {@link RuntimeCommands}. */
     public void applyEntries(String text, String source) {
-        new RuntimeCommands(program).apply(text, source);
+        new RuntimeCommands(program, false).apply(text, source);
+    }
+
+    /**
+     * Applies runtime entries, limited to the table commands when {@code tablesOnly} (table_add,
+     * table_set_default, table_delete, table_modify, table_clear and the action-profile forms): registers,
+     * counters and parse value sets are then refused as a {@link P4EntryError}.
+     */
+    public void applyEntries(String text, String source, boolean tablesOnly) {
+        new RuntimeCommands(program, tablesOnly).apply(text, source);
+    }
+
+    /** The program's name ({@code program} in the JSON). */
+    public String name() {
+        return program.name;
+    }
+
+    /** True when the program declares a header type of this name (the WQE hook looks for {@code ernic_wqe_t}). */
+    public boolean hasHeaderType(String name) {
+        for (HeaderType t : program.layout.typeOf) {
+            if (t != null && t.name().equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Cell {@code index} of a register array named in full or by a unique dotted suffix. An unknown name or an
+     * index out of bounds is an IllegalArgumentException.
+     */
+    public long readRegister(String name, int index) {
+        String[] names = program.externs.registerNames;
+        int found = -1;
+        for (int i = 0; i < names.length; i++) {
+            if (names[i].equals(name) || names[i].endsWith("." + name)) {
+                if (found >= 0 && !names[found].equals(name)) {
+                    throw new IllegalArgumentException("register name '" + name + "' is ambiguous");
+                }
+                if (found < 0 || names[i].equals(name)) {
+                    found = i;
+                }
+            }
+        }
+        if (found < 0) {
+            throw new IllegalArgumentException("no register '" + name + "'");
+        }
+        long[] cells = program.externs.registers[found];
+        if (index < 0 || index >= cells.length) {
+            throw new IllegalArgumentException("register " + names[found] + " has " + cells.length + " cells");
+        }
+        return cells[index];
+    }
+
+    /** Zeroes every table's hit and miss count (power-on). */
+    public void resetTableCounts() {
+        for (Table t : tables) {
+            t.hits = 0;
+            t.misses = 0;
+        }
+    }
+
+    /** Register and counter arrays, tables and actions: what devcmd 70's program information reports. */
+    public int registerCount() {
+        return program.externs.registerNames.length;
+    }
+
+    public int counterArrayCount() {
+        return program.externs.counterNames.length;
+    }
+
+    public int actionCount() {
+        return program.actions.size();
     }
 
     /** One line per part of the program: what {@code ernic p4 check} prints. */

@@ -21,10 +21,17 @@ import java.util.Map;
  * {@code mirroring_add} is refused: the engine runs no clone primitives, so mirror sessions have no use.
  */
 final class RuntimeCommands {
-    private final Program p;
+    /** The commands a guest given the {@code tables} scope may send (devcmd 71). */
+    static final java.util.Set<String> TABLE_COMMANDS = java.util.Set.of("table_add", "table_set_default",
+            "table_delete", "table_modify", "table_clear", "act_prof_create_member", "table_indirect_add",
+            "table_indirect_set_default");
 
-    RuntimeCommands(Program p) {
+    private final Program p;
+    private final boolean tablesOnly;
+
+    RuntimeCommands(Program p, boolean tablesOnly) {
         this.p = p;
+        this.tablesOnly = tablesOnly;
     }
 
     void apply(String text, String source) {
@@ -49,6 +56,9 @@ final class RuntimeCommands {
 
     private void command(String[] w) {
         String cmd = w[0];
+        if (tablesOnly && !TABLE_COMMANDS.contains(cmd)) {
+            throw new IllegalArgumentException("'" + cmd + "' is not a table command");
+        }
         switch (cmd) {
             case "table_add" -> {
                 Table t = table(arg(w, 1));

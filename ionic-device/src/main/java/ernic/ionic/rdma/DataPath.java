@@ -82,6 +82,11 @@ final class DataPath implements QpErrors {
         requester.nvmeof = nvmeof;
     }
 
+    /** Puts a P4 program on every send WQE (null takes it off); its counters are {@code counters}. */
+    void wqeFilter(WqeFilter filter, Counters<P4WqeCounter> counters) {
+        requester.p4 = filter == null ? null : new WqePipeline(lif, memory, refusals, this.counters, filter, counters);
+    }
+
     void detach() {
         if (remote != null) {
             remote.close();

@@ -116,6 +116,21 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         data.attach(target);
     }
 
+    /** The P4 engine's WQE hook counters ({@code p4.wqe.}): registered by whoever installs a {@link WqeFilter}. */
+    private final Counters<P4WqeCounter> p4Counters = new Counters<>(P4WqeCounter.class);
+
+    /**
+     * Runs {@code filter} (a P4 program written for WQEs) on every send WQE after its memory checks (null: none);
+     * see {@link WqeHeader} and docs/p4.md. Device thread.
+     */
+    public void wqeFilter(WqeFilter filter) {
+        data.wqeFilter(filter, p4Counters);
+    }
+
+    public Counters<P4WqeCounter> p4WqeCounters() {
+        return p4Counters;
+    }
+
     /**
      * {@code --backend none}: the RDMA resource commands (CQ, QP, MR and AH lifecycle) succeed without
      * creating anything, each counted under {@code rdma.stub.}; the bootstrap commands (EQs, admin queues)

@@ -38,6 +38,8 @@ final class Requester {
     End remote;
     /** The in-process NVMe-oF target, when the server has one: datagrams to its address go to it. */
     NvmeofAttachment nvmeof;
+    /** The P4 program's WQE hook, when the server runs a program written for WQEs. */
+    WqePipeline p4;
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
@@ -186,11 +188,13 @@ final class Requester {
                     return datagram(r, stride);
                 }
                 int st = memory.gather(qp, w, stride, r.payload.clear());
-                return st != V1.STS_OK ? st : end(qp).send(r);
+                st = st != V1.STS_OK ? st : p4(r, r.payload.total);
+                return st != WqePipeline.GO_ON ? st : end(qp).send(r);
             }
             case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
                 int st = memory.gather(qp, w, stride, r.payload.clear());
-                return st != V1.STS_OK ? st : end(qp).write(r);
+                st = st != V1.STS_OK ? st : p4(r, r.payload.total);
+                return st != WqePipeline.GO_ON ? st : end(qp).write(r);
             }
             case V1.Wqe.OP_RDMA_READ -> {
                 long total = KeyedMemory.sgeTotal(w, stride);
@@ -202,11 +206,13 @@ final class Requester {
                 }
                 r.length = total;
                 int st = memory.scatterList(qp, w, stride, total, r.local.clear());
-                return st != V1.STS_OK ? st : end(qp).read(r);
+                st = st != V1.STS_OK ? st : p4(r, total);
+                return st != WqePipeline.GO_ON ? st : end(qp).read(r);
             }
             case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
                 int st = memory.atomicResult(qp, w, r.local.clear());
-                return st != V1.STS_OK ? st : end(qp).atomic(r);
+                st = st != V1.STS_OK ? st : p4(r, 8);
+                return st != WqePipeline.GO_ON ? st : end(qp).atomic(r);
             }
             case V1.Wqe.OP_LOCAL_INV -> {
                 return memory.invalidate(w.immDataKey()) ? V1.STS_OK : V1.STS_MEM_MGMT_OPER_ERR;
@@ -246,10 +252,24 @@ final class Requester {
             return V1.STS_LOCAL_QP_OPER_ERR;
         }
         Grh.fill(grh, r.ah, payload.total - Grh.SIZE);
-        if (nvmeof != null && r.ah != null && nvmeof.owns(r.ah.dgid)) {
+        boolean target = nvmeof != null && r.ah != null && nvmeof.owns(r.ah.dgid);
+        End to = r.ah != null && r.ah.node >= 0 && remote != null ? remote : local;
+        if (p4 != null) {
+            int v = p4.run(r, payload.total - Grh.SIZE, !target && to == local);
+            if (v != WqePipeline.GO_ON) {
+                return v;
+            }
+        }
+        if (target) {
             return nvmeof.offer(r); // a CM MAD for the target, not for a QP of a guest
         }
-        return (r.ah != null && r.ah.node >= 0 && remote != null ? remote : local).datagram(r);
+        return to.datagram(r);
+    }
+
+    /** The WQE hook after a WQE's memory checks: {@link WqePipeline#GO_ON}, or the WQE's final status. */
+    private int p4(Request r, long length) {
+        WqePipeline p = p4;
+        return p == null ? WqePipeline.GO_ON : p.run(r, length, end(r.qp) == local);
     }
 
     /** Kernel fast registration: bind a new key and page table to an MR. */

@@ -36,7 +36,13 @@ final class Spans {
         return add(null, segment, offset, length);
     }
 
-    private boolean add(PageTable table, MemorySegment segment, long offset, long length) {
+    /** Appends device-local bytes; returns this (for a one-entry list of scratch bytes). */
+    Spans local(MemorySegment segment, long length) {
+        add(null, segment, 0, length);
+        return this;
+    }
+
+    boolean add(PageTable table, MemorySegment segment, long offset, long length) {
         if (length == 0) {
             return true;
         }

@@ -1,0 +1,205 @@
+package ernic.ionic.p4hook;
+
+import ernic.counters.CounterRegistry;
+import ernic.counters.Counters;
+import ernic.ionic.eth.FrameFilter;
+import ernic.ionic.p4.Loader;
+import ernic.ionic.p4.P4Engine;
+import ernic.ionic.p4.P4EntryError;
+import ernic.ionic.p4.P4Refusal;
+import ernic.ionic.rdma.WqeFilter;
+import ernic.ionic.rdma.WqeHeader;
+import ernic.vfiouser.server.Refusals;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One loaded program and its hooks on the device (docs/p4.md): every frame between the guest and the TAP
+ * ({@link #ethernet()}), every send WQE when the program declares the header type {@code ernic_wqe_t}
+ * ({@link #wqe()}), and device commands 70-72 as far as the guest's {@link P4Scope} allows ({@link #commands()}).
+ * Device thread only; nothing is allocated per frame or per WQE.
+ */
+public final class P4Hooks {
+    /** The largest frame the engine takes (its own buffers' size). */
+    static final int MAX_FRAME = 16 * 1024;
+
+    final P4Engine engine;
+    final P4Scope scope;
+    private final boolean forWqes;
+    final Counters<P4HookCounter> counters = new Counters<>(P4HookCounter.class);
+    private final Map<String, Counters<P4TableCounter>> tableSets = new LinkedHashMap<>();
+    private final Ethernet ethernet = new Ethernet();
+    private final Wqe wqe = new Wqe();
+    private final P4DeviceCommands commands;
+    /** The data path's WQE hook counters ({@code p4.wqe.}), once the hooks are on a device. */
+    private Counters<?> wqeCounters;
+
+    P4Hooks(P4Engine engine, P4Scope scope) {
+        this.engine = engine;
+        this.scope = scope;
+        this.forWqes = engine.hasHeaderType(WqeHeader.TYPE_NAME);
+        this.commands = new P4DeviceCommands(this);
+        for (String t : engine.tableNames()) {
+            tableSets.put(t, new Counters<>(P4TableCounter.class));
+        }
+    }
+
+    /**
+     * Loads a program ({@code json}, or the built-in pass-through when null) and its runtime entries (or none).
+     * A program or an entry the engine refuses is an IllegalArgumentException with one line: the file, what and
+     * where.
+     */
+    public static P4Hooks load(String json, String jsonSource, String entries, String entriesSource, P4Scope scope) {
+        P4Engine e;
+        try {
+            e = json == null ? Loader.passThrough() : Loader.load(json);
+        } catch (P4Refusal r) {
+            throw new IllegalArgumentException("--p4-program " + jsonSource + ": " + r.getMessage(), r);
+        }
+        if (entries != null) {
+            try {
+                e.applyEntries(entries, entriesSource);
+            } catch (P4EntryError x) {
+                throw new IllegalArgumentException("--p4-entries " + x.getMessage(), x);
+            }
+        }
+        return new P4Hooks(e, scope);
+    }
+
+    public P4Engine engine() {
+        return engine;
+    }
+
+    public P4Scope scope() {
+        return scope;
+    }
+
+    /** True when the program is written for WQEs too (declares {@code ernic_wqe_t}). */
+    public boolean forWqes() {
+        return forWqes;
+    }
+
+    public FrameFilter ethernet() {
+        return ethernet;
+    }
+
+    public WqeFilter wqe() {
+        return wqe;
+    }
+
+    /** Device commands 70-72, or null when the guest's scope is none (the opcodes then do not exist). */
+    public ernic.ionic.base.P4CommandHandler commands() {
+        return scope == P4Scope.NONE ? null : commands;
+    }
+
+    /** Where refused device commands are counted and logged (once per cause); the device's. */
+    Refusals refusals = new Refusals(org.slf4j.LoggerFactory.getLogger(P4Hooks.class));
+
+    /**
+     * Puts the hooks on a device: its refusals, and the data path's WQE hook counters (registered with the
+     * others from now on).
+     */
+    public void attach(Refusals deviceRefusals, Counters<?> wqeHookCounters) {
+        this.refusals = deviceRefusals;
+        this.wqeCounters = wqeHookCounters;
+    }
+
+    /**
+     * The engine's counters and the hooks' under {@code p4.} ({@code p4.wqe.} for the WQE hook's, when the
+     * program runs on WQEs); per-table hits and misses as the family {@code p4.table.}.
+     */
+    public void registerCounters(CounterRegistry r) {
+        r.register("p4.", engine.counters());
+        r.register("p4.", counters);
+        if (forWqes && wqeCounters != null) {
+            r.register("p4.wqe.", wqeCounters);
+        }
+        r.registerFamily("p4.table.", "table", this::tableCounters);
+    }
+
+    /** The family's sets, refreshed from the engine's per-table counts. */
+    Map<String, Counters<P4TableCounter>> tableCounters() {
+        List<String> names = engine.tableNames();
+        long[] hits = engine.tableHits();
+        long[] misses = engine.tableMisses();
+        for (int i = 0; i < names.size(); i++) {
+            Counters<P4TableCounter> c = tableSets.get(names.get(i));
+            c.set(P4TableCounter.HITS, hits[i]);
+            c.set(P4TableCounter.MISSES, misses[i]);
+        }
+        return tableSets;
+    }
+
+    /** Power-on: the per-table counts start again (the registered sets are zeroed by the registry). */
+    public void powerOn() {
+        engine.resetTableCounts();
+    }
+
+    /** Every counter of the engine and the hooks back to zero (devcmd 72, reset counters). */
+    void resetCounters() {
+        engine.counters().reset();
+        counters.reset();
+        if (wqeCounters != null) {
+            wqeCounters.reset();
+        }
+        engine.resetTableCounts();
+    }
+
+    private final class Ethernet implements FrameFilter {
+        private final byte[] in = new byte[MAX_FRAME];
+        private final MemorySegment out = Arena.ofAuto().allocate(MAX_FRAME + 1024, 64);
+        private MemorySegment sent = out;
+
+        @Override
+        public int filter(MemorySegment frame, int from) {
+            boolean tx = from == GUEST;
+            counters.inc(tx ? P4HookCounter.ETH_TX_FRAMES : P4HookCounter.ETH_RX_FRAMES);
+            long len = frame.byteSize();
+            int v = P4Engine.DROPPED_TOO_BIG;
+            if (len <= in.length) {
+                MemorySegment.copy(frame, ValueLayout.JAVA_BYTE, 0, in, 0, (int) len);
+                v = engine.process(in, 0, (int) len, from);
+            }
+            if (v >= 0 && engine.outputLength() < 14) {
+                counters.inc(P4HookCounter.ETH_RUNTS);
+                v = P4Engine.DROPPED;
+            }
+            if (v < 0) {
+                counters.inc(tx ? P4HookCounter.ETH_TX_DROPPED : P4HookCounter.ETH_RX_DROPPED);
+                return DROP;
+            }
+            int n = engine.outputLength();
+            MemorySegment.copy(engine.output(), 0, out, ValueLayout.JAVA_BYTE, 0, n);
+            sent = out.asSlice(0, n);
+            if (v == TAP) {
+                counters.inc(tx ? P4HookCounter.ETH_TX_TO_TAP : P4HookCounter.ETH_RX_TO_TAP);
+            } else {
+                counters.inc(tx ? P4HookCounter.ETH_TX_TO_GUEST : P4HookCounter.ETH_RX_TO_GUEST);
+            }
+            return v;
+        }
+
+        @Override
+        public MemorySegment output() {
+            return sent;
+        }
+    }
+
+    private final class Wqe implements WqeFilter {
+        @Override
+        public boolean run(byte[] header, int length) {
+            if (engine.processWqe(header, 0, length) < 0) {
+                return false;
+            }
+            int n = Math.min(engine.outputLength(), length);
+            System.arraycopy(engine.output(), 0, header, 0, n);
+            java.util.Arrays.fill(header, n, length, (byte) 0);
+            return true;
+        }
+    }
+}

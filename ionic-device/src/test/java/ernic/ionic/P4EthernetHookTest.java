@@ -1,0 +1,263 @@
+package ernic.ionic;
+
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.p4hook.P4Hooks;
+import ernic.ionic.p4hook.P4Scope;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.model.EthQueue;
+import ernic.model.IonicDriverModel;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import static ernic.model.IonicDriverModel.RX_MODE_SET;
+import static ernic.model.IonicDriverModel.command;
+import static ernic.model.IonicDriverModel.expectOk;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The P4 engine's Ethernet hook, driven by the driver model: every frame between the guest and the TAP goes
+ * through the program (port 0 the TAP, 1 the guest, 511 drop), and a frame an in-process endpoint claims
+ * never reaches it. Expected frames are built here by hand from what each program is written to do.
+ */
+class P4EthernetHookTest {
+    static final int DEPTH_LOG2 = 6, BUF = 2048;
+    static final long GUEST_MAC = 0x02_00_00_ee_00_01L;
+
+    IonicDevice dev;
+    ModelGuest guest;
+    IonicDriverModel drv;
+    EthQueue tx, rx;
+    long rxBufs;
+    final List<byte[]> wire = new ArrayList<>();
+    final Arena arena = Arena.ofAuto();
+
+    static String resource(String name) {
+        try (InputStream in = P4EthernetHookTest.class.getResourceAsStream("/p4/" + name)) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    void start(P4Hooks hooks) throws IOException {
+        dev = new IonicDevice(ProfileLoader.load("compat"), FaultPlan.parse(List.of()));
+        if (hooks != null) {
+            dev.p4(hooks);
+        }
+        guest = new ModelGuest(dev, 32 << 20);
+        drv = guest.drv;
+        drv.bringUp();
+        drv.probeLif();
+        dev.frameSink(f -> wire.add(f.toArray(ValueLayout.JAVA_BYTE)));
+        tx = EthQueue.tx(drv, 1, 0, 1, DEPTH_LOG2);
+        rx = EthQueue.rx(drv, 0, 0, 1, DEPTH_LOG2);
+        ByteBuffer mode = command(RX_MODE_SET);
+        mode.putShort(4, (short) 0x7);
+        expectOk(drv.adminq(mode), "RX_MODE_SET");
+        rxBufs = drv.alloc((long) (1 << DEPTH_LOG2) * BUF);
+        for (int k = 0; k < 8; k++) {
+            int slot = rx.head();
+            rx.writeRx(slot, EthQueue.RX_OPCODE_SIMPLE, rxBufs + (long) slot * BUF, BUF);
+            rx.advance(1);
+        }
+        rx.ring();
+        assertThat(rx.control(true)).isZero();
+        assertThat(tx.control(true)).isZero();
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (guest != null) {
+            guest.close();
+        }
+    }
+
+    void send(byte[] frame) throws IOException {
+        long a = drv.alloc(frame.length);
+        MemorySegment.copy(MemorySegment.ofArray(frame), 0, guest.at(a, frame.length), 0, frame.length);
+        int slot = tx.head();
+        tx.writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, 0, a, frame.length);
+        tx.advance(1);
+        tx.ring();
+        assertThat(tx.next()).isNotNull(); // the guest's TX completes whatever the program does with the frame
+    }
+
+    boolean fromTap(byte[] frame) {
+        MemorySegment s = arena.allocate(frame.length);
+        MemorySegment.copy(MemorySegment.ofArray(frame), 0, s, 0, frame.length);
+        return dev.receive(s);
+    }
+
+    /** The next frame the guest received, or null. */
+    byte[] received() {
+        EthQueue.Comp c = rx.next();
+        if (c == null) {
+            return null;
+        }
+        assertThat(c.status()).isZero();
+        return guest.at(rxBufs + (long) c.compIndex() * BUF, c.len()).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    static byte[] frame(long dst, long src, int etherType, int payload) {
+        byte[] f = new byte[14 + payload];
+        for (int i = 0; i < 6; i++) {
+            f[i] = (byte) (dst >>> 40 - 8 * i);
+            f[6 + i] = (byte) (src >>> 40 - 8 * i);
+        }
+        f[12] = (byte) (etherType >> 8);
+        f[13] = (byte) etherType;
+        for (int i = 0; i < payload; i++) {
+            f[14 + i] = (byte) (i * 13 + 1);
+        }
+        return f;
+    }
+
+    long counter(String name) {
+        return dev.counters().getOrDefault(name, -1L);
+    }
+
+    @Test
+    void thePassThroughProgramCarriesEveryFrameToTheOtherSideUnchanged() throws IOException {
+        start(P4Hooks.load(null, null, null, null, P4Scope.NONE));
+        byte[] out = frame(0x02_42_00_00_00_09L, GUEST_MAC, 0x0800, 100);
+        send(out);
+        assertThat(wire).hasSize(1);
+        assertThat(wire.get(0)).isEqualTo(out);
+        byte[] in = frame(GUEST_MAC, 0x02_42_00_00_00_09L, 0x86dd, 60);
+        assertThat(fromTap(in)).isTrue();
+        assertThat(received()).isEqualTo(in);
+        assertThat(counter("p4.eth.tx_to_tap")).isEqualTo(1);
+        assertThat(counter("p4.eth.rx_to_guest")).isEqualTo(1);
+        assertThat(counter("p4.frames_in")).isEqualTo(2);
+    }
+
+    /**
+     * l2_switch.json: table dmac on the destination MAC; entries 00:..:02 -> port 1 (the guest), 00:..:01 ->
+     * port 0 (the TAP); anything else misses and the default action drops it.
+     */
+    @Test
+    void anL2ProgramForwardsBouncesAndDropsByDestinationMac() throws IOException {
+        start(P4Hooks.load(resource("l2_switch.json"), "l2_switch.json", resource("l2_switch.entries"),
+                "l2_switch.entries", P4Scope.NONE));
+        byte[] toTap = frame(0x01L, GUEST_MAC, 0x0800, 50);
+        byte[] toGuest = frame(0x02L, GUEST_MAC, 0x0800, 50);
+        byte[] unknown = frame(0x03L, GUEST_MAC, 0x0800, 50);
+        send(toTap);
+        send(toGuest);
+        send(unknown);
+        assertThat(wire).hasSize(1);
+        assertThat(wire.get(0)).isEqualTo(toTap);
+        assertThat(received()).isEqualTo(toGuest); // egress port 1: back to the guest that sent it
+        assertThat(received()).isNull();
+        // From the TAP: 00:..:02 reaches the guest, 00:..:01 goes back out, anything else is dropped.
+        assertThat(fromTap(frame(0x02L, 0x0aL, 0x0800, 40))).isTrue();
+        assertThat(received()).isEqualTo(frame(0x02L, 0x0aL, 0x0800, 40));
+        assertThat(fromTap(frame(0x01L, 0x0aL, 0x0800, 40))).isTrue();
+        assertThat(wire).hasSize(2);
+        assertThat(wire.get(1)).isEqualTo(frame(0x01L, 0x0aL, 0x0800, 40));
+        assertThat(fromTap(frame(GUEST_MAC, 0x0aL, 0x0800, 40))).isFalse();
+        assertThat(received()).isNull();
+        assertThat(counter("p4.eth.tx_to_tap")).isEqualTo(1);
+        assertThat(counter("p4.eth.tx_to_guest")).isEqualTo(1);
+        assertThat(counter("p4.eth.tx_dropped")).isEqualTo(1);
+        assertThat(counter("p4.eth.rx_to_guest")).isEqualTo(1);
+        assertThat(counter("p4.eth.rx_to_tap")).isEqualTo(1);
+        assertThat(counter("p4.eth.rx_dropped")).isEqualTo(1);
+        assertThat(counter("p4.drops")).isEqualTo(2);
+        long[] hits = dev.p4().engine().tableHits(), misses = dev.p4().engine().tableMisses();
+        int dmac = dev.p4().engine().tableNames().indexOf("MyIngress.dmac");
+        assertThat(hits[dmac]).isEqualTo(4);
+        assertThat(misses[dmac]).isEqualTo(2);
+    }
+
+    /**
+     * ipv4_router.json routes 10.1.0.0/16 to port 0 with dmac 00:00:00:00:0a:02, smac = the old dmac, TTL - 1
+     * and the header checksum recomputed (RFC 1071, computed here by hand).
+     */
+    @Test
+    void aRouterProgramRewritesTheFrameTheTapSees() throws IOException {
+        start(P4Hooks.load(resource("ipv4_router.json"), "ipv4_router.json", resource("ipv4_router.entries"),
+                "ipv4_router.entries", P4Scope.NONE));
+        byte[] in = ipv4Frame(0x00_00_00_00_0a_ffL, GUEST_MAC, new byte[] {10, 1, 9, 9}, 64);
+        send(in);
+        byte[] expected = ipv4Frame(0x00_00_00_00_0a_02L, 0x00_00_00_00_0a_ffL, new byte[] {10, 1, 9, 9}, 63);
+        assertThat(wire).hasSize(1);
+        assertThat(wire.get(0)).isEqualTo(expected);
+        // 10.1.2.0/24 is dropped by its entry.
+        send(ipv4Frame(0x00_00_00_00_0a_ffL, GUEST_MAC, new byte[] {10, 1, 2, 3}, 64));
+        assertThat(wire).hasSize(1);
+        assertThat(counter("p4.eth.tx_dropped")).isEqualTo(1);
+    }
+
+    /** Ethernet + IPv4 (UDP, 8 bytes of payload) from 192.0.2.1 with a correct header checksum. */
+    static byte[] ipv4Frame(long dst, long src, byte[] dstIp, int ttl) {
+        byte[] f = frame(dst, src, 0x0800, 20 + 8);
+        byte[] h = {0x45, 0, 0, 28, 0x12, 0x34, 0x40, 0, (byte) ttl, 17, 0, 0, (byte) 192, 0, 2, 1,
+                dstIp[0], dstIp[1], dstIp[2], dstIp[3]};
+        int sum = 0;
+        for (int i = 0; i < 20; i += 2) {
+            sum += (h[i] & 0xff) << 8 | h[i + 1] & 0xff;
+        }
+        sum = (sum & 0xffff) + (sum >>> 16);
+        sum = (sum & 0xffff) + (sum >>> 16);
+        h[10] = (byte) (~sum >> 8);
+        h[11] = (byte) ~sum;
+        System.arraycopy(h, 0, f, 14, 20);
+        return f;
+    }
+
+    @Test
+    void aFrameAnInProcessEndpointClaimsNeverReachesTheProgram() throws IOException {
+        start(P4Hooks.load(resource("l2_switch.json"), "l2_switch.json", null, null, P4Scope.NONE));
+        List<byte[]> claimed = new ArrayList<>();
+        dev.addTxClaimer(f -> {
+            claimed.add(f.toArray(ValueLayout.JAVA_BYTE));
+            return true;
+        });
+        dev.addRxClaimer(f -> true);
+        byte[] f = frame(0x01L, GUEST_MAC, 0x0800, 30);
+        send(f);
+        assertThat(fromTap(frame(GUEST_MAC, 0x0aL, 0x0800, 30))).isTrue();
+        assertThat(claimed).hasSize(1);
+        assertThat(claimed.get(0)).isEqualTo(f);
+        assertThat(wire).isEmpty();
+        assertThat(counter("p4.frames_in")).isZero();
+        assertThat(counter("p4.eth.tx_frames")).isZero();
+        assertThat(counter("p4.eth.rx_frames")).isZero();
+    }
+
+    /** Power-on zeroes the counters and the tables' hits and misses; the entries stay (docs/p4.md). */
+    @Test
+    void powerOnZeroesTheCountsButKeepsTheEntries() throws IOException {
+        start(P4Hooks.load(resource("l2_switch.json"), "l2_switch.json", resource("l2_switch.entries"),
+                "l2_switch.entries", P4Scope.NONE));
+        send(frame(0x01L, GUEST_MAC, 0x0800, 50));
+        assertThat(counter("p4.eth.tx_to_tap")).isEqualTo(1);
+        dev.reset();
+        assertThat(counter("p4.eth.tx_to_tap")).isZero();
+        assertThat(counter("p4.frames_in")).isZero();
+        assertThat(dev.p4().engine().tableHits()).containsOnly(0L);
+        assertThat(fromTap(frame(0x01L, 0x0aL, 0x0800, 40))).isTrue(); // the entry 00:..:01 -> port 0 is still there
+        assertThat(wire).hasSize(2);
+    }
+
+    @Test
+    void withoutTheEngineNoP4CountersExist() throws IOException {
+        start(null);
+        send(frame(0x01L, GUEST_MAC, 0x0800, 30));
+        assertThat(wire).hasSize(1);
+        assertThat(dev.counters().keySet()).noneMatch(k -> k.startsWith("p4."));
+        assertThat(Arrays.asList(dev.p4())).containsOnlyNulls();
+    }
+}

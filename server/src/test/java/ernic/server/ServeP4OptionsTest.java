@@ -1,0 +1,124 @@
+package ernic.server;
+
+import ernic.server.ServeCommandTest.Run;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static ernic.server.ServeCommandTest.serve;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code ernic serve}'s P4 options: each mistake is one line and exit status 2, before any socket exists. */
+class ServeP4OptionsTest {
+    private static final String NL = System.lineSeparator();
+
+    private static Run serveIn(Path dir, String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "--socket";
+        all[1] = dir.resolve("s.sock").toString();
+        System.arraycopy(args, 0, all, 2, args.length);
+        return serve(all);
+    }
+
+    @Test
+    void aScopeThatIsNotOneOfTheFourIsRefused() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serveIn(dir, "--p4-guest-scope", "write");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-guest-scope write: expected none, read, tables or all" + NL);
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+    }
+
+    @Test
+    void aMissingProgramFileIsOneLine() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serveIn(dir, "--p4-program", dir.resolve("nope.json").toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-program " + dir.resolve("nope.json")
+                + ": cannot read it (NoSuchFileException)" + NL);
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+    }
+
+    @Test
+    void aProgramTheEngineRefusesIsOneLineNamingTheFeature() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Path prog = dir.resolve("p.json");
+        Files.writeString(prog, "{\"meter_arrays\":[{\"name\":\"m\"}]}");
+        Run r = serveIn(dir, "--p4-program", prog.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-program " + prog
+                + ": unsupported: meters (at $.meter_arrays[0])" + NL);
+        Files.writeString(prog, "not json");
+        r = serveIn(dir, "--p4-program", prog.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).startsWith("ernic serve: --p4-program " + prog + ": ").hasLineCount(1);
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+    }
+
+    @Test
+    void aBadEntryIsOneLineWithItsFileAndLine() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Path entries = dir.resolve("e.txt");
+        Files.writeString(entries, "# comment\ntable_add no_such_table fwd 1 => 2\n");
+        Run r = serveIn(dir, "--p4", "--p4-entries", entries.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).startsWith("ernic serve: --p4-entries " + entries + ":2: ").hasLineCount(1);
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+    }
+
+    @Test
+    void entriesAloneDoNotTurnTheEngineOn() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Path entries = dir.resolve("e.txt");
+        Files.writeString(entries, "");
+        Run r = serveIn(dir, "--p4-entries", entries.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-entries needs --p4 or --p4-program" + NL);
+    }
+
+    @Test
+    void theEngineNeedsTheIonicDevice() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serveIn(dir, "--device", "sample", "--p4");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --p4 needs --device ionic" + NL);
+    }
+
+    @Test
+    void aWqeProgramRegistersTheWqeHooksCountersToo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Path prog = Path.of("..", "integration-tests", "src", "test", "resources", "p4", "rdma_fp8.json");
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
+                .withP4(P4Options.of(false, prog.toString(), prog.resolveSibling("rdma_fp8.entries").toString(), null)))) {
+            var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()
+                    .map(ernic.counters.CounterRegistry.Sample::name).toList()).get();
+            assertThat(names).contains("p4.wqe.wqes", "p4.wqe.dropped", "p4.wqe.fp8_accumulate.ops",
+                    "p4.wqe.format_convert.ops", "p4.wqe.extern.bad_operand");
+            // Distinct registry names stay distinct as Prometheus names (labelled families share theirs).
+            var p4 = names.stream().filter(n -> n.startsWith("p4.") && !n.startsWith("p4.table.")).toList();
+            assertThat(p4.stream().map(ernic.server.metrics.PrometheusNames::of).distinct().count())
+                    .isEqualTo(p4.stream().distinct().count());
+        }
+    }
+
+    @Test
+    void theBuiltInProgramStartsWithItsCounters() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
+                .withP4(P4Options.of(true, null, null, "read")))) {
+            var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()
+                    .map(ernic.counters.CounterRegistry.Sample::name).toList()).get();
+            assertThat(names).contains("p4.frames_in", "p4.drops", "p4.eth.tx_frames", "p4.eth.rx_dropped",
+                    "p4.devcmd.out_of_scope", "p4.table.hits");
+            assertThat(names).doesNotContain("p4.wqe.wqes"); // the pass-through program is not written for WQEs
+            var snapshot = server.vfioUser().eventLoop().submit(server::snapshot).get();
+            assertThat(snapshot.get("p4").toString())
+                    .isEqualTo("{program=ernic_pass_through, guest_scope=read, wqe_program=false,"
+                            + " tables={pass={hits=0, misses=0}}}");
+            @SuppressWarnings("unchecked")
+            var device = (java.util.Map<String, Long>) snapshot.get("device");
+            assertThat(device).containsEntry("p4.frames_in", 0L).containsKey("p4.eth.tx_dropped");
+        }
+    }
+}
