@@ -82,6 +82,14 @@ final class DataPath implements QpErrors {
         requester.nvmeof = nvmeof;
     }
 
+    /** Traces what the requester carries out into {@code out} (null: no more). */
+    void trace(ernic.ionic.trace.PcapTrace out) {
+        if (out != null) {
+            out.start(now());
+        }
+        requester.trace = out == null ? null : new RdmaTrace(lif, memory, this::now, out);
+    }
+
     void detach() {
         if (remote != null) {
             remote.close();

@@ -38,6 +38,8 @@ final class Requester {
     End remote;
     /** The in-process NVMe-oF target, when the server has one: datagrams to its address go to it. */
     NvmeofAttachment nvmeof;
+    /** {@code --trace-rdma}: what each WQE put on the (virtual) wire, or null. */
+    RdmaTrace trace;
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
@@ -158,6 +160,9 @@ final class Requester {
                     waitingForRoom.add(qp);
                 }
                 break;
+            }
+            if (trace != null) {
+                trace.issued(r, status);
             }
             if (qp.inError()) {
                 break; // the WQE's own responder was this QP, and its receive failed: flushed meanwhile
