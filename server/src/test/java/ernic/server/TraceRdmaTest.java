@@ -1,0 +1,237 @@
+package ernic.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import ernic.ionic.trace.PcapTrace;
+import ernic.ionic.trace.RoceFrame;
+import ernic.ionic.trace.TraceCounter;
+import ernic.mesh.Gid;
+import ernic.model.IonicDriverModel;
+import ernic.model.rdma.Ah;
+import ernic.model.rdma.Buffer;
+import ernic.model.rdma.Cq;
+import ernic.model.rdma.Mr;
+import ernic.model.rdma.Qp;
+import ernic.model.rdma.RdmaVerbs;
+import ernic.model.rdma.SendWr;
+import ernic.model.rdma.Wc;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static ernic.model.rdma.RdmaVerbs.*;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+/**
+ * {@code --trace-rdma}: a driver-model workload (RC SEND of one and of three packets, RDMA WRITE, READ, an atomic,
+ * a UD SEND; then RC across a mesh of two servers) is traced, and scapy's RoCE dissector
+ * ({@code scapy.contrib.roce}, Debian's python3-scapy) reads every frame as Ether/IP/UDP/BTH with the opcodes,
+ * QPNs, PSNs, lengths and ICRCs the IBTA gives.
+ */
+class TraceRdmaTest {
+    static final File PYTHON = new File("/usr/bin/python3");
+    static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
+    static final int QP_ALL = QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC;
+    static final int HEADERS = 14 + 20 + 8 + 12;
+
+    final List<AutoCloseable> open = new ArrayList<>();
+    final Wc wc = new Wc();
+    final SendWr wr = new SendWr();
+
+    @AfterEach
+    void stop() throws Exception {
+        for (int i = open.size() - 1; i >= 0; i--) {
+            open.get(i).close();
+        }
+    }
+
+    static void assumeScapy() throws Exception {
+        boolean there = PYTHON.canExecute() && new ProcessBuilder(PYTHON.getPath(), "-c", "import scapy.contrib.roce")
+                .redirectErrorStream(true).start().waitFor() == 0;
+        if (!there) {
+            assertThat(System.getenv("CI")).as("CI installs python3-scapy (.ci/run)").isNull();
+            assumeThat(there).as("scapy is not installed: apt-get install python3-scapy").isTrue();
+        }
+    }
+
+    /** The frames of {@code pcap} as scapy reads them, one JSON object each. */
+    static List<JsonNode> dissect(Path pcap) throws Exception {
+        Path script = Files.createTempFile("trace_check", ".py");
+        try (InputStream in = TraceRdmaTest.class.getResourceAsStream("/trace_check.py")) {
+            Files.write(script, in.readAllBytes());
+        }
+        Process p = new ProcessBuilder(PYTHON.getPath(), script.toString(), pcap.toString())
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("trace_check.py: " + out).isZero();
+        Files.delete(script);
+        ObjectMapper json = new ObjectMapper();
+        List<JsonNode> frames = new ArrayList<>();
+        for (String line : out.split("\n")) {
+            if (!line.isBlank()) {
+                frames.add(json.readTree(line));
+            }
+        }
+        for (JsonNode f : frames) {
+            assertThat(f.path("stack").asBoolean()).as("scapy reads Ether/IP/UDP/BTH: " + f).isTrue();
+            assertThat(f.path("dport").asInt()).isEqualTo(4791);
+            if (f.path("caplen").asInt() == f.path("wirelen").asInt()) {
+                assertThat(f.path("icrc_ok").asBoolean()).as("the ICRC scapy computes: " + f).isTrue();
+                assertThat(f.path("ip_checksum_ok").asBoolean()).as("IPv4 checksum: " + f).isTrue();
+            }
+            assertThat(f.path("ip_len").asInt()).as("IPv4 length is the frame's real one").isEqualTo(f.path("wirelen").asInt() - 14);
+        }
+        return frames;
+    }
+
+    /** The payload length of a frame: IPv4 length less the headers, the pad and the ICRC. */
+    static int payload(JsonNode f) {
+        return f.path("ip_len").asInt() - 20 - 8 - 12 - RoceFrame.extensionLength(f.path("opcode").asInt())
+                - f.path("pad").asInt() - 4;
+    }
+
+    Wc next(RdmaVerbs v, Cq cq) {
+        assertThat(v.pollWait(cq, wc, 10_000)).as("a completion on CQ " + cq.id).isTrue();
+        assertThat(wc.status).as("completion status").isEqualTo(STS_OK);
+        return wc;
+    }
+
+    /** Expects frame {@code i}: opcode, destination QP, PSN and payload length. */
+    static JsonNode frame(List<JsonNode> frames, int i, int opcode, int dqpn, int psn, int payload) {
+        JsonNode f = frames.get(i);
+        assertThat(f.path("opcode").asInt()).as("opcode of frame " + i + ": " + f).isEqualTo(opcode);
+        assertThat(f.path("dqpn").asInt()).as("destination QP of frame " + i).isEqualTo(dqpn);
+        assertThat(f.path("psn").asInt()).as("PSN of frame " + i).isEqualTo(psn);
+        assertThat(payload(f)).as("payload length of frame " + i).isEqualTo(payload);
+        int kept = Math.min(payload, PcapTrace.SNAPLEN_PAYLOAD);
+        int ext = RoceFrame.extensionLength(opcode);
+        assertThat(f.path("caplen").asInt()).as("captured bytes of frame " + i)
+                .isEqualTo(HEADERS + ext + kept + (kept == payload ? RoceFrame.pad(payload) + 4 : 0));
+        return f;
+    }
+
+    @Test
+    void aLoopbackWorkloadReadsAsRoceV2() throws Exception {
+        assumeScapy();
+        Path dir = Files.createTempDirectory("ernic-trace");
+        Path pcap = dir.resolve("rdma.pcap");
+        ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
+        open.add(server);
+        PcapTrace trace = ServeCommand.openTrace(pcap);
+        server.traceRdma(trace);
+        IonicDriverModel drv = IonicDriverModel.connect(server.vfioUser().socketPath());
+        open.add(drv);
+        RdmaVerbs v = RdmaVerbs.open(drv);
+
+        Cq cqA = v.createCq(6), cqB = v.createCq(6);
+        Qp a = v.createQp(RC, cqA, cqA, 5, 5, 8, QP_ALL), b = v.createQp(RC, cqB, cqB, 5, 5, 8, QP_ALL);
+        v.connect(a, ernic.model.rdma.Path.of("10.0.0.1", "10.0.0.2"), b, ernic.model.rdma.Path.of("10.0.0.2", "10.0.0.1"));
+        Buffer bufA = v.buffer(5 * 4096, true), bufB = v.buffer(5 * 4096, true);
+        Mr mrA = v.regMr(bufA, 0, bufA.length, ALL), mrB = v.regMr(bufB, 0, bufB.length, ALL);
+        byte[] hello = "hello, RoCE".getBytes(StandardCharsets.US_ASCII);
+        bufA.put(0, hello);
+
+        v.postRecv(b, 1, mrB.va(), 16_000, mrB.lkey());
+        wr.reset().sge(mrA.va(), hello.length, mrA.lkey());
+        v.postSend(a, wr);                                              // SEND_ONLY + ACK
+        next(v, cqA);
+        next(v, cqB);
+        v.postRecv(b, 2, mrB.va(), 16_000, mrB.lkey());
+        wr.reset().sge(mrA.va(), 9000, mrA.lkey());
+        v.postSend(a, wr);                                              // SEND FIRST, MIDDLE, LAST (MTU 4096) + ACK
+        next(v, cqA);
+        next(v, cqB);
+        wr.reset().sge(mrA.va(), 300, mrA.lkey());
+        wr.opcode = WRITE;
+        wr.remoteVa = mrB.va() + 100;
+        wr.rkey = mrB.rkey();
+        v.postSend(a, wr);                                              // WRITE_ONLY (cut at 256) + ACK
+        next(v, cqA);
+        wr.reset().sge(mrA.va() + 8192, 64, mrA.lkey());
+        wr.opcode = READ;
+        wr.remoteVa = mrB.va();
+        wr.rkey = mrB.rkey();
+        v.postSend(a, wr);                                              // READ_REQUEST + READ_RESPONSE_ONLY
+        next(v, cqA);
+        bufB.putLong(4096, 41);
+        wr.reset().sge(mrA.va() + 12288, 8, mrA.lkey());
+        wr.opcode = ATOMIC_FA;
+        wr.remoteVa = mrB.va() + 4096;
+        wr.rkey = mrB.rkey();
+        wr.swapAdd = 1;
+        v.postSend(a, wr);                                              // FETCH_ADD + ATOMIC_ACKNOWLEDGE
+        next(v, cqA);
+
+        Cq cqU = v.createCq(5);
+        Qp s = udQp(v, cqU), r = udQp(v, cqU);
+        Ah ah = v.createAh(ernic.model.rdma.Path.of("192.168.7.1", "192.168.7.2"));
+        v.postRecv(r, 3, mrB.va(), 1000, mrB.lkey());
+        wr.reset().sge(mrA.va(), 300, mrA.lkey());
+        wr.ah = ah;
+        wr.destQpn = r.id;
+        wr.qkey = 0x1111_0000;
+        v.postSend(s, wr);                                              // UD SEND_ONLY with a DETH
+        next(v, cqU);
+        next(v, cqU);
+
+        drv.close();
+        open.remove(drv);
+        server.close();
+        open.remove(server);
+        assertThat(trace.counters().get(TraceCounter.FRAMES_DROPPED)).isZero();
+
+        List<JsonNode> f = dissect(pcap);
+        assertThat(f).hasSize(13);
+        assertThat(trace.counters().get(TraceCounter.FRAMES_WRITTEN)).isEqualTo(13);
+        JsonNode send = frame(f, 0, 0x04, b.id, 0, hello.length);
+        assertThat(send.path("src").asText()).isEqualTo("10.0.0.1");
+        assertThat(send.path("dst").asText()).isEqualTo("10.0.0.2");
+        assertThat(send.path("ackreq").asInt()).isEqualTo(1);
+        assertThat(send.path("after_bth").asText()).startsWith(java.util.HexFormat.of().formatHex(hello));
+        JsonNode ack = frame(f, 1, 0x11, a.id, 0, 0);
+        assertThat(ack.path("src").asText()).isEqualTo("10.0.0.2");
+        assertThat(ack.path("syndrome").asInt()).isEqualTo(RoceFrame.AETH_ACK);
+        assertThat(ack.path("msn").asInt()).isEqualTo(1);
+        frame(f, 2, 0x00, b.id, 1, 4096);
+        frame(f, 3, 0x01, b.id, 2, 4096);
+        frame(f, 4, 0x02, b.id, 3, 9000 - 8192);
+        assertThat(frame(f, 5, 0x11, a.id, 3, 0).path("msn").asInt()).isEqualTo(2);
+        JsonNode write = frame(f, 6, 0x0a, b.id, 4, 300);
+        assertThat(write.path("after_bth").asText()).as("RETH: VA, R_Key, DMA length").startsWith(
+                String.format("%016x%08x%08x", mrB.va() + 100, mrB.rkey(), 300));
+        frame(f, 7, 0x11, a.id, 4, 0);
+        frame(f, 8, 0x0c, b.id, 5, 0);
+        frame(f, 9, 0x10, a.id, 5, 64);
+        JsonNode fa = frame(f, 10, 0x14, b.id, 6, 0);
+        assertThat(fa.path("after_bth").asText()).as("AtomicETH: VA, R_Key, add, compare").startsWith(
+                String.format("%016x%08x%016x", mrB.va() + 4096, mrB.rkey(), 1));
+        JsonNode faAck = frame(f, 11, 0x12, a.id, 6, 0);
+        assertThat(faAck.path("after_bth").asText()).as("AETH, then AtomicAckETH: the value before")
+                .startsWith(String.format("1f%06x%016x", 5, 41));
+        JsonNode ud = frame(f, 12, 0x64, r.id, 0, 300);
+        assertThat(ud.path("src").asText()).isEqualTo("192.168.7.1");
+        assertThat(ud.path("after_bth").asText()).as("DETH: Q_Key, source QP")
+                .startsWith(String.format("%08x%08x", 0x1111_0000, s.id));
+    }
+
+    /** A UD QP with Q_Key 0x11110000 on {@code cq}, in RTS. */
+    static Qp udQp(RdmaVerbs v, Cq cq) throws Exception {
+        Qp qp = v.createQp(UD, cq, cq, 4, 4, 7, 0);
+        v.init(qp, 0x1111_0000);
+        v.rtr(qp, 0, null);
+        v.rts(qp);
+        return qp;
+    }
+}
