@@ -226,6 +226,103 @@ class TraceRdmaTest {
                 .startsWith(String.format("%08x%08x", 0x1111_0000, s.id));
     }
 
+    /**
+     * Across a mesh: the requester's server traces its guest's requests and the peer's answers (READ data,
+     * the atomic's old value); the responder's server traces what its own guest starts, here nothing.
+     */
+    @Test
+    void aMeshWorkloadReadsAsRoceV2OnTheRequestersServer() throws Exception {
+        assumeScapy();
+        int port;
+        try (ServerSocket free = new ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        Path dir = Files.createTempDirectory("ernic-trace-mesh");
+        ErnicServer manager = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("m.sock").toString())
+                .withMesh("tcp:manager:listen:" + port, "10.1.0.1"));
+        open.add(manager);
+        ErnicServer worker = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("w.sock").toString())
+                .withMesh("tcp:worker:localhost:" + port, "10.1.0.2"));
+        open.add(worker);
+        PcapTrace traceM = ServeCommand.openTrace(dir.resolve("m.pcap")), traceW = ServeCommand.openTrace(dir.resolve("w.pcap"));
+        manager.traceRdma(traceM);
+        worker.traceRdma(traceW);
+        for (int i = 0; i < 200 && !(manager.mesh().gidTable().containsKey(Gid.parse("10.1.0.2"))
+                && worker.mesh().gidTable().containsKey(Gid.parse("10.1.0.1"))); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(manager.mesh().gidTable()).containsKey(Gid.parse("10.1.0.2"));
+
+        IonicDriverModel dm = IonicDriverModel.connect(manager.vfioUser().socketPath()),
+                dw = IonicDriverModel.connect(worker.vfioUser().socketPath());
+        open.add(dm);
+        open.add(dw);
+        RdmaVerbs vm = RdmaVerbs.open(dm), vw = RdmaVerbs.open(dw);
+        Cq cqA = vm.createCq(6), cqB = vw.createCq(6);
+        Qp a = vm.createQp(RC, cqA, cqA, 5, 5, 8, QP_ALL), b = vw.createQp(RC, cqB, cqB, 5, 5, 8, QP_ALL);
+        vm.init(a, QP_ALL);
+        vw.init(b, QP_ALL);
+        vm.rtr(a, b.id, ernic.model.rdma.Path.of("10.1.0.1", "10.1.0.2"));
+        vw.rtr(b, a.id, ernic.model.rdma.Path.of("10.1.0.2", "10.1.0.1"));
+        vm.rts(a);
+        vw.rts(b);
+        Buffer bufA = vm.buffer(4 * 4096, true), bufB = vw.buffer(4 * 4096, true);
+        Mr mrA = vm.regMr(bufA, 0, bufA.length, ALL), mrB = vw.regMr(bufB, 0, bufB.length, ALL);
+        byte[] there = "data on the worker".getBytes(StandardCharsets.US_ASCII);
+        bufB.put(0, there);
+        bufB.putLong(4096, 7);
+
+        vw.postRecv(b, 1, mrB.va() + 8192, 4096, mrB.lkey());
+        wr.reset().sge(mrA.va(), 100, mrA.lkey());
+        vm.postSend(a, wr);                                             // SEND_ONLY + ACK
+        next(vm, cqA);
+        next(vw, cqB);
+        wr.reset().sge(mrA.va(), 2000, mrA.lkey());
+        wr.opcode = WRITE;
+        wr.remoteVa = mrB.va() + 12288;
+        wr.rkey = mrB.rkey();
+        vm.postSend(a, wr);                                             // WRITE_ONLY + ACK
+        next(vm, cqA);
+        wr.reset().sge(mrA.va() + 4096, there.length, mrA.lkey());
+        wr.opcode = READ;
+        wr.remoteVa = mrB.va();
+        wr.rkey = mrB.rkey();
+        vm.postSend(a, wr);                                             // READ_REQUEST + READ_RESPONSE_ONLY
+        next(vm, cqA);
+        wr.reset().sge(mrA.va() + 8192, 8, mrA.lkey());
+        wr.opcode = ATOMIC_CS;
+        wr.remoteVa = mrB.va() + 4096;
+        wr.rkey = mrB.rkey();
+        wr.compare = 7;
+        wr.swapAdd = 9;
+        vm.postSend(a, wr);                                             // COMPARE_SWAP + ATOMIC_ACKNOWLEDGE
+        next(vm, cqA);
+        assertThat(bufB.getLong(4096)).isEqualTo(9);
+
+        for (AutoCloseable c : List.of(dm, dw, worker, manager)) {
+            c.close();
+            open.remove(c);
+        }
+        List<JsonNode> f = dissect(dir.resolve("m.pcap"));
+        assertThat(f).hasSize(8);
+        assertThat(traceM.counters().get(TraceCounter.FRAMES_WRITTEN)).isEqualTo(8);
+        JsonNode send = frame(f, 0, 0x04, b.id, 0, 100);
+        assertThat(send.path("src").asText()).isEqualTo("10.1.0.1");
+        assertThat(send.path("dst").asText()).isEqualTo("10.1.0.2");
+        JsonNode ack = frame(f, 1, 0x11, a.id, 0, 0);
+        assertThat(ack.path("src").asText()).isEqualTo("10.1.0.2");
+        frame(f, 2, 0x0a, b.id, 1, 2000);
+        frame(f, 3, 0x11, a.id, 1, 0);
+        frame(f, 4, 0x0c, b.id, 2, 0);
+        JsonNode read = frame(f, 5, 0x10, a.id, 2, there.length);
+        assertThat(read.path("after_bth").asText()).as("AETH, then the data read on the worker")
+                .startsWith(String.format("1f%06x", 3) + java.util.HexFormat.of().formatHex(there));
+        frame(f, 6, 0x13, b.id, 3, 0);
+        assertThat(frame(f, 7, 0x12, a.id, 3, 0).path("after_bth").asText()).as("the value before the swap")
+                .startsWith(String.format("1f%06x%016x", 4, 7));
+        assertThat(dissect(dir.resolve("w.pcap"))).as("the worker's guest started nothing").isEmpty();
+    }
+
     /** A UD QP with Q_Key 0x11110000 on {@code cq}, in RTS. */
     static Qp udQp(RdmaVerbs v, Cq cq) throws Exception {
         Qp qp = v.createQp(UD, cq, cq, 4, 4, 7, 0);
