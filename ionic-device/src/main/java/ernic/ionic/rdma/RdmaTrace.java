@@ -41,7 +41,7 @@ final class RdmaTrace {
     private final MemorySegment word = Arena.ofAuto().allocate(8, 8);
     private final Spans wordSpan = new Spans();
     /** Per QP id: the generation traced, the next PSN, the responder's MSN, remote requests' PSNs by SQ slot. */
-    private final int[] generation, psn, msn;
+    private final int[] generation, psn, msn, startPsn;
     private final boolean[] seen;
     private final int[][] slotPsn;
 
@@ -54,16 +54,18 @@ final class RdmaTrace {
         generation = new int[n];
         psn = new int[n];
         msn = new int[n];
+        startPsn = new int[n];
         seen = new boolean[n];
         slotPsn = new int[n][];
     }
 
-    /** The QP's trace state, started afresh for a new QP under an id. */
+    /** The QP's trace state, started afresh for a new QP under an id, and when MODIFY_QP gave a new sq_psn. */
     private void know(QueuePair qp) {
         int id = qp.id;
-        if (!seen[id] || generation[id] != qp.generation) {
+        if (!seen[id] || generation[id] != qp.generation || startPsn[id] != qp.sqPsn) {
             seen[id] = true;
             generation[id] = qp.generation;
+            startPsn[id] = qp.sqPsn;
             psn[id] = qp.sqPsn & 0xff_ffff;
             msn[id] = 0;
             slotPsn[id] = null;

@@ -55,9 +55,8 @@ public final class PcapTrace implements AutoCloseable {
 
     private final Path file;
     private final FileChannel channel;
-    private final ArrayBlockingQueue<Buf> toWrite = new ArrayBlockingQueue<>(BUFFERS + 1);
-    private final ArrayBlockingQueue<Buf> written = new ArrayBlockingQueue<>(BUFFERS);
-    private final ArrayDeque<Buf> free = new ArrayDeque<>(BUFFERS);
+    private final ArrayBlockingQueue<Buf> toWrite, written;
+    private final ArrayDeque<Buf> free;
     private final Buf stop = new Buf(0);
     private final Thread writer;
     private Buf current;
@@ -66,11 +65,14 @@ public final class PcapTrace implements AutoCloseable {
     private volatile boolean closed;
     private final Counters<TraceCounter> counters = new Counters<>(TraceCounter.class);
 
-    private PcapTrace(Path file, FileChannel channel) {
+    private PcapTrace(Path file, FileChannel channel, int buffers, int bufferBytes) {
         this.file = file;
         this.channel = channel;
-        for (int i = 0; i < BUFFERS; i++) {
-            free.add(new Buf(BUFFER_BYTES));
+        toWrite = new ArrayBlockingQueue<>(buffers + 1);
+        written = new ArrayBlockingQueue<>(buffers);
+        free = new ArrayDeque<>(buffers);
+        for (int i = 0; i < buffers; i++) {
+            free.add(new Buf(bufferBytes));
         }
         current = free.poll();
         writer = Thread.ofPlatform().name("ernic-trace-writer").daemon().unstarted(this::writeLoop);
@@ -78,6 +80,14 @@ public final class PcapTrace implements AutoCloseable {
 
     /** Creates (or truncates) {@code file}, writes the file header and starts the writer thread. */
     public static PcapTrace open(Path file) throws IOException {
+        return open(file, BUFFERS, BUFFER_BYTES);
+    }
+
+    /** With {@code buffers} buffers of {@code bufferBytes} (at least one record's room) each: for tests. */
+    static PcapTrace open(Path file, int buffers, int bufferBytes) throws IOException {
+        if (buffers < 1 || bufferBytes < RECORD_HEADER + SNAPLEN) {
+            throw new IllegalArgumentException("a trace needs a buffer with room for one record");
+        }
         FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING);
         try {
@@ -91,7 +101,7 @@ public final class PcapTrace implements AutoCloseable {
             ch.close();
             throw e;
         }
-        PcapTrace t = new PcapTrace(file, ch);
+        PcapTrace t = new PcapTrace(file, ch, buffers, bufferBytes);
         t.writer.start();
         return t;
     }

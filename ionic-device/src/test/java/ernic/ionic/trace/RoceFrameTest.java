@@ -186,4 +186,28 @@ class RoceFrameTest {
         assertThat((sec2 * 1_000_000 + usec2) - (sec1 * 1_000_000 + usec1)).isEqualTo(500);
         Files.delete(file);
     }
+
+    /** A burst faster than the writer: every frame is either in the file or counted as dropped, none lost silently. */
+    @Test
+    void framesThatFindNoBufferAreCounted() throws Exception {
+        Path file = Files.createTempFile("ernic-trace", ".pcap");
+        PcapTrace t = PcapTrace.open(file, 2, 2 * (PcapTrace.RECORD_HEADER + PcapTrace.SNAPLEN));
+        t.start(0);
+        RoceFrame f = rcSend();
+        int frames = 20_000;
+        for (int i = 0; i < frames; i++) {
+            byte[] b = t.reserve();
+            if (b != null) {
+                int h = f.headers(b, t.frameOffset(), 0);
+                t.commit(h + f.trailer(b, t.frameOffset(), 0), f.frameLength(0), i);
+            }
+        }
+        t.flush();
+        t.close();
+        t.reclaim();
+        long written = t.counters().get(TraceCounter.FRAMES_WRITTEN), dropped = t.counters().get(TraceCounter.FRAMES_DROPPED);
+        assertThat(written + dropped).isEqualTo(frames);
+        assertThat(Files.size(file)).isEqualTo(PcapTrace.FILE_HEADER + written * (PcapTrace.RECORD_HEADER + 58L));
+        Files.delete(file);
+    }
 }
