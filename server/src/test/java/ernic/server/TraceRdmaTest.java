@@ -186,6 +186,10 @@ class TraceRdmaTest {
         next(v, cqU);
         next(v, cqU);
 
+        java.util.Map<String, Long> totals = server.vfioUser().eventLoop()
+                .submit(() -> server.counterRegistry().totals()).get(5, TimeUnit.SECONDS);
+        assertThat(totals).as("the trace's counters are in the registry").containsKeys("rdma.trace.frames_written",
+                "rdma.trace.frames_dropped", "rdma.trace.write_errors", "rdma.trace.flushes");
         drv.close();
         open.remove(drv);
         server.close();
