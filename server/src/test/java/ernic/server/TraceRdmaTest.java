@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
- * {@code --trace-rdma}: a driver-model workload (RC SEND of one and of three packets, RDMA WRITE, READ, an atomic,
+ * {@code --trace-rdma}: a driver-model workload (RC SEND of one and of three packets, RDMA WRITE, READ of one and of
+ * three response packets, an atomic,
  * a UD SEND; then RC across a mesh of two servers) is traced, and scapy's RoCE dissector
  * ({@code scapy.contrib.roce}, Debian's python3-scapy) reads every frame as Ether/IP/UDP/BTH with the opcodes,
  * QPNs, PSNs, lengths and ICRCs the IBTA gives.
@@ -185,6 +186,18 @@ class TraceRdmaTest {
         v.postSend(s, wr);                                              // UD SEND_ONLY with a DETH
         next(v, cqU);
         next(v, cqU);
+        wr.reset().sge(mrA.va(), 9000, mrA.lkey());
+        wr.opcode = READ;
+        wr.remoteVa = mrB.va();
+        wr.rkey = mrB.rkey();
+        v.postSend(a, wr);                                              // READ_REQUEST + RESPONSE FIRST, MIDDLE, LAST
+        next(v, cqA);
+        v.postRecv(b, 4, mrB.va(), 16_000, mrB.lkey());
+        wr.reset().sge(mrA.va(), hello.length, mrA.lkey());
+        v.postSend(a, wr);                                              // SEND_ONLY after the READ's PSNs + ACK
+        next(v, cqA);
+        next(v, cqB);
+        byte[] readBack = bufA.get(0, PcapTrace.SNAPLEN_PAYLOAD);
 
         java.util.Map<String, Long> totals = server.vfioUser().eventLoop()
                 .submit(() -> server.counterRegistry().totals()).get(5, TimeUnit.SECONDS);
@@ -197,8 +210,8 @@ class TraceRdmaTest {
         assertThat(trace.counters().get(TraceCounter.FRAMES_DROPPED)).isZero();
 
         List<JsonNode> f = dissect(pcap);
-        assertThat(f).hasSize(13);
-        assertThat(trace.counters().get(TraceCounter.FRAMES_WRITTEN)).isEqualTo(13);
+        assertThat(f).hasSize(19);
+        assertThat(trace.counters().get(TraceCounter.FRAMES_WRITTEN)).isEqualTo(19);
         JsonNode send = frame(f, 0, 0x04, b.id, 0, hello.length);
         assertThat(send.path("src").asText()).isEqualTo("10.0.0.1");
         assertThat(send.path("dst").asText()).isEqualTo("10.0.0.2");
@@ -228,6 +241,14 @@ class TraceRdmaTest {
         assertThat(ud.path("src").asText()).isEqualTo("192.168.7.1");
         assertThat(ud.path("after_bth").asText()).as("DETH: Q_Key, source QP")
                 .startsWith(String.format("%08x%08x", 0x1111_0000, s.id));
+        frame(f, 13, 0x0c, b.id, 7, 0);
+        JsonNode first = frame(f, 14, 0x0d, a.id, 7, 4096);
+        assertThat(first.path("after_bth").asText()).as("AETH, then the first bytes read")
+                .startsWith(String.format("1f%06x", 6) + java.util.HexFormat.of().formatHex(readBack, 0, 20));
+        frame(f, 15, 0x0e, a.id, 8, 4096);
+        frame(f, 16, 0x0f, a.id, 9, 9000 - 8192);
+        frame(f, 17, 0x04, b.id, 10, hello.length);
+        frame(f, 18, 0x11, a.id, 10, 0);
     }
 
     /**
