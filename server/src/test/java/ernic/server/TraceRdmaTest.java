@@ -36,8 +36,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 /**
  * {@code --trace-rdma}: a driver-model workload (RC SEND of one and of three packets, RDMA WRITE, READ of one and
  * of three response packets, an atomic, a UD SEND; then RC across a mesh of two servers) is traced, and scapy's
- * RoCE dissector ({@code scapy.contrib.roce}, Debian's python3-scapy) reads every frame as Ether/IP/UDP/BTH with the opcodes,
- * QPNs, PSNs, lengths and ICRCs the IBTA gives.
+ * RoCE dissector ({@code scapy.contrib.roce}, Debian's python3-scapy) reads every frame as Ether/IP/UDP/BTH
+ * with the opcodes, QPNs, PSNs, lengths and ICRCs the IBTA gives.
  */
 class TraceRdmaTest {
     static final File PYTHON = new File("/usr/bin/python3");
