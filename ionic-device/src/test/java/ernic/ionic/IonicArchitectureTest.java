@@ -72,4 +72,13 @@ class IonicArchitectureTest {
                 .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic", "ernic.ionic.eth..", "ernic.ionic.rdma..")
                 .check(MAIN);
     }
+
+    @Test
+    void theTraceFileSideKnowsNothingOfTheDevice() {
+        noClasses().that().resideInAPackage("ernic.ionic.trace..")
+                .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic", "ernic.ionic.rdma..", "ernic.ionic.eth..",
+                        "ernic.ionic.base..", "ernic.ionic.layout..")
+                .because("the frames and the pcap file are filled by ernic.ionic.rdma, not read from it")
+                .check(MAIN);
+    }
 }

@@ -4,6 +4,7 @@ import ernic.ionic.IonicDevice;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.trace.PcapTrace;
 import ernic.ionic.target.nvmeof.NvmeofOptions;
 import ernic.ionic.target.s3.S3Options;
 import ernic.mesh.Gid;
@@ -32,6 +33,7 @@ import java.util.Map;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.time.Instant;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -138,6 +140,8 @@ public final class ErnicServer implements AutoCloseable {
     private StatsFile statsFile;
     private MeshNode mesh;
     private S3Backend s3;
+    private PcapTrace trace;
+    private ScheduledFuture<?> traceFlush;
     /** Every counter of this server (vfio-user, the device, the mesh): what the stats file walks. Device loop only. */
     private final CounterRegistry registry = new CounterRegistry();
 
@@ -285,6 +289,39 @@ public final class ErnicServer implements AutoCloseable {
         });
     }
 
+    /**
+     * {@code --trace-rdma}: the device writes each RDMA operation to {@code t} as RoCEv2 frames (see
+     * docs/monitoring.md, "Seeing the traffic"), with its counters under {@code rdma.trace.}; the buffered
+     * frames go to the file every second and at {@link #close}, which also closes {@code t}.
+     */
+    public void traceRdma(PcapTrace t) {
+        if (!(device instanceof IonicDevice ionic)) {
+            throw new IllegalArgumentException("--trace-rdma needs --device ionic");
+        }
+        server.eventLoop().submit(() -> {
+            registry.register("rdma.trace.", t.counters());
+            ionic.rdma().traceRdma(t);
+        }).syncUninterruptibly();
+        trace = t;
+        traceFlush = server.eventLoop().scheduleAtFixedRate(t::flush, TRACE_FLUSH_MS, TRACE_FLUSH_MS,
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** How often --trace-rdma hands its buffered frames to the file. */
+    static final long TRACE_FLUSH_MS = 1000;
+
+    /** Stops the trace: the last frames flushed, the file closed, the final counts taken. */
+    private void stopTrace() {
+        IonicDevice ionic = (IonicDevice) device;
+        traceFlush.cancel(false);
+        server.eventLoop().submit(() -> {
+            ionic.rdma().traceRdma(null);
+            trace.flush();
+        }).awaitUninterruptibly();
+        trace.close();
+        server.eventLoop().submit(trace::reclaim).awaitUninterruptibly();
+    }
+
     /** The mesh node, or null when the server is not in a mesh. */
     public MeshNode mesh() {
         return mesh;
@@ -383,6 +420,16 @@ public final class ErnicServer implements AutoCloseable {
             p4.put("tables", tables);
             m.put("p4", p4);
         }
+        if (trace != null) {
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("file", trace.file().toString());
+            for (CounterRegistry.Sample c : samples) {
+                if (c.name().startsWith("rdma.trace.")) {
+                    t.put(c.name().substring("rdma.trace.".length()), c.value());
+                }
+            }
+            m.put("trace_rdma", t);
+        }
         if (s3 != null) {
             Map<String, Object> store = new LinkedHashMap<>();
             for (CounterRegistry.Sample c : samples) {
@@ -419,6 +466,9 @@ public final class ErnicServer implements AutoCloseable {
 
     @Override
     public void close() {
+        if (trace != null) {
+            stopTrace(); // before the last stats file, which then has the final counts
+        }
         if (statsFile != null) {
             statsFile.close(); // the last snapshot, before the device is detached and reset
         }

@@ -10,7 +10,10 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import ernic.ionic.trace.PcapTrace;
+
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -86,6 +89,12 @@ public final class ServeCommand implements Callable<Integer> {
                     + " (HOST defaults to localhost); see docs/monitoring.md.")
     String metrics;
 
+    @Option(names = "--trace-rdma", paramLabel = "FILE.pcap",
+            description = "ionic: write each RDMA operation the device carries out to FILE.pcap as synthetic RoCEv2"
+                    + " frames (classic pcap, for Wireshark or tshark; payload cut at 256 bytes); see"
+                    + " docs/monitoring.md.")
+    Path traceRdma;
+
     @Option(names = "--log-level", defaultValue = "INFO",
             description = "Log level: ERROR, WARN, INFO, DEBUG or TRACE (default: ${DEFAULT-VALUE}).")
     String logLevel;
@@ -99,6 +108,19 @@ public final class ServeCommand implements Callable<Integer> {
                     + " passes its own PID, so no server outlives its run.")
     Long exitWith;
 
+    /** Opens the trace file; a path that cannot be written is one line: the path and the reason. */
+    static PcapTrace openTrace(Path file) throws IOException {
+        try {
+            return PcapTrace.open(file);
+        } catch (IOException e) {
+            String why = e instanceof java.nio.file.NoSuchFileException ? "no such directory"
+                    : e instanceof java.nio.file.AccessDeniedException ? "permission denied"
+                    : e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null ? fs.getReason()
+                    : e.toString();
+            throw new IOException("--trace-rdma " + file + ": cannot write (" + why + ")", e);
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.toLevel(logLevel, Level.INFO));
@@ -109,9 +131,26 @@ public final class ServeCommand implements Callable<Integer> {
                 P4Options.of(p4, p4Program, p4Entries, p4Scope));
         ErnicServer server;
         MetricsEndpoint endpoint = null;
+        PcapTrace trace = null;
         try {
             MetricsEndpoint.Address metricsAt = metrics == null ? null : MetricsEndpoint.Address.parse(metrics);
-            server = ErnicServer.start(settings);
+            if (traceRdma != null) {
+                if (device != DeviceKind.ionic) {
+                    throw new IllegalArgumentException("--trace-rdma needs --device ionic");
+                }
+                trace = openTrace(traceRdma);
+            }
+            try {
+                server = ErnicServer.start(settings);
+            } catch (IllegalArgumentException | IOException e) {
+                if (trace != null) {
+                    trace.close();
+                }
+                throw e;
+            }
+            if (trace != null) {
+                server.traceRdma(trace);
+            }
             if (metricsAt != null) {
                 try {
                     endpoint = server.startMetrics(metricsAt);
@@ -123,6 +162,9 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException | IOException e) {
             System.err.println("ernic serve: " + e.getMessage());
             return 2;
+        }
+        if (trace != null) {
+            System.err.println("ernic: tracing RDMA operations to " + traceRdma);
         }
         CountDownLatch stop = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);

@@ -61,6 +61,22 @@ class ServeCommandTest {
     }
 
     @Test
+    void aTraceFileThatCannotBeWrittenIsOneLineAndNoSocket() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Path pcap = dir.resolve("missing").resolve("rdma.pcap");
+        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--trace-rdma", pcap.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --trace-rdma " + pcap + ": cannot write (no such directory)"
+                + System.lineSeparator());
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+        Run sample = serve("--socket", dir.resolve("s.sock").toString(), "--device", "sample", "--trace-rdma",
+                dir.resolve("rdma.pcap").toString());
+        assertThat(sample.status()).isEqualTo(2);
+        assertThat(sample.stderr()).isEqualTo("ernic serve: --trace-rdma needs --device ionic" + System.lineSeparator());
+        assertThat(dir.resolve("rdma.pcap")).doesNotExist();
+    }
+
+    @Test
     void backendNoneNeedsTheIonicDevice() throws Exception {
         Path dir = Files.createTempDirectory("ernic-serve");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--device", "sample", "--backend", "none");

@@ -87,6 +87,14 @@ final class DataPath implements QpErrors {
         requester.p4 = filter == null ? null : new WqePipeline(lif, memory, refusals, this.counters, filter, counters);
     }
 
+    /** Traces what the requester carries out into {@code out} (null: no more). */
+    void trace(ernic.ionic.trace.PcapTrace out) {
+        if (out != null) {
+            out.start(now());
+        }
+        requester.trace = out == null ? null : new RdmaTrace(lif, memory, this::now, out);
+    }
+
     void detach() {
         if (remote != null) {
             remote.close();

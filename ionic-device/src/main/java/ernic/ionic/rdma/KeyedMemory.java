@@ -176,8 +176,25 @@ final class KeyedMemory {
      * else through the 64 KiB bounce buffer. False when guest memory cannot be reached.
      */
     boolean copy(Spans src, Spans dst, long len) {
+        if (!transfer(src, 0, dst, len)) {
+            return false;
+        }
+        counters.add(PathCounter.BYTES, len);
+        return true;
+    }
+
+    /** Copies {@code len} bytes from offset {@code from} of {@code src} into {@code dst}, uncounted (the trace's view). */
+    boolean peek(Spans src, long from, Spans dst, long len) {
+        return transfer(src, from, dst, len);
+    }
+
+    private boolean transfer(Spans src, long skip, Spans dst, long len) {
         int si = 0, di = 0;
         long so = 0, dOff = 0, left = len;
+        while (si < src.count && skip >= src.len[si]) {
+            skip -= src.len[si++];
+        }
+        so = skip;
         while (left > 0) {
             while (si < src.count && so == src.len[si]) {
                 si++;
@@ -218,7 +235,6 @@ final class KeyedMemory {
             dOff += chunk;
             left -= chunk;
         }
-        counters.add(PathCounter.BYTES, len);
         return true;
     }
 

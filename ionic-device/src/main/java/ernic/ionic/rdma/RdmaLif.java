@@ -171,6 +171,14 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         data.detach();
     }
 
+    /**
+     * {@code --trace-rdma}: from now on each RDMA operation is written to {@code out} as RoCEv2 frames; null
+     * stops. Device thread only.
+     */
+    public void traceRdma(ernic.ionic.trace.PcapTrace out) {
+        data.trace(out);
+    }
+
     Dma dma() {
         return dma;
     }

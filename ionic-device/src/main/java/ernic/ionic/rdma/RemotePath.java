@@ -394,6 +394,12 @@ final class RemotePath implements End, MeshListener {
         if (status > V1.STS_RNR_RETRY_EXCEEDED) {
             status = V1.STS_BAD_RESP_ERR;
         }
+        RdmaTrace trace = requester.trace;
+        if (trace != null) {
+            int len = WireHeader.payloadLength(m);
+            trace.replied(qp, slot, status, op == WireHeader.READ_RESP ? payload(m, len) : null, len,
+                    WireHeader.u64(m, WireHeader.SWAP_ADD));
+        }
         if (status == V1.STS_OK && op == WireHeader.READ_RESP) {
             int len = WireHeader.payloadLength(m);
             status = len != WireHeader.u64(m, WireHeader.LENGTH) ? V1.STS_BAD_RESP_ERR

@@ -40,6 +40,8 @@ final class Requester {
     NvmeofAttachment nvmeof;
     /** The P4 program's WQE hook, when the server runs a program written for WQEs. */
     WqePipeline p4;
+    /** {@code --trace-rdma}: what each WQE put on the (virtual) wire, or null. */
+    RdmaTrace trace;
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment wqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment cqeBuf = arena.allocate(V1.Cqe.SIZE, 8);
@@ -160,6 +162,9 @@ final class Requester {
                     waitingForRoom.add(qp);
                 }
                 break;
+            }
+            if (trace != null) {
+                trace.issued(r, status);
             }
             if (qp.inError()) {
                 break; // the WQE's own responder was this QP, and its receive failed: flushed meanwhile

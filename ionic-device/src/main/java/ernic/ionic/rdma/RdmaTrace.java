@@ -1,0 +1,340 @@
+package ernic.ionic.rdma;
+
+import ernic.ionic.layout.Le;
+import ernic.ionic.trace.PcapTrace;
+import ernic.ionic.trace.RoceFrame;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.function.LongSupplier;
+
+import static ernic.ionic.trace.RoceFrame.*;
+
+/**
+ * {@code --trace-rdma}: each RDMA operation the requester carries out, written as the RoCEv2 frames a wire
+ * would have carried (docs/monitoring.md, "Seeing the traffic"). Called at two points: {@link #issued} after
+ * the requester handed a WQE to its end (the request; and the responder's answer when the end answered at
+ * once: this guest, an in-process target), and {@link #replied} when a peer server's answer comes back.
+ *
+ * <p>The device keeps no PSNs of its own, so the trace numbers packets per QP from the QP's {@code sq_psn}
+ * (MODIFY_QP) at its first traced operation, one PSN per packet, as the IBTA does; a response carries the PSN
+ * of the request it answers (a READ response the PSNs from the request's on). Messages are cut into packets
+ * of the QP's path MTU (FIRST / MIDDLE / LAST). Addresses come from the QP's address vector (the AH for UD):
+ * IPv4 from IPv4-mapped GIDs, else {@link #PLACEHOLDER_SRC_IP} / {@link #PLACEHOLDER_DST_IP}; MACs from the
+ * header template, else {@link #PLACEHOLDER_SRC_MAC} / {@link #PLACEHOLDER_DST_MAC}. Device thread only; no
+ * allocation per operation (a QP's first remote operation makes its PSN slots).
+ */
+final class RdmaTrace {
+    /** 192.0.2.1 and 192.0.2.2 (TEST-NET-1, RFC 5737): requester and responder when a GID is not IPv4-mapped. */
+    static final int PLACEHOLDER_SRC_IP = 0xc000_0201, PLACEHOLDER_DST_IP = 0xc000_0202;
+    /** Locally administered placeholders when no header template is known. */
+    static final long PLACEHOLDER_SRC_MAC = 0x02_00_00_00_00_01L, PLACEHOLDER_DST_MAC = 0x02_00_00_00_00_02L;
+    /** The path MTU when a QP has none recorded (QUERY_QP answers 1024 too). */
+    static final int DEFAULT_MTU_SHIFT = 10;
+
+    private final RdmaLif lif;
+    private final KeyedMemory memory;
+    private final LongSupplier clock;
+    final PcapTrace out;
+    private final RoceFrame f = new RoceFrame();
+    private final Spans into = new Spans();
+    private final MemorySegment word = Arena.ofAuto().allocate(8, 8);
+    private final Spans wordSpan = new Spans();
+    /** Per QP id: the generation traced, the next PSN, the responder's MSN, remote requests' PSNs by SQ slot. */
+    private final int[] generation, psn, msn, startPsn;
+    private final boolean[] seen;
+    private final int[][] slotPsn;
+
+    RdmaTrace(RdmaLif lif, KeyedMemory memory, LongSupplier clock, PcapTrace out) {
+        this.lif = lif;
+        this.memory = memory;
+        this.clock = clock;
+        this.out = out;
+        int n = lif.qpCount;
+        generation = new int[n];
+        psn = new int[n];
+        msn = new int[n];
+        startPsn = new int[n];
+        seen = new boolean[n];
+        slotPsn = new int[n][];
+    }
+
+    /** The QP's trace state, started afresh for a new QP under an id, and when MODIFY_QP gave a new sq_psn. */
+    private void know(QueuePair qp) {
+        int id = qp.id;
+        if (!seen[id] || generation[id] != qp.generation || startPsn[id] != qp.sqPsn) {
+            seen[id] = true;
+            generation[id] = qp.generation;
+            startPsn[id] = qp.sqPsn;
+            psn[id] = qp.sqPsn & 0xff_ffff;
+            msn[id] = 0;
+            slotPsn[id] = null;
+        }
+    }
+
+    private static int mtu(QueuePair qp) {
+        int shift = qp.pmtu >= 8 && qp.pmtu <= 12 ? qp.pmtu : DEFAULT_MTU_SHIFT;
+        return 1 << shift;
+    }
+
+    private static int transport(QueuePair qp) {
+        return qp.datagram() ? UD : qp.type == V1.QPT_UC ? UC : RC;
+    }
+
+    private static int ipv4(byte[] gid, int placeholder) {
+        if (gid == null) {
+            return placeholder;
+        }
+        for (int i = 0; i < 10; i++) {
+            if (gid[i] != 0) {
+                return placeholder;
+            }
+        }
+        if (gid[10] != (byte) 0xff || gid[11] != (byte) 0xff) {
+            return placeholder;
+        }
+        return (gid[12] & 0xff) << 24 | (gid[13] & 0xff) << 16 | (gid[14] & 0xff) << 8 | gid[15] & 0xff;
+    }
+
+    /** Addresses of a frame from the requester ({@code forward}) or back to it, by the requester's address vector. */
+    private void address(AddressHandle av, boolean forward, int senderQpn) {
+        long smac = av != null && av.smac != 0 ? av.smac : PLACEHOLDER_SRC_MAC;
+        long dmac = av != null && av.dmac != 0 ? av.dmac : PLACEHOLDER_DST_MAC;
+        int sip = ipv4(av == null ? null : av.sgid, PLACEHOLDER_SRC_IP);
+        int dip = ipv4(av == null ? null : av.dgid, PLACEHOLDER_DST_IP);
+        f.smac = forward ? smac : dmac;
+        f.dmac = forward ? dmac : smac;
+        f.srcIp = forward ? sip : dip;
+        f.dstIp = forward ? dip : sip;
+        f.ttl = av != null && av.hopLimit > 0 ? av.hopLimit : 64;
+        f.tos = av != null ? av.trafficClass : 0;
+        f.srcPort = 0xc000 | senderQpn & 0x3fff; // RoCEv2 leaves the source port to the sender: one per QP here
+        f.solicited = false;
+        f.ackReq = false;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Hook points
+
+    /**
+     * The requester handed {@code r} to its end, which answered {@code status} (or {@link Requester#PENDING}).
+     * Nothing is traced for local operations, nor for a WQE that failed before it left (a local error).
+     */
+    void issued(Request r, int status) {
+        if (status != V1.STS_OK && status != Requester.PENDING && status < V1.STS_REMOTE_INV_REQ_ERR) {
+            return; // a local error: nothing went out
+        }
+        QueuePair qp = r.qp;
+        int op = r.wqe.op();
+        if (op > V1.Wqe.OP_ATOMIC_FA) {
+            return;
+        }
+        know(qp);
+        long now = clock.getAsLong();
+        if (qp.datagram()) {
+            datagram(r, now);
+            return;
+        }
+        int first = psn[qp.id];
+        int last = request(r, op, now);
+        if (status == Requester.PENDING) {
+            if (slotPsn[qp.id] == null) {
+                slotPsn[qp.id] = new int[qp.sq.mask() + 1];
+            }
+            slotPsn[qp.id][r.slot] = last;
+            return;
+        }
+        if (qp.type != V1.QPT_RC) {
+            return; // UC: no acknowledgements
+        }
+        response(qp, op, status, first, last, r.local, r.length, now);
+    }
+
+    /** A peer server answered the remote WQE in {@code slot}: {@code data} a READ's, {@code old} an atomic's. */
+    void replied(QueuePair qp, int slot, int status, Spans data, long length, long old) {
+        if (qp.type != V1.QPT_RC || qp.outstanding == null) {
+            return;
+        }
+        know(qp);
+        int[] slots = slotPsn[qp.id];
+        int last = slots != null ? slots[slot] : psn[qp.id];
+        int op = qp.outstanding.op[slot];
+        long now = clock.getAsLong();
+        if (op == V1.Wqe.OP_ATOMIC_CS || op == V1.Wqe.OP_ATOMIC_FA) {
+            if (status == V1.STS_OK) {
+                address(qp.av, false, qp.destQpn);
+                f.opcode = RC | ATOMIC_ACKNOWLEDGE;
+                f.destQp = qp.id;
+                f.psn = last;
+                f.syndrome = AETH_ACK;
+                f.msn = ++msn[qp.id];
+                f.origData = old;
+                frame(0, null, 0, now);
+                return;
+            }
+        }
+        response(qp, op, status, last, last, data, length, now);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Frames
+
+    /** The request packets of a connected QP's WQE; returns the PSN of its last packet. */
+    private int request(Request r, int op, long now) {
+        QueuePair qp = r.qp;
+        V1.Wqe w = r.wqe;
+        int t = transport(qp), mtu = mtu(qp);
+        address(qp.av, true, qp.id);
+        f.destQp = qp.destQpn;
+        switch (op) {
+            case V1.Wqe.OP_RDMA_READ -> {
+                f.opcode = t | READ_REQUEST;
+                f.psn = psn[qp.id];
+                f.ackReq = true;
+                f.va = w.remoteVa();
+                f.rkey = w.rkey();
+                f.dmaLength = (int) r.length;
+                frame(0, null, 0, now);
+                psn[qp.id] = (f.psn + packets(r.length, mtu)) & 0xff_ffff; // a READ takes a PSN per response packet
+                return f.psn;
+            }
+            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
+                f.opcode = t | (op == V1.Wqe.OP_ATOMIC_CS ? COMPARE_SWAP : FETCH_ADD);
+                f.psn = psn[qp.id];
+                f.ackReq = true;
+                f.va = w.remoteVa();
+                f.rkey = w.rkey();
+                f.swapAdd = w.swapAdd();
+                f.compare = w.compare();
+                frame(0, null, 0, now);
+                psn[qp.id] = (f.psn + 1) & 0xff_ffff;
+                return f.psn;
+            }
+            default -> {
+                boolean write = op == V1.Wqe.OP_RDMA_WRITE || op == V1.Wqe.OP_RDMA_WRITE_IMM;
+                boolean imm = op == V1.Wqe.OP_SEND_IMM || op == V1.Wqe.OP_RDMA_WRITE_IMM;
+                long total = r.payload.total;
+                int n = packets(total, mtu);
+                f.imm = w.immDataKey();
+                f.invRkey = w.immDataKey();
+                f.va = w.remoteVa();
+                f.rkey = w.rkey();
+                f.dmaLength = (int) total;
+                for (int i = 0; i < n; i++) {
+                    boolean firstPacket = i == 0, lastPacket = i == n - 1;
+                    int o;
+                    if (write) {
+                        o = n == 1 ? (imm ? WRITE_ONLY_IMM : WRITE_ONLY)
+                                : firstPacket ? WRITE_FIRST : lastPacket ? (imm ? WRITE_LAST_IMM : WRITE_LAST) : WRITE_MIDDLE;
+                    } else {
+                        int only = op == V1.Wqe.OP_SEND_IMM ? SEND_ONLY_IMM : op == V1.Wqe.OP_SEND_INV ? SEND_ONLY_INV : SEND_ONLY;
+                        int lastOp = op == V1.Wqe.OP_SEND_IMM ? SEND_LAST_IMM : op == V1.Wqe.OP_SEND_INV ? SEND_LAST_INV : SEND_LAST;
+                        o = n == 1 ? only : firstPacket ? SEND_FIRST : lastPacket ? lastOp : SEND_MIDDLE;
+                    }
+                    f.opcode = t | o;
+                    f.psn = psn[qp.id];
+                    f.ackReq = lastPacket && t == RC;
+                    f.solicited = lastPacket && r.solicited();
+                    long at = (long) i * mtu;
+                    frame((int) Math.min(mtu, total - at), r.payload, at, now);
+                    psn[qp.id] = (f.psn + 1) & 0xff_ffff;
+                }
+                return f.psn;
+            }
+        }
+    }
+
+    /** The responder's answer on RC: ACK, NAK, READ response packets or atomic ACK. */
+    private void response(QueuePair qp, int op, int status, int first, int last, Spans data, long length, long now) {
+        if (status == V1.STS_RETRY_EXCEEDED || status == V1.STS_RNR_RETRY_EXCEEDED) {
+            return; // nobody answered (no such QP there), or the receiver was never ready
+        }
+        address(qp.av, false, qp.destQpn);
+        f.destQp = qp.id;
+        if (status != V1.STS_OK) {
+            f.opcode = RC | ACKNOWLEDGE;
+            f.psn = first;
+            f.msn = msn[qp.id];
+            f.syndrome = switch (status) {
+                case V1.STS_REMOTE_ACC_ERR -> AETH_NAK_REMOTE_ACCESS;
+                case V1.STS_REMOTE_OPER_ERR -> AETH_NAK_REMOTE_OPERATIONAL;
+                default -> AETH_NAK_INVALID_REQUEST;
+            };
+            frame(0, null, 0, now);
+            return;
+        }
+        int m = ++msn[qp.id];
+        switch (op) {
+            case V1.Wqe.OP_RDMA_READ -> {
+                int mtu = mtu(qp), n = packets(length, mtu);
+                for (int i = 0; i < n; i++) {
+                    f.opcode = RC | (n == 1 ? READ_RESPONSE_ONLY : i == 0 ? READ_RESPONSE_FIRST
+                            : i == n - 1 ? READ_RESPONSE_LAST : READ_RESPONSE_MIDDLE);
+                    f.psn = (first + i) & 0xff_ffff;
+                    f.syndrome = AETH_ACK;
+                    f.msn = m;
+                    long at = (long) i * mtu;
+                    frame((int) Math.min(mtu, length - at), data, at, now);
+                }
+            }
+            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
+                f.opcode = RC | ATOMIC_ACKNOWLEDGE;
+                f.psn = last;
+                f.syndrome = AETH_ACK;
+                f.msn = m;
+                wordSpan.clear().addLocal(word, 0, 8);
+                f.origData = data != null && memory.peek(data, 0, wordSpan, 8) ? Le.u64(word, 0) : 0;
+                frame(0, null, 0, now);
+            }
+            default -> {
+                f.opcode = RC | ACKNOWLEDGE;
+                f.psn = last;
+                f.syndrome = AETH_ACK;
+                f.msn = m;
+                frame(0, null, 0, now);
+            }
+        }
+    }
+
+    /** A UD datagram: SEND_ONLY (with ImmDt) and a DETH; the payload after its 40-byte GRH area. */
+    private void datagram(Request r, long now) {
+        QueuePair qp = r.qp;
+        address(r.ah, true, qp.id);
+        f.opcode = UD | (r.wqe.op() == V1.Wqe.OP_SEND_IMM ? SEND_ONLY_IMM : SEND_ONLY);
+        f.destQp = r.destQpn;
+        f.psn = psn[qp.id];
+        f.solicited = r.solicited();
+        f.qkey = r.qkey;
+        f.srcQp = qp.id;
+        f.imm = r.wqe.immDataKey();
+        frame((int) Math.max(0, r.payload.total - Grh.SIZE), r.payload, Grh.SIZE, now);
+        psn[qp.id] = (f.psn + 1) & 0xff_ffff;
+    }
+
+    private static int packets(long length, int mtu) {
+        return (int) Math.max(1, (length + mtu - 1) / mtu);
+    }
+
+    /**
+     * One record: the frame's headers, at most {@link PcapTrace#SNAPLEN_PAYLOAD} bytes of its payload (read from
+     * {@code data} at {@code from}), and the pad and ICRC when the payload is whole. The record's length is the
+     * frame's real one.
+     */
+    private void frame(int payload, Spans data, long from, long now) {
+        byte[] b = out.reserve();
+        if (b == null) {
+            return; // counted as dropped
+        }
+        int at = out.frameOffset();
+        int h = f.headers(b, at, payload);
+        int keep = data == null ? 0 : Math.min(payload, PcapTrace.SNAPLEN_PAYLOAD);
+        if (keep > 0 && !(into.clear().addLocal(out.segment(), at + h, keep) && memory.peek(data, from, into, keep))) {
+            java.util.Arrays.fill(b, at + h, at + h + keep, (byte) 0);
+        }
+        int captured = h + keep;
+        if (keep == payload) {
+            captured += f.trailer(b, at, payload);
+        }
+        out.commit(captured, f.frameLength(payload), now);
+    }
+}

@@ -1,0 +1,26 @@
+package ernic.ionic.trace;
+
+import ernic.counters.Counter;
+
+/** The RDMA trace's counters, under {@code rdma.trace.} (the server registers them with {@code --trace-rdma}). */
+public enum TraceCounter implements Counter {
+    /** Frames the writer thread put in the file. */
+    FRAMES_WRITTEN("frames_written"),
+    /** Frames lost: no free buffer when they came (the disk was slower than the traffic), or a failed write. */
+    FRAMES_DROPPED("frames_dropped"),
+    /** Buffers whose write to the file failed (their frames are in {@code frames_dropped}). */
+    WRITE_ERRORS("write_errors"),
+    /** Buffers handed to the writer thread (full, by the periodic flush, or at close). */
+    FLUSHES("flushes");
+
+    private final String key;
+
+    TraceCounter(String key) {
+        this.key = key;
+    }
+
+    @Override
+    public String key() {
+        return key;
+    }
+}

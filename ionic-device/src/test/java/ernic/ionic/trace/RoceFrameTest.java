@@ -1,0 +1,213 @@
+package ernic.ionic.trace;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.zip.CRC32;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The frame builder against frames worked out by hand, and the pcap file's bytes. */
+class RoceFrameTest {
+    static final HexFormat HEX = HexFormat.of();
+
+    static RoceFrame rcSend() {
+        RoceFrame f = new RoceFrame();
+        f.dmac = 0x02_00_00_00_00_02L;
+        f.smac = 0x02_00_00_00_00_01L;
+        f.srcIp = 0x0a00_0001;
+        f.dstIp = 0x0a00_0002;
+        f.srcPort = 0xc011;
+        f.opcode = RoceFrame.RC | RoceFrame.SEND_ONLY;
+        f.ackReq = true;
+        f.destQp = 0x12;
+        f.psn = 7;
+        return f;
+    }
+
+    /**
+     * RC SEND_ONLY of "hello" from 10.0.0.1 to 10.0.0.2, QP 0x12, PSN 7. Headers 14 + 20 + 8 + 12 = 54 bytes,
+     * then 5 payload bytes, 3 pad bytes (PadCnt 3) and the ICRC: 66 bytes, so the IPv4 total length is 52
+     * (0x34) and the UDP length 32 (0x20). IPv4 checksum: 4500 + 0034 + 0000 + 4000 + 4011 + 0000 + 0a00 +
+     * 0001 + 0a00 + 0002 = d948, complemented 26b7.
+     */
+    @Test
+    void rcSendOnlyByHand() {
+        RoceFrame f = rcSend();
+        byte[] b = new byte[128];
+        int h = f.headers(b, 3, 5);
+        assertThat(h).isEqualTo(54);
+        System.arraycopy("hello".getBytes(StandardCharsets.US_ASCII), 0, b, 3 + h, 5);
+        int t = f.trailer(b, 3, 5);
+        assertThat(t).isEqualTo(7);
+        assertThat(f.frameLength(5)).isEqualTo(66);
+        String expected = ""
+                + "020000000002" + "020000000001" + "0800"                       // Ethernet
+                + "4500" + "0034" + "0000" + "4000" + "4011" + "26b7" + "0a000001" + "0a000002" // IPv4
+                + "c011" + "12b7" + "0020" + "0000"                               // UDP to 4791
+                + "04" + "30" + "ffff" + "00000012" + "80000007"                  // BTH: SEND_ONLY, PadCnt 3, AckReq
+                + "68656c6c6f" + "000000";                                        // payload and pad
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 3, 3 + 62))).isEqualTo(expected);
+        // The ICRC, least significant byte first: CRC-32 over 8 bytes of ones and the packet from the IPv4
+        // header on with TOS, TTL, IP checksum, UDP checksum and the BTH's FECN/BECN/reserved byte all ones.
+        String masked = "ffffffffffffffff"
+                + "45ff" + "0034" + "0000" + "4000" + "ff11" + "ffff" + "0a000001" + "0a000002"
+                + "c011" + "12b7" + "0020" + "ffff"
+                + "04" + "30" + "ffff" + "ff000012" + "80000007"
+                + "68656c6c6f" + "000000";
+        CRC32 crc = new CRC32();
+        crc.update(HEX.parseHex(masked));
+        int icrc = (int) crc.getValue();
+        assertThat(Arrays.copyOfRange(b, 3 + 62, 3 + 66)).containsExactly((byte) icrc, (byte) (icrc >>> 8),
+                (byte) (icrc >>> 16), (byte) (icrc >>> 24));
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 3 + 62, 3 + 66))).isEqualTo(KNOWN_ICRC);
+    }
+
+    /** The ICRC of {@link #rcSendOnlyByHand}'s frame as scapy's scapy.contrib.roce computes it. */
+    static final String KNOWN_ICRC = "15f4459f";
+
+    /** RDMA WRITE_ONLY_IMM: BTH, RETH (VA, R_Key, DMA length), ImmDt, then the payload. */
+    @Test
+    void writeOnlyImmCarriesRethThenImmDt() {
+        RoceFrame f = rcSend();
+        f.opcode = RoceFrame.RC | RoceFrame.WRITE_ONLY_IMM;
+        f.va = 0x0000_7f00_1234_5678L;
+        f.rkey = 0xabcd_0102;
+        f.dmaLength = 16;
+        f.imm = 0xdead_beef;
+        byte[] b = new byte[256];
+        int h = f.headers(b, 0, 16);
+        assertThat(h).isEqualTo(54 + 16 + 4);
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 42, h))).isEqualTo(""
+                + "0b" + "00" + "ffff" + "00000012" + "80000007"
+                + "00007f0012345678" + "abcd0102" + "00000010"
+                + "deadbeef");
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 16, 18))).isEqualTo("0050"); // IPv4 20 + UDP 8 + BTH 12 + RETH 16 + ImmDt 4 + payload 16 + ICRC 4 = 80
+    }
+
+    /** READ_RESPONSE_ONLY and ACKNOWLEDGE carry an AETH (syndrome, MSN); ATOMIC_ACKNOWLEDGE adds the old value. */
+    @Test
+    void responsesCarryAnAeth() {
+        RoceFrame f = rcSend();
+        f.ackReq = false;
+        f.syndrome = RoceFrame.AETH_ACK;
+        f.msn = 3;
+        byte[] b = new byte[256];
+        f.opcode = RoceFrame.RC | RoceFrame.ACKNOWLEDGE;
+        assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 4);
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 42, 58))).isEqualTo("11" + "00" + "ffff" + "00000012"
+                + "00000007" + "1f000003");
+        f.opcode = RoceFrame.RC | RoceFrame.READ_RESPONSE_ONLY;
+        assertThat(f.headers(b, 0, 8)).isEqualTo(58);
+        assertThat(b[42]).isEqualTo((byte) 0x10);
+        f.opcode = RoceFrame.RC | RoceFrame.ATOMIC_ACKNOWLEDGE;
+        f.origData = 0x0102_0304_0506_0708L;
+        assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 4 + 8);
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 54, 66))).isEqualTo("1f000003" + "0102030405060708");
+    }
+
+    /** COMPARE_SWAP: AtomicETH is VA, R_Key, swap (or add) data, compare data. */
+    @Test
+    void atomicEth() {
+        RoceFrame f = rcSend();
+        f.opcode = RoceFrame.RC | RoceFrame.COMPARE_SWAP;
+        f.va = 0x1000;
+        f.rkey = 0x55;
+        f.swapAdd = 2;
+        f.compare = 1;
+        byte[] b = new byte[256];
+        assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 28);
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 54, 82))).isEqualTo("0000000000001000" + "00000055"
+                + "0000000000000002" + "0000000000000001");
+    }
+
+    /** UD SEND_ONLY (0x64): a DETH (Q_Key, source QP) after the BTH. */
+    @Test
+    void udSendCarriesADeth() {
+        RoceFrame f = rcSend();
+        f.opcode = RoceFrame.UD | RoceFrame.SEND_ONLY;
+        f.ackReq = false;
+        f.qkey = 0x1111_1111;
+        f.srcQp = 0x13;
+        byte[] b = new byte[256];
+        assertThat(f.headers(b, 0, 4)).isEqualTo(54 + 8);
+        assertThat(HEX.formatHex(Arrays.copyOfRange(b, 42, 62))).isEqualTo("64" + "00" + "ffff" + "00000012"
+                + "00000007" + "11111111" + "00000013");
+        assertThat(RoceFrame.extensionLength(RoceFrame.UD | RoceFrame.SEND_ONLY_IMM)).isEqualTo(12);
+    }
+
+    /** The pcap file: global header (LINKTYPE_ETHERNET), then one record per frame with its real length. */
+    @Test
+    void pcapFileHoldsTheRecords() throws Exception {
+        Path file = Files.createTempFile("ernic-trace", ".pcap");
+        PcapTrace t = PcapTrace.open(file);
+        t.start(1_000_000_000L);
+        RoceFrame f = rcSend();
+        byte[] b = t.reserve();
+        int at = t.frameOffset();
+        int h = f.headers(b, at, 5);
+        System.arraycopy("hello".getBytes(StandardCharsets.US_ASCII), 0, b, at + h, 5);
+        int captured = h + 5 + f.trailer(b, at, 5);
+        t.commit(captured, f.frameLength(5), 1_000_500_000L);
+        b = t.reserve();
+        at = t.frameOffset();
+        h = f.headers(b, at, 4096);
+        t.commit(h, f.frameLength(4096), 1_001_000_000L); // cut: headers only
+        t.flush();
+        t.close();
+        t.reclaim();
+        assertThat(t.counters().get(TraceCounter.FRAMES_WRITTEN)).isEqualTo(2);
+        assertThat(t.counters().get(TraceCounter.FRAMES_DROPPED)).isZero();
+        assertThat(t.reserve()).as("closed: frames are dropped").isNull();
+        assertThat(t.counters().get(TraceCounter.FRAMES_DROPPED)).isEqualTo(1);
+
+        ByteBuffer p = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(p.remaining()).isEqualTo(24 + 16 + 66 + 16 + 54);
+        assertThat(p.getInt()).isEqualTo(0xa1b2c3d4);
+        assertThat(p.getShort()).isEqualTo((short) 2);
+        assertThat(p.getShort()).isEqualTo((short) 4);
+        p.getInt();
+        p.getInt();
+        assertThat(p.getInt()).isEqualTo(PcapTrace.SNAPLEN);
+        assertThat(p.getInt()).isEqualTo(PcapTrace.LINKTYPE_ETHERNET);
+        long sec1 = p.getInt() & 0xffffffffL, usec1 = p.getInt();
+        assertThat(p.getInt()).isEqualTo(66);
+        assertThat(p.getInt()).isEqualTo(66);
+        p.position(p.position() + 66);
+        long sec2 = p.getInt() & 0xffffffffL, usec2 = p.getInt();
+        assertThat(p.getInt()).isEqualTo(54);
+        assertThat(p.getInt()).isEqualTo(54 + 4096 + 4);
+        assertThat((sec2 * 1_000_000 + usec2) - (sec1 * 1_000_000 + usec1)).isEqualTo(500);
+        Files.delete(file);
+    }
+
+    /** A burst faster than the writer: every frame is either in the file or counted as dropped, none lost silently. */
+    @Test
+    void framesThatFindNoBufferAreCounted() throws Exception {
+        Path file = Files.createTempFile("ernic-trace", ".pcap");
+        PcapTrace t = PcapTrace.open(file, 2, 2 * (PcapTrace.RECORD_HEADER + PcapTrace.SNAPLEN));
+        t.start(0);
+        RoceFrame f = rcSend();
+        int frames = 20_000;
+        for (int i = 0; i < frames; i++) {
+            byte[] b = t.reserve();
+            if (b != null) {
+                int h = f.headers(b, t.frameOffset(), 0);
+                t.commit(h + f.trailer(b, t.frameOffset(), 0), f.frameLength(0), i);
+            }
+        }
+        t.flush();
+        t.close();
+        t.reclaim();
+        long written = t.counters().get(TraceCounter.FRAMES_WRITTEN), dropped = t.counters().get(TraceCounter.FRAMES_DROPPED);
+        assertThat(written + dropped).isEqualTo(frames);
+        assertThat(Files.size(file)).isEqualTo(PcapTrace.FILE_HEADER + written * (PcapTrace.RECORD_HEADER + 58L));
+        Files.delete(file);
+    }
+}
