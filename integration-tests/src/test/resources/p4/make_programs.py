@@ -2,7 +2,8 @@
 """Writes the P4 test programs for the real-guest tests, in bmv2 JSON as p4c-bm2-ss emits it for v1model
 (p4c is not packaged for Debian, so they are written by hand; see docs/p4.md). Run: python3 make_programs.py
 
-l2_fwd.json            table dmac on the destination MAC: forward(port), to_other_side, drop (the default).
+l2_fwd.json            table dmac on the destination MAC: forward(port), to_other_side, rewrite_dmac(mac, port),
+                       drop (the default).
 rdma_drop_write.json   table wqe_acl on the WQE header (docs/p4.md, "The WQE header"): deny drops the WQE.
 rdma_fp8.json          table wqe_extern: fp8_accumulate / format_convert select an extern for an RDMA WRITE.
 Every program passes frames it has no entry for as its entries say; the RDMA programs send every frame to
@@ -100,7 +101,10 @@ l2_actions = [action("NoAction", 0, [], []),
               action("MyIngress.drop", 1, [], DROP),
               action("MyIngress.forward", 2, [["port", 9]],
                      [assign(field("standard_metadata", "egress_spec"), runtime(0))]),
-              action("MyIngress.to_other_side", 3, [], TO_OTHER_SIDE)]
+              action("MyIngress.to_other_side", 3, [], TO_OTHER_SIDE),
+              action("MyIngress.rewrite_dmac", 4, [["mac", 48], ["port", 9]],
+                     [assign(field("ethernet", "dstAddr"), runtime(0)),
+                      assign(field("standard_metadata", "egress_spec"), runtime(1))])]
 l2 = program("l2_fwd", ETHERNET_T, "ethernet", [state("start", 0, "ethernet", [], [DEFAULT])],
              l2_actions, table("MyIngress.dmac", [("exact", ("ethernet", "dstAddr"))], l2_actions[1:], 1))
 

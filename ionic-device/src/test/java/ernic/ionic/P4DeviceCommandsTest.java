@@ -68,7 +68,7 @@ class P4DeviceCommandsTest {
     void scopeReadReadsInfoCountersAndTablesButWritesNothing() throws IOException {
         start(P4Scope.READ);
         P4Control.Info info = p4.info();
-        assertThat(info).isEqualTo(new P4Control.Info(1, 1, false, 1, 4, 0, 0, "l2_fwd"));
+        assertThat(info).isEqualTo(new P4Control.Info(1, 1, false, 1, 5, 0, 0, "l2_fwd"));
         // One frame through the program: the counters and the table's hits move.
         byte[] f = P4EthernetHookTest.frame(0x02_00_00_ee_00_0bL, 0x02_00_00_ee_00_0aL, 0x0800, 30);
         var seg = java.lang.foreign.Arena.ofAuto().allocate(f.length);

@@ -69,6 +69,11 @@ public final class ErnicServer implements AutoCloseable {
             return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile, backend, guestGids, p4);
         }
 
+        /** {@code --mac}: the station MAC, xx:xx:xx:xx:xx:xx. */
+        public Settings withMac(String station) {
+            return new Settings(device, vfioUser, nicProfile, inject, tap, station, statsFile, backend, guestGids, p4);
+        }
+
         public Settings withInject(List<String> specs) {
             return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac, statsFile, backend,
                     guestGids, p4);
