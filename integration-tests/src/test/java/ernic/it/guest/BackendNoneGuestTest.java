@@ -26,46 +26,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BackendNoneGuestTest {
     static final String GUEST_IP = "192.168.200.2";
 
-    static final String VERBS = """
-            import pyverbs.libibverbs_enums as e
+    static final String VERBS = GuestScripts.PYVERBS_RC + """
             from pyverbs.device import Context
             from pyverbs.pd import PD
             from pyverbs.cq import CQ
             from pyverbs.mr import MR
-            from pyverbs.addr import AH, AHAttr, GlobalRoute
-            from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-            A, M, S = e.ibv_access_flags, e.ibv_qp_attr_mask, e.ibv_qp_state
+            from pyverbs.addr import AH
             ctx = Context(name='ionic_0')
-            gidx = next(i for i in range(ctx.query_port(1).gid_tbl_len)
-                        if str(ctx.query_gid(1, i)).startswith('0000:0000:0000:0000:0000:ffff'))
+            route = ipv4_route(ctx)
             pd = PD(ctx)
             cq = CQ(ctx, 16)
-            mr = MR(pd, 4096, A.IBV_ACCESS_LOCAL_WRITE | A.IBV_ACCESS_REMOTE_WRITE | A.IBV_ACCESS_REMOTE_READ)
+            mr = MR(pd, 4096, ACC)
             print('mr lkey', mr.lkey != 0, 'rkey', mr.rkey != 0)
-            cap = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
-            qp = QP(pd, QPInitAttr(qp_type=e.ibv_qp_type.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
-            a = QPAttr(qp_state=S.IBV_QPS_INIT, port_num=1)
-            a.pkey_index = 0
-            a.qp_access_flags = A.IBV_ACCESS_REMOTE_WRITE
-            qp.modify(a, M.IBV_QP_STATE | M.IBV_QP_PKEY_INDEX | M.IBV_QP_PORT | M.IBV_QP_ACCESS_FLAGS)
-            route = GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
-            a = QPAttr(qp_state=S.IBV_QPS_RTR)
-            a.ah_attr = AHAttr(gr=route, is_global=1, port_num=1)
-            a.path_mtu = e.ibv_mtu.IBV_MTU_1024
-            a.dest_qp_num = qp.qp_num
-            a.rq_psn = 0
-            a.max_dest_rd_atomic = 1
-            a.min_rnr_timer = 12
-            qp.modify(a, M.IBV_QP_STATE | M.IBV_QP_AV | M.IBV_QP_PATH_MTU | M.IBV_QP_DEST_QPN | M.IBV_QP_RQ_PSN
-                      | M.IBV_QP_MAX_DEST_RD_ATOMIC | M.IBV_QP_MIN_RNR_TIMER)
-            a = QPAttr(qp_state=S.IBV_QPS_RTS)
-            a.timeout = 14
-            a.retry_cnt = 7
-            a.rnr_retry = 7
-            a.sq_psn = 0
-            a.max_rd_atomic = 1
-            qp.modify(a, M.IBV_QP_STATE | M.IBV_QP_TIMEOUT | M.IBV_QP_RETRY_CNT | M.IBV_QP_RNR_RETRY | M.IBV_QP_SQ_PSN
-                      | M.IBV_QP_MAX_QP_RD_ATOMIC)
+            qp = rc_qp(pd, cq)
+            connect(qp, qp.qp_num, route)
             print('qp rts', qp.qp_num)
             ah = AH(pd, attr=AHAttr(gr=route, is_global=1, port_num=1))
             for r in (ah, qp, mr, cq, pd):

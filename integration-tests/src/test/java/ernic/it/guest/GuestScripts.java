@@ -20,4 +20,50 @@ final class GuestScripts {
                 for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state && break; sleep 0.5; done
                 """.formatted(ip);
     }
+
+    /**
+     * Python (pyverbs) that several guest programs start with: the enums as {@code e}, {@code A}, {@code M},
+     * {@code S}; {@code ACC} (local write, remote read and write); {@code ipv4_route(ctx)}, the port's
+     * IPv4-mapped GID as a route to itself; {@code rc_qp(pd, cq)}; {@code connect(q, dest, route)}, which
+     * takes an RC QP through INIT, RTR and RTS toward QP number {@code dest}.
+     */
+    static final String PYVERBS_RC = """
+            import pyverbs.libibverbs_enums as e
+            from pyverbs.addr import AHAttr, GlobalRoute
+            from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+            A, M, S = e.ibv_access_flags, e.ibv_qp_attr_mask, e.ibv_qp_state
+            ACC = A.IBV_ACCESS_LOCAL_WRITE | A.IBV_ACCESS_REMOTE_WRITE | A.IBV_ACCESS_REMOTE_READ
+
+            def ipv4_route(ctx):
+                gidx = next(i for i in range(ctx.query_port(1).gid_tbl_len)
+                            if str(ctx.query_gid(1, i)).startswith('0000:0000:0000:0000:0000:ffff'))
+                return GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
+
+            def rc_qp(pd, cq):
+                cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
+                return QP(pd, QPInitAttr(qp_type=e.ibv_qp_type.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
+
+            def connect(q, dest, route):
+                a = QPAttr(qp_state=S.IBV_QPS_INIT, port_num=1)
+                a.pkey_index = 0
+                a.qp_access_flags = ACC
+                q.modify(a, M.IBV_QP_STATE | M.IBV_QP_PKEY_INDEX | M.IBV_QP_PORT | M.IBV_QP_ACCESS_FLAGS)
+                a = QPAttr(qp_state=S.IBV_QPS_RTR)
+                a.ah_attr = AHAttr(gr=route, is_global=1, port_num=1)
+                a.path_mtu = e.ibv_mtu.IBV_MTU_1024
+                a.dest_qp_num = dest
+                a.rq_psn = 0
+                a.max_dest_rd_atomic = 1
+                a.min_rnr_timer = 12
+                q.modify(a, M.IBV_QP_STATE | M.IBV_QP_AV | M.IBV_QP_PATH_MTU | M.IBV_QP_DEST_QPN | M.IBV_QP_RQ_PSN
+                         | M.IBV_QP_MAX_DEST_RD_ATOMIC | M.IBV_QP_MIN_RNR_TIMER)
+                a = QPAttr(qp_state=S.IBV_QPS_RTS)
+                a.timeout = 14
+                a.retry_cnt = 7
+                a.rnr_retry = 7
+                a.sq_psn = 0
+                a.max_rd_atomic = 1
+                q.modify(a, M.IBV_QP_STATE | M.IBV_QP_TIMEOUT | M.IBV_QP_RETRY_CNT | M.IBV_QP_RNR_RETRY | M.IBV_QP_SQ_PSN
+                         | M.IBV_QP_MAX_QP_RD_ATOMIC)
+            """;
 }

@@ -42,16 +42,7 @@ class P4GuestTest {
     static final String IP_A = "192.168.77.1", IP_B = "192.168.77.2";
 
     static String up(String ip) {
-        return """
-                modprobe ionic
-                modprobe ionic_rdma
-                dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
-                nd=$(ls /sys/bus/pci/devices/$dev/net/)
-                ip link set "$nd" up
-                ip addr add %s/24 dev "$nd"
-                for i in $(seq 1 40); do [ "$(cat /sys/class/net/$nd/carrier)" = 1 ] && break; sleep 0.5; done
-                echo "mac $(cat /sys/class/net/$nd/address)"
-                """.formatted(ip);
+        return GuestScripts.rdmaUp(ip) + "echo \"mac $(cat /sys/class/net/$nd/address)\"\n";
     }
 
     /** Guest A: forward, rewrite and drop, seen by ping and iperf3. */
@@ -70,26 +61,19 @@ class P4GuestTest {
             """.formatted(IP_B);
 
     /** Guest B's RDMA program (pyverbs): WRITEs between two of its own RC QPs into the program's regions. */
-    static final String RDMA_PY = """
+    static final String RDMA_PY = GuestScripts.PYVERBS_RC + """
             import ctypes, os, struct, time
-            import pyverbs.libibverbs_enums as e
             from pyverbs.device import Context
             from pyverbs.pd import PD
             from pyverbs.cq import CQ
             from pyverbs.mr import MR
-            from pyverbs.addr import AHAttr, GlobalRoute
-            from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
             from pyverbs.wr import SGE, SendWR
-            A, M, S = e.ibv_access_flags, e.ibv_qp_attr_mask, e.ibv_qp_state
-            ACC = A.IBV_ACCESS_LOCAL_WRITE | A.IBV_ACCESS_REMOTE_WRITE | A.IBV_ACCESS_REMOTE_READ
             MiB = 1 << 20
             libc = ctypes.CDLL(None, use_errno=True)
             libc.mmap.restype = ctypes.c_void_p
             libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
             ctx = Context(name='ionic_0')
-            gidx = next(i for i in range(ctx.query_port(1).gid_tbl_len)
-                        if str(ctx.query_gid(1, i)).startswith('0000:0000:0000:0000:0000:ffff'))
-            route = GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
+            route = ipv4_route(ctx)
             pd = PD(ctx)
             cq = CQ(ctx, 64)
 
@@ -99,37 +83,10 @@ class P4GuestTest {
                 assert p == addr, 'mmap at %x gave %x' % (addr, p or 0)
                 return MR(pd, MiB, ACC, address=addr)
 
-            def qp():
-                cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
-                return QP(pd, QPInitAttr(qp_type=e.ibv_qp_type.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
-
-            def connect(q, dest):
-                a = QPAttr(qp_state=S.IBV_QPS_INIT, port_num=1)
-                a.pkey_index = 0
-                a.qp_access_flags = ACC
-                q.modify(a, M.IBV_QP_STATE | M.IBV_QP_PKEY_INDEX | M.IBV_QP_PORT | M.IBV_QP_ACCESS_FLAGS)
-                a = QPAttr(qp_state=S.IBV_QPS_RTR)
-                a.ah_attr = AHAttr(gr=route, is_global=1, port_num=1)
-                a.path_mtu = e.ibv_mtu.IBV_MTU_1024
-                a.dest_qp_num = dest
-                a.rq_psn = 0
-                a.max_dest_rd_atomic = 1
-                a.min_rnr_timer = 12
-                q.modify(a, M.IBV_QP_STATE | M.IBV_QP_AV | M.IBV_QP_PATH_MTU | M.IBV_QP_DEST_QPN | M.IBV_QP_RQ_PSN
-                         | M.IBV_QP_MAX_DEST_RD_ATOMIC | M.IBV_QP_MIN_RNR_TIMER)
-                a = QPAttr(qp_state=S.IBV_QPS_RTS)
-                a.timeout = 14
-                a.retry_cnt = 7
-                a.rnr_retry = 7
-                a.sq_psn = 0
-                a.max_rd_atomic = 1
-                q.modify(a, M.IBV_QP_STATE | M.IBV_QP_TIMEOUT | M.IBV_QP_RETRY_CNT | M.IBV_QP_RNR_RETRY | M.IBV_QP_SQ_PSN
-                         | M.IBV_QP_MAX_QP_RD_ATOMIC)
-
             def pair():
-                a, b = qp(), qp()
-                connect(a, b.qp_num)
-                connect(b, a.qp_num)
+                a, b = rc_qp(pd, cq), rc_qp(pd, cq)
+                connect(a, b.qp_num, route)
+                connect(b, a.qp_num, route)
                 return a, b
 
             src = MR(pd, MiB, ACC)
@@ -188,7 +145,6 @@ class P4GuestTest {
 
     /** Guest B: an iperf3 server for guest A, its own RDMA checks, then up until guest A is done. */
     static final String GUEST_B = up(IP_B) + """
-            for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state && break; sleep 0.5; done
             iperf3 -s -D
             cat > /tmp/p4rdma.py <<'EOF'
             %sEOF
