@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The trust-boundary and flow-control rules of the responder for what peers send over the mesh, each pinned at its
- * bound: the held-message limits (64 MiB or 4096 messages waiting for a receive, then 0.5 s). Two devices joined by the {@link Loopback} port of {@link RemoteDataPathTest}, whose fixture
+ * bound: the held-message limits (64 MiB or 4096 messages waiting for a receive, then 0.5 s) and key 0 with a
+ * non-zero length. Two devices joined by the {@link Loopback} port of {@link RemoteDataPathTest}, whose fixture
  * (sides, posting, the mock clock) this test borrows; A is the requester, B the responder.
  */
 class MeshTrustBoundaryTest {
@@ -127,5 +128,45 @@ class MeshTrustBoundaryTest {
         assertThat(counter(b, "rdma.remote.rnrFailures")).isEqualTo(17);
         assertThat(counter(b, "rdma.remote.heldBytes")).isZero();
         assertThat(t.net.b.receiving).isTrue();
+    }
+
+    /**
+     * A peer names memory only by rkey: key 0 (locally the raw bus address of a privileged QP) with a non-zero
+     * length is refused with the remote access error, counted and logged once, for WRITE, READ and atomics; a
+     * zero-length WRITE with key 0 moves nothing and succeeds.
+     */
+    @Test
+    void key0WithANonZeroLengthFromAPeerIsARemoteAccessError() {
+        pair(4);
+        t.run(() -> {
+            for (int i = 0; i < 8; i++) {
+                u8(b.mem(VA + i, 1), 0, 0x77);
+            }
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(b.buf, 0).length(8).sge(WQE_PLD, 0, VA, 8, MR));
+        });
+        assertThat(t.next(a).statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
+        assertThat(t.on(() -> u8(b.mem(VA, 1), 0))).as("nothing landed").isEqualTo(0x77);
+        for (int op : new int[] {READ, ATOMIC_FA}) {
+            t.run(() -> a.startOver(2, 3, IP_B));
+            t.run(() -> b.startOver(3, 2, IP_A));
+            if (op == READ) {
+                t.run(() -> a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(b.buf, 0).length(8)
+                        .sge(WQE_PLD, 0, VA + 64, 8, MR)));
+            } else {
+                t.run(() -> a.postSend(2, w -> {
+                    RemoteDataPathTest.atomic(w, ATOMIC_FA, b.buf, 0, 1, VA + 128);
+                    w.rdma(b.buf, 0);
+                }));
+            }
+            assertThat(t.next(a).statusLength()).as("op " + op).isEqualTo(STS_REMOTE_ACC_ERR);
+        }
+        assertThat(t.on(() -> b.dev.refusals().count("rdma-rkey-0"))).isEqualTo(3);
+        assertThat(counter(b, "rdma.access.denied")).isEqualTo(3);
+
+        t.run(() -> a.startOver(2, 3, IP_B));
+        t.run(() -> b.startOver(3, 2, IP_A));
+        t.run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(0).rdma(b.buf, 0).length(0)));
+        assertThat(t.next(a).error()).as("a zero-length WRITE under key 0 moves nothing").isFalse();
+        assertThat(t.on(() -> b.dev.refusals().count("rdma-rkey-0"))).isEqualTo(3);
     }
 }

@@ -31,12 +31,14 @@ final class KeyedMemory {
     private MemorySegment viewSeg;
     private long viewOff;
     private final Counters<PathCounter> counters;
+    private final Refusals refusals;
     /** The memory windows in the MR table: bound by the requester, resolved here. */
     final MemoryWindows windows;
 
     KeyedMemory(RdmaLif lif, Dma dma, Refusals refusals, Counters<PathCounter> counters) {
         this.dma = dma;
         this.counters = counters;
+        this.refusals = refusals;
         this.windows = new MemoryWindows(lif, refusals, counters);
     }
 
@@ -52,7 +54,17 @@ final class KeyedMemory {
     int resolve(QueuePair qp, int key, long va, long len, int access, boolean remote, Spans into) {
         int err = remote ? V1.STS_REMOTE_ACC_ERR : V1.STS_LOCAL_PROT_ERR;
         if (key == 0) {
-            if (remote || !qp.privileged() || !Dma.validRange(va, len)) {
+            if (remote) {
+                if (len == 0) {
+                    return V1.STS_OK; // nothing is reached: a zero-length operation under key 0 moves no byte
+                }
+                // Key 0 is the driver's raw bus address; a requester (a peer server's guest above all) may name
+                // memory only by rkey.
+                counters.inc(PathCounter.ACCESS_DENIED);
+                refusals.refuse("rdma-rkey-0", "a request with rkey 0 (a raw bus address) and length " + len);
+                return err;
+            }
+            if (!qp.privileged() || !Dma.validRange(va, len)) {
                 return err;
             }
             return into.addGuest(null, va, len) ? V1.STS_OK : V1.STS_LOCAL_QP_OPER_ERR;
