@@ -15,7 +15,11 @@ import java.lang.foreign.MemorySegment;
  * go through here, whatever the end. Device thread only; nothing here allocates per operation.
  */
 final class KeyedMemory {
-    /** Largest message (the port's max_msg_sz). */
+    /**
+     * Largest message: 2 GiB, what the guest is told. ionic_rdma reports max_msg_sz 0x80000000 in every port's
+     * attributes (ionic_query_port, a constant: LIF_IDENTIFY has no field for it), so the device takes exactly
+     * that much. A WQE whose SGE lengths add up to more fails with a length error; nothing is truncated.
+     */
     static final long MAX_MESSAGE = 1L << 31;
     /** Access a local SGE being read needs (no MR flag). */
     static final int ACCESS_LOCAL_READ = 0;
@@ -130,10 +134,17 @@ final class KeyedMemory {
                 return st;
             }
             if (src.total > MAX_MESSAGE) {
-                return V1.STS_LOCAL_LEN_ERR;
+                return tooLong(qp, src.total);
             }
         }
         return V1.STS_OK;
+    }
+
+    /** A WQE whose SGEs add up to more than {@link #MAX_MESSAGE}: a length error, counted and logged once. */
+    int tooLong(QueuePair qp, long total) {
+        refusals.refuse("rdma-sge-sum", "QP " + (qp == null ? -1 : qp.id) + ": a WQE whose SGEs add up to " + total
+                + " bytes, more than the 2 GiB max_msg_sz");
+        return V1.STS_LOCAL_LEN_ERR;
     }
 
     /** The sum of a WQE's SGE lengths (a READ's length), or -1 when the list does not fit the stride. */

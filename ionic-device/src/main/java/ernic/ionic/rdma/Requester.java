@@ -207,7 +207,7 @@ final class Requester {
                     return V1.STS_LOCAL_QP_OPER_ERR;
                 }
                 if (total > KeyedMemory.MAX_MESSAGE) {
-                    return V1.STS_LOCAL_LEN_ERR;
+                    return memory.tooLong(qp, total);
                 }
                 r.length = total;
                 int st = memory.scatterList(qp, w, stride, total, r.local.clear());

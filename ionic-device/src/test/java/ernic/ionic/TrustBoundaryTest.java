@@ -1,0 +1,148 @@
+package ernic.ionic;
+
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.model.rdma.RawCqe;
+import ernic.model.rdma.RawWqe;
+import ernic.model.rdma.RdmaRaw;
+import ernic.model.rdma.RdmaVerbs;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.function.Consumer;
+
+import static ernic.model.rdma.Fw.*;
+import static ernic.model.rdma.RdmaVerbs.*;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Trust-boundary rules of one device, each at its bound, driven by the driver model: the ring depths CREATE_CQ and
+ * CREATE_QP take, the 2 GiB SGE sum (the max_msg_sz the driver reports), and the controlled Q_Key of a UD QP that
+ * has none. Every refusal gets the status the driver expects, a counter and one log line per cause
+ * ({@code Refusals}).
+ */
+class TrustBoundaryTest {
+    static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
+    static final int MR = 1 << 8 | 0x11, HUGE = 2 << 8 | 0x22;
+    static final long VA = 0x7f00_0000_0000L, HUGE_VA = 0x7f20_0000_0000L;
+    static final long GIB = 1L << 30;
+    IonicDevice dev;
+    ModelGuest guest;
+    RdmaRaw rdma;
+    RawCqe.Ring cq;
+    final long[] sq = new long[8], rq = new long[8];
+    final int[] sqProd = new int[8], rqProd = new int[8];
+    final RawWqe wqe = new RawWqe();
+    long buf;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        guest = new ModelGuest(dev, 64 << 20);
+        rdma = RdmaVerbs.open(guest.drv).raw();
+        long cqRing = guest.alloc(32L << CQ_LOG2);
+        assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
+        cq = rdma.cqRing(cqRing, CQ_LOG2);
+        buf = guest.alloc(4096);
+        assertThat(rdma.createMr(MR, VA, 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ, 1, buf,
+                12).status()).isZero();
+    }
+
+    @AfterEach
+    void tearDown() {
+        guest.close();
+    }
+
+    long refusals(String cause) {
+        return dev.refusals().count(cause);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // The SGE sum
+
+    void rc(int id, int dest) throws IOException {
+        sq[id] = guest.alloc(64 * DEPTH);
+        rq[id] = guest.alloc(64 * DEPTH);
+        assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0, QP_REMOTE_WRITE | QP_REMOTE_READ)
+                .status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, dest).status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
+    }
+
+    void startOver(int id, int dest) throws IOException {
+        assertThat(rdma.modifyQp(id, IB_QP_STATE, ERR, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE, RESET, 0, 0).status()).isZero();
+        sqProd[id] = rqProd[id] = 0;
+        assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0, QP_REMOTE_WRITE | QP_REMOTE_READ)
+                .status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, dest).status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
+    }
+
+    void postSend(int qp, Consumer<RawWqe> fill) {
+        fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
+        sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
+        rdma.ringSq(0, qp, sqProd[qp]);
+    }
+
+    /** The status of the next completion: 0, or its error status. */
+    int next() {
+        RawCqe c = cq.poll();
+        assertThat(c).as("a completion").isNotNull();
+        return c.error() ? c.statusLength() : 0;
+    }
+
+    /**
+     * The driver reports max_msg_sz 2 GiB (ionic_rdma's ionic_query_port), so the device takes a WQE whose SGEs add
+     * up to exactly 2 GiB and fails one with a byte more with LOCAL_LEN_ERR (counted, logged once): SEND, WRITE and
+     * READ, one SGE or two, and a sum past 4 GiB that a 32-bit length would wrap to 8 bytes is not truncated.
+     * The SGEs lie in a 5 GiB MR (contiguous bus addresses, checked for range, not copied from); the WQEs that
+     * pass the length rule name a bad rkey, so they fail with REMOTE_ACC_ERR before a byte moves.
+     */
+    @Test
+    void aWqeOfAtMost2GiBIsTakenAndOneByteMoreIsALengthError() throws IOException {
+        assertThat(rdma.createMr(HUGE, HUGE_VA, 5 * GIB, ACCESS_LOCAL_WRITE, 1, buf, 12).status()).isZero();
+        rc(2, 3);
+        rc(3, 2);
+        int badRkey = MR ^ 0x80;
+        long[][] under = {{2 * GIB}, {GIB, GIB}};
+        for (int op : new int[] {WRITE, READ}) {
+            for (long[] sges : under) {
+                postSend(2, w -> sges(w.op(op).rdma(VA, badRkey), sges));
+                assertThat(next()).as("op %d, %d SGEs, 2 GiB", op, sges.length).isEqualTo(STS_REMOTE_ACC_ERR);
+                startOver(2, 3);
+                startOver(3, 2);
+            }
+        }
+        assertThat(refusals("rdma-sge-sum")).isZero();
+
+        long[][] over = {{2 * GIB + 1}, {GIB, GIB + 1}, {0xffff_ffffL}, {4 * GIB - 8, 16}};
+        int n = 0;
+        for (int op : new int[] {SEND, WRITE, READ}) {
+            for (long[] sges : over) {
+                postSend(2, w -> sges(w.op(op).rdma(VA, MR), sges));
+                assertThat(next()).as("op %d, SGEs %s", op, java.util.Arrays.toString(sges))
+                        .isEqualTo(STS_LOCAL_LEN_ERR);
+                startOver(2, 3);
+                n++;
+            }
+        }
+        assertThat(refusals("rdma-sge-sum")).isEqualTo(n);
+        assertThat(dev.counters().get("rdma.sq.errors")).isGreaterThanOrEqualTo(n);
+    }
+
+    static RawWqe sges(RawWqe w, long[] lengths) {
+        w.numSgeKey(lengths.length);
+        long va = HUGE_VA;
+        for (int i = 0; i < lengths.length; i++) {
+            w.sge(WQE_PLD, i, va, lengths[i], HUGE);
+            va += lengths[i];
+        }
+        return w;
+    }
+}
