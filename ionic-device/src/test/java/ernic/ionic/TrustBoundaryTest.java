@@ -62,6 +62,45 @@ class TrustBoundaryTest {
     }
 
     // ---------------------------------------------------------------------------------------------
+    // Ring depths
+
+    /**
+     * CREATE_CQ takes a depth (log2) of 1 to 16: 0 (a ring of one slot, which holds nothing; ionic_rdma never
+     * asks for it) and 17 (past the 16-bit doorbell index) are refused with BAD_ATTR, which the driver turns into
+     * EINVAL, and nothing is created. The depth is a log2, so a depth that is not a power of two cannot be asked.
+     */
+    @Test
+    void createCqTakesDepths1To16() throws IOException {
+        long ring = guest.alloc(32L << 16);
+        long before = dev.counters().get("rdma.cqs");
+        assertThat(rdma.createCq(9, 2, ring, 0).status()).isEqualTo(ASTS_BAD_ATTR);
+        assertThat(rdma.createCq(9, 2, ring, 17).status()).isEqualTo(ASTS_BAD_ATTR);
+        assertThat(rdma.createCq(9, 2, ring, 255).status()).isEqualTo(ASTS_BAD_ATTR);
+        assertThat(refusals("rdma-cq-geometry")).isEqualTo(3);
+        assertThat(dev.counters().get("rdma.cqs")).as("nothing created").isEqualTo(before);
+        assertThat(rdma.createCq(9, 2, ring, 16).status()).as("the most: 65536 CQEs").isZero();
+        assertThat(rdma.createCq(10, 2, ring, 1).status()).as("the least: 2 CQEs").isZero();
+        assertThat(dev.counters().get("rdma.cqs")).isEqualTo(before + 2);
+    }
+
+    /** CREATE_QP takes SQ and RQ depths (log2) of 1 to 16; a QP with either ring out of bounds is not created. */
+    @Test
+    void createQpTakesDepths1To16OnBothRings() throws IOException {
+        long sqRing = guest.alloc(64L << 16), rqRing = guest.alloc(64L << 16);
+        int[][] refused = {{0, 4}, {4, 0}, {17, 4}, {4, 17}, {255, 255}};
+        for (int[] d : refused) {
+            assertThat(rdma.createQp(2, RC, 0, CQ, sqRing, d[0], rqRing, d[1]).status())
+                    .as("sq %d rq %d", d[0], d[1]).isEqualTo(ASTS_BAD_ATTR);
+        }
+        assertThat(refusals("rdma-qp-geometry")).isEqualTo(refused.length);
+        assertThat(dev.counters().get("rdma.qps")).as("nothing created").isZero();
+        assertThat(rdma.createQp(2, RC, 0, CQ, sqRing, 16, rqRing, 16).status()).as("the most").isZero();
+        assertThat(rdma.createQp(3, RC, 0, CQ, guest.alloc(128), 1, guest.alloc(128), 1).status()).as("the least")
+                .isZero();
+        assertThat(dev.counters().get("rdma.qps")).isEqualTo(2);
+    }
+
+    // ---------------------------------------------------------------------------------------------
     // The SGE sum
 
     void rc(int id, int dest) throws IOException {
