@@ -184,4 +184,82 @@ class TrustBoundaryTest {
         }
         return w;
     }
+
+    // ---------------------------------------------------------------------------------------------
+    // Controlled Q_Keys
+
+    /** A UD QP; with {@code qkey} null, MODIFY_QP never gives it a Q_Key. */
+    void ud(int id, int flags, Integer qkey) throws IOException {
+        sq[id] = guest.alloc(64 * DEPTH);
+        rq[id] = guest.alloc(64 * DEPTH);
+        assertThat(rdma.createQp(id, UD, flags, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+        int mask = IB_QP_STATE | (qkey == null ? 0 : IB_QP_QKEY);
+        assertThat(rdma.modifyQp(id, mask, INIT, 0, qkey == null ? 0 : qkey).status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
+        assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
+    }
+
+    void postRecv(int qp, long va) {
+        wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
+                .sge(WQE_PLD, 0, va, 256, MR);
+        rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
+        rdma.ringRq(0, qp, rqProd[qp]);
+    }
+
+    void datagram(int from, int to, int qkey) {
+        postSend(from, w -> w.op(SEND).numSgeKey(1).ud(0, to, qkey).length(4).sge(WQE_PLD, 0, VA + 2048, 4, MR));
+    }
+
+    /**
+     * A Q_Key with the high-order bit set is controlled: the device sends the sending QP's own Q_Key instead (IB
+     * spec, and the seed), so a process cannot reach QP 1 by writing its well-known key 0x80010000 into a WQE. A
+     * QP that has no Q_Key cannot send a controlled one: LOCAL_QP_OPER_ERR, nothing delivered, counted
+     * ({@code rdma.access.denied}, refusal {@code rdma-ud-controlled-qkey}) and logged once. It used to go out as
+     * Q_Key 0 and land in any QP whose Q_Key is 0.
+     */
+    @Test
+    void aControlledQkeyFromAQpWithoutOneIsRefused() throws IOException {
+        ud(1, QP_PRIVILEGED, 0x8001_0000); // the GSI QP: its Q_Key is the well-known controlled one
+        ud(4, 0, 0x1234);
+        ud(5, 0, 0);
+        ud(6, 0, null);
+        postRecv(1, VA);
+        postRecv(5, VA + 256);
+        guest.at(buf + 2048, 4).copyFrom(MemorySegment.ofArray("MAD!".getBytes()));
+
+        // QP 4 writes QP 1's key as a controlled key: its own (0x1234) goes instead, and QP 1 drops it.
+        datagram(4, 1, 0x8001_0000);
+        assertThat(next()).as("the sender completes").isEqualTo(0);
+        assertThat(cq.poll()).isNull();
+        assertThat(dev.counters().get("rdma.ud.dropped")).isEqualTo(1);
+
+        // QP 6 has no Q_Key: a controlled key is refused at the sender; QP 5 (Q_Key 0) receives nothing.
+        datagram(6, 5, 0x8000_0000);
+        RawCqe c = cq.poll();
+        assertThat(c.error()).isTrue();
+        assertThat(c.statusLength()).isEqualTo(STS_LOCAL_QP_OPER_ERR);
+        assertThat(c.qid()).isEqualTo(6);
+        assertThat(cq.poll()).as("nothing delivered to QP 5").isNull();
+        datagram(6, 5, 0x8000_0000);
+        assertThat(next()).isEqualTo(STS_LOCAL_QP_OPER_ERR);
+        assertThat(refusals("rdma-ud-controlled-qkey")).isEqualTo(2);
+        assertThat(dev.counters().get("rdma.access.denied")).isEqualTo(2);
+
+        // QP 6 may still send under a Q_Key it names in full.
+        datagram(6, 5, 0);
+        RawCqe recv = cq.poll(), send = cq.poll();
+        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
+        assertThat(recv.srcQpnOp() & 0xffffff).isEqualTo(6);
+        assertThat(guest.at(buf + 256 + 40, 4).toArray(ValueLayout.JAVA_BYTE)).isEqualTo("MAD!".getBytes());
+        assertThat(send.error()).isFalse();
+
+        // The GSI QP's own controlled key stands for itself: a MAD from QP 1 to QP 1 lands.
+        datagram(1, 1, 0x8000_0000);
+        recv = cq.poll();
+        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.srcQpnOp() & 0xffffff).isEqualTo(1);
+        assertThat(next()).isEqualTo(0);
+        assertThat(refusals("rdma-ud-controlled-qkey")).isEqualTo(2);
+    }
 }

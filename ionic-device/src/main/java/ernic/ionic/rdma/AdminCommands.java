@@ -346,6 +346,7 @@ final class AdminCommands {
         }
         if ((mask & V1.IB_QP_QKEY) != 0) {
             qp.qkey = c.qkey();
+            qp.hasQkey = true;
         }
         if ((mask & V1.IB_QP_DEST_QPN) != 0) {
             qp.destQpn = c.destQpn();
