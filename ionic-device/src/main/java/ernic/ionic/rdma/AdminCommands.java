@@ -241,11 +241,12 @@ final class AdminCommands {
             refusals.refuse("rdma-qp-dbid", "CREATE_QP " + id + " on doorbell page " + c.dbid());
             return V1.ASTS_BAD_ATTR;
         }
-        boolean hasSq = c.mapCount(AdminWqe.CreateQp.Ring.SQ) != 0, hasRq = c.mapCount(AdminWqe.CreateQp.Ring.RQ) != 0;
-        if (hasSq && !validGeometry(c, AdminWqe.CreateQp.Ring.SQ) || hasRq && !validGeometry(c, AdminWqe.CreateQp.Ring.RQ)) {
-            refusals.refuse("rdma-qp-geometry", "CREATE_QP " + id + " sq depth_log2 " + c.depthLog2(AdminWqe.CreateQp.Ring.SQ)
-                    + " stride_log2 " + c.strideLog2(AdminWqe.CreateQp.Ring.SQ) + ", rq depth_log2 "
-                    + c.depthLog2(AdminWqe.CreateQp.Ring.RQ) + " stride_log2 " + c.strideLog2(AdminWqe.CreateQp.Ring.RQ));
+        AdminWqe.CreateQp.Ring sqRing = AdminWqe.CreateQp.Ring.SQ, rqRing = AdminWqe.CreateQp.Ring.RQ;
+        boolean hasSq = c.mapCount(sqRing) != 0, hasRq = c.mapCount(rqRing) != 0;
+        if (hasSq && !validGeometry(c, sqRing) || hasRq && !validGeometry(c, rqRing)) {
+            refusals.refuse("rdma-qp-geometry", "CREATE_QP " + id + " sq depth_log2 " + c.depthLog2(sqRing)
+                    + " stride_log2 " + c.strideLog2(sqRing) + ", rq depth_log2 " + c.depthLog2(rqRing)
+                    + " stride_log2 " + c.strideLog2(rqRing));
             return V1.ASTS_BAD_ATTR;
         }
         WorkQueue sq = workQueue(c, AdminWqe.CreateQp.Ring.SQ, (flags & V1.QPF_SQ_SPEC) != 0);
