@@ -182,4 +182,68 @@ class BackPressureTest {
             assertThat(w1.hasDirectConnection(2)).isTrue();
         }
     }
+
+    /**
+     * The seed's budget rule: replies have twice the room of requests on a connection, since a node cannot wait
+     * for the requester to read on. With the peer not reading, requests are BUSY above the high watermark, while
+     * replies are still queued until one would take the connection past twice the high watermark; that one is
+     * BUSY (the caller drops it), and the queue never holds more than twice the high watermark (plus one frame's
+     * header per reply).
+     */
+    @Test
+    void repliesHaveTwiceTheRoomOfRequests() {
+        MeshConfig cfg = Cluster.fast()
+                .withSendTimeout(Duration.ofSeconds(20))
+                .withWriteBufferWaterMarks(LOW, HIGH)
+                .withSocketBufferBytes(64 * 1024);
+        try (Cluster c = new Cluster("127.0.0.1", cfg)) {
+            c.startManager();
+            MeshNode w1 = c.startWorker();
+            MeshNode w2 = c.startWorker();
+            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
+            w2.setReceiving(1, false);
+            // One task on w1's loop: nothing else runs on the connection while it measures.
+            long[] r = on(w1, () -> {
+                int requests = 0;
+                while (offer(w1, false) == SendResult.QUEUED) {
+                    requests++;
+                }
+                long afterRequests = w1.queuedBytes(2);
+                int replies = 0;
+                long before;
+                while (true) {
+                    before = w1.queuedBytes(2);
+                    if (offer(w1, true) != SendResult.QUEUED) {
+                        break;
+                    }
+                    replies++;
+                }
+                long after = w1.queuedBytes(2);
+                SendResult request = offer(w1, false);
+                return new long[] {requests, afterRequests, replies, before, after, request.ordinal()};
+            });
+            assertThat(r[0]).as("requests queued").isPositive();
+            assertThat(r[1]).as("requests stop above the high watermark").isGreaterThan(HIGH);
+            assertThat(r[2]).as("replies queued past it").isGreaterThanOrEqualTo((2L * HIGH - r[1]) / (MESSAGE
+                    + Wire.DATA_OVERHEAD + 64));
+            assertThat(r[2]).isPositive();
+            assertThat(r[3] + MESSAGE).as("the reply refused would pass twice the high watermark")
+                    .isGreaterThan(2L * HIGH);
+            assertThat(r[4]).as("what the connection holds").isGreaterThan(HIGH + (long) MESSAGE)
+                    .isLessThanOrEqualTo(2L * HIGH + Wire.DATA_OVERHEAD + 64L);
+            assertThat(SendResult.values()[(int) r[5]]).as("requests are still BUSY").isEqualTo(SendResult.BUSY);
+            w2.setReceiving(1, true);
+            await("queue drained", () -> w1.queuedBytes(2) == 0);
+        }
+    }
+
+    /** A {@link #MESSAGE}-byte request or reply from {@code node} to node 2; released when not taken. */
+    private static SendResult offer(MeshNode node, boolean reply) {
+        ByteBuf b = Unpooled.wrappedBuffer(new byte[MESSAGE]);
+        SendResult r = reply ? node.sendReply(2, b) : node.send(2, b);
+        if (r != SendResult.QUEUED) {
+            b.release();
+        }
+        return r;
+    }
 }

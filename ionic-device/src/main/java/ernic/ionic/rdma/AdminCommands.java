@@ -170,7 +170,7 @@ final class AdminCommands {
             refusals.refuse("rdma-cq-eq", "CREATE_CQ " + id + " on EQ " + eq);
             return V1.ASTS_BAD_INDEX;
         }
-        if (depth > RdmaLif.MAX_DEPTH_LOG2 || stride < 5 || stride > 8) {
+        if (!RdmaLif.validDepth(depth) || stride < 5 || stride > 8) {
             refusals.refuse("rdma-cq-geometry", "CREATE_CQ depth_log2 " + depth + " stride_log2 " + stride);
             return V1.ASTS_BAD_ATTR;
         }
@@ -209,11 +209,17 @@ final class AdminCommands {
         if (count == 0) {
             return null;
         }
-        if (depth > RdmaLif.MAX_DEPTH_LOG2 || stride < 6 || stride > RdmaIdentity.MAX_STRIDE) {
+        if (!validGeometry(c, r)) {
             return null;
         }
         PageTable mem = ringMemory(c.dmaAddr(r), count, c.pageSizeLog2(r), 1L << (depth + stride));
         return mem == null ? null : new WorkQueue(mem, depth, stride, spec);
+    }
+
+    /** A ring's depth (log2, 1 to {@link RdmaLif#MAX_DEPTH_LOG2}) and stride (log2, 6 to MAX_STRIDE). */
+    private static boolean validGeometry(AdminWqe.CreateQp c, AdminWqe.CreateQp.Ring r) {
+        int stride = c.strideLog2(r);
+        return RdmaLif.validDepth(c.depthLog2(r)) && stride >= 6 && stride <= RdmaIdentity.MAX_STRIDE;
     }
 
     private int createQp(AdminWqe.CreateQp c) {
@@ -235,7 +241,14 @@ final class AdminCommands {
             refusals.refuse("rdma-qp-dbid", "CREATE_QP " + id + " on doorbell page " + c.dbid());
             return V1.ASTS_BAD_ATTR;
         }
-        boolean hasSq = c.mapCount(AdminWqe.CreateQp.Ring.SQ) != 0, hasRq = c.mapCount(AdminWqe.CreateQp.Ring.RQ) != 0;
+        AdminWqe.CreateQp.Ring sqRing = AdminWqe.CreateQp.Ring.SQ, rqRing = AdminWqe.CreateQp.Ring.RQ;
+        boolean hasSq = c.mapCount(sqRing) != 0, hasRq = c.mapCount(rqRing) != 0;
+        if (hasSq && !validGeometry(c, sqRing) || hasRq && !validGeometry(c, rqRing)) {
+            refusals.refuse("rdma-qp-geometry", "CREATE_QP " + id + " sq depth_log2 " + c.depthLog2(sqRing)
+                    + " stride_log2 " + c.strideLog2(sqRing) + ", rq depth_log2 " + c.depthLog2(rqRing)
+                    + " stride_log2 " + c.strideLog2(rqRing));
+            return V1.ASTS_BAD_ATTR;
+        }
         WorkQueue sq = workQueue(c, AdminWqe.CreateQp.Ring.SQ, (flags & V1.QPF_SQ_SPEC) != 0);
         WorkQueue rq = workQueue(c, AdminWqe.CreateQp.Ring.RQ, (flags & V1.QPF_RQ_SPEC) != 0);
         if (hasSq && sq == null || hasRq && rq == null) {
@@ -334,6 +347,7 @@ final class AdminCommands {
         }
         if ((mask & V1.IB_QP_QKEY) != 0) {
             qp.qkey = c.qkey();
+            qp.hasQkey = true;
         }
         if ((mask & V1.IB_QP_DEST_QPN) != 0) {
             qp.destQpn = c.destQpn();

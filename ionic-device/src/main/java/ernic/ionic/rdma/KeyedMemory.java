@@ -15,7 +15,11 @@ import java.lang.foreign.MemorySegment;
  * go through here, whatever the end. Device thread only; nothing here allocates per operation.
  */
 final class KeyedMemory {
-    /** Largest message (the port's max_msg_sz). */
+    /**
+     * Largest message: 2 GiB, what the guest is told. ionic_rdma reports max_msg_sz 0x80000000 in every port's
+     * attributes (ionic_query_port, a constant: LIF_IDENTIFY has no field for it), so the device takes exactly
+     * that much. A WQE whose SGE lengths add up to more fails with a length error; nothing is truncated.
+     */
     static final long MAX_MESSAGE = 1L << 31;
     /** Access a local SGE being read needs (no MR flag). */
     static final int ACCESS_LOCAL_READ = 0;
@@ -31,12 +35,14 @@ final class KeyedMemory {
     private MemorySegment viewSeg;
     private long viewOff;
     private final Counters<PathCounter> counters;
+    private final Refusals refusals;
     /** The memory windows in the MR table: bound by the requester, resolved here. */
     final MemoryWindows windows;
 
     KeyedMemory(RdmaLif lif, Dma dma, Refusals refusals, Counters<PathCounter> counters) {
         this.dma = dma;
         this.counters = counters;
+        this.refusals = refusals;
         this.windows = new MemoryWindows(lif, refusals, counters);
     }
 
@@ -52,7 +58,17 @@ final class KeyedMemory {
     int resolve(QueuePair qp, int key, long va, long len, int access, boolean remote, Spans into) {
         int err = remote ? V1.STS_REMOTE_ACC_ERR : V1.STS_LOCAL_PROT_ERR;
         if (key == 0) {
-            if (remote || !qp.privileged() || !Dma.validRange(va, len)) {
+            if (remote) {
+                if (len == 0) {
+                    return V1.STS_OK; // nothing is reached: a zero-length operation under key 0 moves no byte
+                }
+                // Key 0 is the driver's raw bus address; a requester (a peer server's guest above all) may name
+                // memory only by rkey.
+                counters.inc(PathCounter.ACCESS_DENIED);
+                refusals.refuse("rdma-rkey-0", "a request with rkey 0 (a raw bus address) and length " + len);
+                return err;
+            }
+            if (!qp.privileged() || !Dma.validRange(va, len)) {
                 return err;
             }
             return into.addGuest(null, va, len) ? V1.STS_OK : V1.STS_LOCAL_QP_OPER_ERR;
@@ -118,10 +134,17 @@ final class KeyedMemory {
                 return st;
             }
             if (src.total > MAX_MESSAGE) {
-                return V1.STS_LOCAL_LEN_ERR;
+                return tooLong(qp, src.total);
             }
         }
         return V1.STS_OK;
+    }
+
+    /** A WQE whose SGEs add up to more than {@link #MAX_MESSAGE}: a length error, counted and logged once. */
+    int tooLong(QueuePair qp, long total) {
+        refusals.refuse("rdma-sge-sum", "QP " + (qp == null ? -1 : qp.id) + ": a WQE whose SGEs add up to " + total
+                + " bytes, more than the 2 GiB max_msg_sz");
+        return V1.STS_LOCAL_LEN_ERR;
     }
 
     /** The sum of a WQE's SGE lengths (a READ's length), or -1 when the list does not fit the stride. */

@@ -17,8 +17,9 @@ public enum PathCounter implements Counter {
     /** SQs whose destination in this guest had no receive for 5 s. */
     RNR_FAILURES("rnr.failures"),
     /**
-     * Remote WRITEs, READs and atomics a QP's access flags do not allow (rejected on RC, dropped on UC), and UD
-     * sends with an AH of another protection domain.
+     * Remote WRITEs, READs and atomics a QP's access flags do not allow (rejected on RC, dropped on UC), requests
+     * naming memory by rkey 0 with a non-zero length, UD sends with an AH of another protection domain, and UD
+     * sends with a controlled Q_Key from a QP that has none.
      */
     ACCESS_DENIED("access.denied"),
     /** Memory windows: binds done (unbinds of type 1 included) and refused (completed MEM_MGMT_OPER_ERR). */

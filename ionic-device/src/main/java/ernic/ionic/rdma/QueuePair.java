@@ -14,6 +14,8 @@ final class QueuePair {
     int state = V1.QPS_RESET;
     int accessFlags;
     int qkey;
+    /** Whether MODIFY_QP gave it a Q_Key (IB_QP_QKEY): a controlled key in a UD WQE stands for that one. */
+    boolean hasQkey;
     int destQpn;
     int sqPsn, rqPsn;
     int pmtu;

@@ -28,8 +28,16 @@ import java.util.TreeMap;
  * admin status, leaving nothing behind. Device thread only.
  */
 public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
-    /** Ring depth bounds (log2): the doorbell index is 16 bits. */
+    /**
+     * Ring depth bounds (log2): the doorbell index is 16 bits, so at most 2^16 slots; at least 2, since a ring
+     * of one slot holds nothing (ionic_rdma's ionic_queue_init sends order_base_2(depth + 1), never 0).
+     */
     static final int MAX_DEPTH_LOG2 = 16;
+
+    /** Whether a ring depth (log2) of an EQ, CQ, AQ or QP is within bounds: 1 to {@link #MAX_DEPTH_LOG2}. */
+    static boolean validDepth(int depthLog2) {
+        return depthLog2 >= 1 && depthLog2 <= MAX_DEPTH_LOG2;
+    }
     /** Longest header template accepted (Ethernet + VLAN + IPv6 + UDP is 66 bytes). */
     static final int MAX_HEADER = 128;
     /** Largest STATS buffer the device writes (the driver gives one page). */
@@ -277,7 +285,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             refusals.refuse("rdma-eq-intr", "CREATE_EQ " + id + " with interrupt " + irq);
             return Status.EINVAL;
         }
-        if (depth < 1 || depth > MAX_DEPTH_LOG2 || stride != 2) {
+        if (!validDepth(depth) || stride != 2) {
             refusals.refuse("rdma-eq-geometry", "CREATE_EQ depth_log2 " + depth + " stride_log2 " + stride);
             return Status.EINVAL;
         }
@@ -301,7 +309,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             refusals.refuse("rdma-cq-eq", "CREATE_CQ (devcmd) on EQ " + eq);
             return Status.EINVAL;
         }
-        if (depth < 1 || depth > MAX_DEPTH_LOG2 || stride < 5 || stride > 8) {
+        if (!validDepth(depth) || stride < 5 || stride > 8) {
             refusals.refuse("rdma-cq-geometry", "CREATE_CQ (devcmd) depth_log2 " + depth + " stride_log2 " + stride);
             return Status.EINVAL;
         }
@@ -332,7 +340,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             refusals.refuse("rdma-aq-cq", "CREATE_ADMINQ on CQ " + cq);
             return Status.EINVAL;
         }
-        if (depth < 1 || depth > MAX_DEPTH_LOG2 || stride != 6) {
+        if (!validDepth(depth) || stride != 6) {
             refusals.refuse("rdma-aq-geometry", "CREATE_ADMINQ depth_log2 " + depth + " stride_log2 " + stride);
             return Status.EINVAL;
         }

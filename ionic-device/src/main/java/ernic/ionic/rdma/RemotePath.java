@@ -538,6 +538,8 @@ final class RemotePath implements End, MeshListener {
             }
         }
         if (full) {
+            refusals.refuse("rdma-remote-held-full", "requests waiting for a receive passed 64 MiB or 4096 messages"
+                    + " for 0.5 s: those still waiting fail with RNR-retry-exceeded at once");
             responder.resume();
         }
         retry(); // a safety net: a route can change without a writability event

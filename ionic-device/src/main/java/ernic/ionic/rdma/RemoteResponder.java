@@ -37,6 +37,8 @@ final class RemoteResponder {
     private final LongSupplier clock;
     private final MemorySegment old = Arena.ofAuto().allocate(8, 8);
     private final Spans source = new Spans();
+    /** Reading from the peers is paused (the held requests passed a limit), and since when. */
+    private boolean paused;
     private long pausedSinceNanos;
     private final Counters<RemoteCounter> counters;
     /** Bytes of requests waiting for a receive (a gauge: rdma.remote.heldBytes). */
@@ -193,7 +195,9 @@ final class RemoteResponder {
         heldBytes += m.readableBytes();
         heldMessages++;
         path.watch(qp);
-        if ((heldBytes > HELD_BYTES_MAX || heldMessages > HELD_MESSAGES_MAX) && pausedSinceNanos == 0) {
+        if ((heldBytes > HELD_BYTES_MAX || heldMessages > HELD_MESSAGES_MAX) && !paused) {
+            // A flag, not pausedSinceNanos == 0: the clock may read 0 (a mock clock does), and the pause still starts.
+            paused = true;
             pausedSinceNanos = now;
             counters.inc(RemoteCounter.READ_PAUSES);
             port.setReceivingFromAll(false);
@@ -243,21 +247,21 @@ final class RemoteResponder {
     }
 
     private void resumeIfRoom() {
-        if (pausedSinceNanos != 0 && heldBytes <= HELD_BYTES_MAX && heldMessages <= HELD_MESSAGES_MAX) {
+        if (paused && heldBytes <= HELD_BYTES_MAX && heldMessages <= HELD_MESSAGES_MAX) {
             resume();
         }
     }
 
     void resume() {
-        if (pausedSinceNanos != 0) {
-            pausedSinceNanos = 0;
+        if (paused) {
+            paused = false;
             port.setReceivingFromAll(true);
         }
     }
 
     /** Whether reading has been paused for long enough that waiting requests fail at once. */
     boolean tick(long now) {
-        return pausedSinceNanos != 0 && now - pausedSinceNanos >= FULL_RNR_TIMEOUT_NANOS;
+        return paused && now - pausedSinceNanos >= FULL_RNR_TIMEOUT_NANOS;
     }
 
     /** Receiver not ready: 5 s for the oldest waiting request of {@code qp}, none at all when {@code full}. */

@@ -207,7 +207,7 @@ final class Requester {
                     return V1.STS_LOCAL_QP_OPER_ERR;
                 }
                 if (total > KeyedMemory.MAX_MESSAGE) {
-                    return V1.STS_LOCAL_LEN_ERR;
+                    return memory.tooLong(qp, total);
                 }
                 r.length = total;
                 int st = memory.scatterList(qp, w, stride, total, r.local.clear());
@@ -246,6 +246,14 @@ final class Requester {
             return st;
         }
         int qkey = w.destQkey();
+        if (qkey < 0 && !qp.hasQkey) {
+            // The IB spec: a Q_Key with its high-order bit set is controlled and stands for the QP's own. A QP
+            // that has none cannot send one: it would otherwise go out as Q_Key 0, which any QP keyed 0 takes.
+            refusals.refuse("rdma-ud-controlled-qkey", "QP " + qp.id + ": a controlled Q_Key in a UD WQE, and the"
+                    + " QP has no Q_Key of its own");
+            path.inc(PathCounter.ACCESS_DENIED);
+            return V1.STS_LOCAL_QP_OPER_ERR;
+        }
         r.qkey = qkey < 0 ? qp.qkey : qkey; // a controlled key stands for the sending QP's own
         r.destQpn = w.destQpn() & 0xff_ffff;
         int ahId = w.ahId();
