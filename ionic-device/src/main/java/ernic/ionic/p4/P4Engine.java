@@ -64,6 +64,20 @@ public final class P4Engine {
         return v >= 0 ? PASS : v;
     }
 
+    /**
+     * {@link #process(byte[], int, int, int)} of a frame in a memory segment (the device's gather buffer), copied
+     * once, straight into the engine's packet.
+     */
+    public int process(java.lang.foreign.MemorySegment frame, int inPort) {
+        long len = frame.byteSize();
+        if (len > Packet.MAX_FRAME) {
+            return run(null, 0, Packet.MAX_FRAME + 1, inPort, false);
+        }
+        java.lang.foreign.MemorySegment.copy(frame, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, pkt.in, 0, (int) len);
+        return run(null, 0, (int) len, inPort, false);
+    }
+
+    /** One frame or WQE header; {@code frame} null when it is in the packet's input already. */
     private int run(byte[] frame, int off, int len, int inPort, boolean anyPort) {
         Counters<P4Counter> c = program.externs.counters;
         c.inc(P4Counter.FRAMES_IN);
@@ -72,7 +86,11 @@ public final class P4Engine {
             return DROPPED_TOO_BIG;
         }
         Packet p = pkt;
-        p.start(frame, off, len);
+        if (frame != null) {
+            p.start(frame, off, len);
+        } else {
+            p.started(len);
+        }
         StdMeta sm = program.std;
         StdMeta.set(sm.ingressPort(), p, inPort);
         StdMeta.set(sm.packetLength(), p, len);

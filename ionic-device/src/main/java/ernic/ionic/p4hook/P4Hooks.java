@@ -151,7 +151,6 @@ public final class P4Hooks {
     }
 
     private final class Ethernet implements FrameFilter {
-        private final byte[] in = new byte[MAX_FRAME];
         private final MemorySegment out = Arena.ofAuto().allocate(MAX_FRAME + 1024, 64);
         private MemorySegment sent = out;
 
@@ -161,9 +160,8 @@ public final class P4Hooks {
             counters.inc(tx ? P4HookCounter.ETH_TX_FRAMES : P4HookCounter.ETH_RX_FRAMES);
             long len = frame.byteSize();
             int v = P4Engine.DROPPED_TOO_BIG;
-            if (len <= in.length) {
-                MemorySegment.copy(frame, ValueLayout.JAVA_BYTE, 0, in, 0, (int) len);
-                v = engine.process(in, 0, (int) len, from);
+            if (len <= MAX_FRAME) {
+                v = engine.process(frame, from); // copied once, into the engine's packet
             }
             if (v >= 0 && engine.outputLength() < 14) {
                 counters.inc(P4HookCounter.ETH_RUNTS);
