@@ -36,6 +36,8 @@ public final class P4Engine {
 
     final Program program;
     private final Packet pkt;
+    /** The packet's input array as a segment (a segment-to-segment copy costs less than a copy into an array). */
+    private final java.lang.foreign.MemorySegment inSegment;
     private final Parser.Run run = new Parser.Run();
     private final Table[] tables;
     private final long[] hits;
@@ -44,6 +46,7 @@ public final class P4Engine {
     P4Engine(Program program) {
         this.program = program;
         this.pkt = new Packet(program.layout, program.externs);
+        this.inSegment = java.lang.foreign.MemorySegment.ofArray(pkt.in);
         this.tables = program.tables.toArray(Table[]::new);
         this.hits = new long[tables.length];
         this.misses = new long[tables.length];
@@ -73,7 +76,7 @@ public final class P4Engine {
         if (len > Packet.MAX_FRAME) {
             return run(null, 0, Packet.MAX_FRAME + 1, inPort, false);
         }
-        java.lang.foreign.MemorySegment.copy(frame, java.lang.foreign.ValueLayout.JAVA_BYTE, 0, pkt.in, 0, (int) len);
+        java.lang.foreign.MemorySegment.copy(frame, 0, inSegment, 0, len);
         return run(null, 0, (int) len, inPort, false);
     }
 

@@ -13,7 +13,6 @@ import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +32,7 @@ public final class P4Hooks {
     private final boolean forWqes;
     final Counters<P4HookCounter> counters = new Counters<>(P4HookCounter.class);
     private final Map<String, Counters<P4TableCounter>> tableSets = new LinkedHashMap<>();
-    private final Ethernet ethernet = new Ethernet();
+    private final Ethernet ethernet;
     private final Wqe wqe = new Wqe();
     private final P4DeviceCommands commands;
     /** The data path's WQE hook counters ({@code p4.wqe.}), once the hooks are on a device. */
@@ -43,6 +42,7 @@ public final class P4Hooks {
         this.engine = engine;
         this.scope = scope;
         this.forWqes = engine.hasHeaderType(WqeHeader.TYPE_NAME);
+        this.ethernet = new Ethernet();
         this.commands = new P4DeviceCommands(this);
         for (String t : engine.tableNames()) {
             tableSets.put(t, new Counters<>(P4TableCounter.class));
@@ -153,6 +153,8 @@ public final class P4Hooks {
     private final class Ethernet implements FrameFilter {
         private final MemorySegment out = Arena.ofAuto().allocate(MAX_FRAME + 1024, 64);
         private MemorySegment sent = out;
+        /** The engine's output array (one array for the engine's life) as a segment. */
+        private final MemorySegment output = MemorySegment.ofArray(engine.output());
 
         @Override
         public int filter(MemorySegment frame, int from) {
@@ -172,7 +174,7 @@ public final class P4Hooks {
                 return DROP;
             }
             int n = engine.outputLength();
-            MemorySegment.copy(engine.output(), 0, out, ValueLayout.JAVA_BYTE, 0, n);
+            MemorySegment.copy(output, 0, out, 0, n);
             sent = out.asSlice(0, n);
             if (v == TAP) {
                 counters.inc(tx ? P4HookCounter.ETH_TX_TO_TAP : P4HookCounter.ETH_RX_TO_TAP);
