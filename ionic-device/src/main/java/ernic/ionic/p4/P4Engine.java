@@ -40,6 +40,8 @@ public final class P4Engine {
     private final java.lang.foreign.MemorySegment inSegment;
     private final Parser.Run run = new Parser.Run();
     private final Table[] tables;
+    /** The program's checksums as an array: a loop over the list allocated an iterator per frame. */
+    private final Program.Checksum[] checksums;
     private final long[] hits;
     private final long[] misses;
 
@@ -48,6 +50,7 @@ public final class P4Engine {
         this.pkt = new Packet(program.layout, program.externs);
         this.inSegment = java.lang.foreign.MemorySegment.ofArray(pkt.in);
         this.tables = program.tables.toArray(Table[]::new);
+        this.checksums = program.checksums.toArray(Program.Checksum[]::new);
         this.hits = new long[tables.length];
         this.misses = new long[tables.length];
     }
@@ -146,7 +149,7 @@ public final class P4Engine {
     }
 
     private void checksums(Packet p, boolean verify) {
-        for (Program.Checksum ck : program.checksums) {
+        for (Program.Checksum ck : checksums) {
             if (verify ? !ck.verify() : !ck.update()) {
                 continue;
             }

@@ -153,6 +153,8 @@ public final class P4Hooks {
     private final class Ethernet implements FrameFilter {
         private final MemorySegment out = Arena.ofAuto().allocate(MAX_FRAME + 1024, 64);
         private MemorySegment sent = out;
+        /** {@link #out} cut to each length a frame has had: made once per length, not once per frame. */
+        private final MemorySegment[] slices = new MemorySegment[MAX_FRAME + 1024 + 1];
         /** The engine's output array (one array for the engine's life) as a segment. */
         private final MemorySegment output = MemorySegment.ofArray(engine.output());
 
@@ -175,7 +177,11 @@ public final class P4Hooks {
             }
             int n = engine.outputLength();
             MemorySegment.copy(output, 0, out, 0, n);
-            sent = out.asSlice(0, n);
+            MemorySegment slice = slices[n];
+            if (slice == null) {
+                slice = slices[n] = out.asSlice(0, n);
+            }
+            sent = slice;
             if (v == TAP) {
                 counters.inc(tx ? P4HookCounter.ETH_TX_TO_TAP : P4HookCounter.ETH_RX_TO_TAP);
             } else {
