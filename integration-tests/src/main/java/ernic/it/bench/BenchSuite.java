@@ -535,6 +535,28 @@ public final class BenchSuite {
             }
         }
         j.put("ethernet", je);
+        md.append("\n**The engine alone.** The same hooks without the device around them: the bench thread hands ")
+                .append("the same frame to the Ethernet hook of each program again and again (as the device's TX path ")
+                .append("does; the frame checked once to leave unchanged, to the TAP) and counts frames per second of ")
+                .append("its own CPU time. This is what the engine adds to each frame, without the socket, the doorbells ")
+                .append("and the second thread of the device path, so it moves least with load.\n\n")
+                .append("| frame | program | ns a frame | rounds: low to high (ns) |\n|---:|---|---:|---:|\n");
+        List<Map<String, Object>> ja = new ArrayList<>();
+        for (P4Bench.Row row : r.engine()) {
+            double[] ns = new double[row.perRound().length];
+            for (int k = 0; k < ns.length; k++) {
+                ns[k] = 1e9 / row.perRound()[k];
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("program", row.what());
+            m.put("frameBytes", row.size());
+            m.put("nanosPerFrameMedian", 1e9 / row.median());
+            m.put("nanosPerFrameRounds", ns);
+            ja.add(m);
+            md.append(String.format(Locale.ROOT, "| %d B | %s | %.0f | %s |%n", row.size(), row.what(),
+                    1e9 / row.median(), lowHigh(ns)));
+        }
+        j.put("engineAlone", ja);
         md.append("\n**RDMA WRITE and the fp8 externs.** RDMA WRITEs from QP A to QP B of one device, ")
                 .append(DataPathBench.WINDOW).append(" in flight, on a server with `--p4-program rdma_fp8.json ")
                 .append("--p4-entries rdma_fp8.entries` and on one without the engine: a plain WRITE without the ")

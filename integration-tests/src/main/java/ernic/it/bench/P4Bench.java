@@ -1,7 +1,10 @@
 package ernic.it.bench;
 
 import ernic.ionic.IonicDevice;
+import ernic.ionic.eth.FrameFilter;
 import ernic.ionic.eth.FrameSink;
+import ernic.ionic.p4hook.P4Hooks;
+import ernic.ionic.p4hook.P4Scope;
 import ernic.model.EthQueue;
 import ernic.model.IonicDriverModel;
 import ernic.model.rdma.Buffer;
@@ -97,7 +100,8 @@ public final class P4Bench {
         return onLoop(s, () -> Thread.currentThread().threadId());
     }
 
-    public record Result(List<Row> ethernet, List<Row> rdma) {}
+    /** {@code engine}: the Ethernet hook alone, frames per CPU second of the calling thread (both rates). */
+    public record Result(List<Row> ethernet, List<Row> engine, List<Row> rdma) {}
 
     private final long warmupNanos, measureNanos;
     private final int rounds;
@@ -127,7 +131,8 @@ public final class P4Bench {
     public Result run() throws Exception {
         Path dir = Files.createTempDirectory("ernic-bench-p4");
         try {
-            return new Result(ethernet(dir), rdma(dir));
+            List<Row> eth = ethernet(dir);
+            return new Result(eth, engineAlone(), rdma(dir));
         } finally {
             try (var s = Files.list(dir)) {
                 for (Path p : s.toList()) {
@@ -375,6 +380,60 @@ public final class P4Bench {
         return b.toString();
     }
 
+
+    /**
+     * The Ethernet hook alone, without the device around it: the bench thread hands one frame after another to the
+     * hook of a loaded program (as the device's TX path does) and counts frames per second of its own CPU time.
+     * What the engine adds to each frame, free of the socket and the other thread that the device path has.
+     */
+    List<Row> engineAlone() throws Exception {
+        String[] names = {"--p4 (pass-through)", "l2_fwd"};
+        FrameFilter[] hooks = {P4Hooks.load(null, null, null, null, P4Scope.NONE).ethernet(),
+                P4Hooks.load(Files.readString(Path.of(program("l2_fwd.json"))), "l2_fwd.json",
+                        Files.readString(Path.of(program("l2_fwd.entries"))), "l2_fwd.entries", P4Scope.NONE).ethernet()};
+        var mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        List<Row> rows = new ArrayList<>();
+        for (int size : FRAME_SIZES) {
+            byte[] bytes = frame(size, 0);
+            MemorySegment f = java.lang.foreign.Arena.ofAuto().allocate(size, 64);
+            f.copyFrom(MemorySegment.ofArray(bytes));
+            for (FrameFilter h : hooks) {
+                if (h.filter(f, FrameFilter.GUEST) != FrameFilter.TAP
+                        || !Arrays.equals(h.output().toArray(ValueLayout.JAVA_BYTE), bytes)) {
+                    throw new IOException("the engine alone did not send the frame on unchanged to the TAP");
+                }
+            }
+            double[][] rate = new double[hooks.length][rounds];
+            for (int round = -1; round < rounds; round++) { // round -1: unrecorded, for the JIT
+                for (int k = 0; k < hooks.length; k++) {
+                    FrameFilter h = hooks[k];
+                    long n = 0, bad = 0;
+                    long t0 = System.nanoTime(), c0 = mx.getCurrentThreadCpuTime();
+                    long until = t0 + (round < 0 ? warmupNanos : measureNanos / 2);
+                    do {
+                        for (int i = 0; i < 1000; i++) {
+                            bad += h.filter(f, FrameFilter.GUEST) == FrameFilter.TAP ? 0 : 1;
+                        }
+                        n += 1000;
+                    } while (System.nanoTime() < until);
+                    long cpu = mx.getCurrentThreadCpuTime() - c0;
+                    if (bad != 0) {
+                        throw new IOException(names[k] + ": " + bad + " frames not sent to the TAP");
+                    }
+                    if (round >= 0) {
+                        rate[k][round] = n / (cpu / 1e9);
+                    }
+                }
+            }
+            for (int k = 0; k < hooks.length; k++) {
+                Row row = new Row(names[k], size, rate[k], rate[k]);
+                rows.add(row);
+                log.accept(String.format(java.util.Locale.ROOT, "  engine alone, %-20s %5d B: %6.1f ns a frame "
+                        + "(median of %d)", names[k], size, 1e9 / row.median(), rounds));
+            }
+        }
+        return rows;
+    }
 
     // ---- RDMA --------------------------------------------------------------------------------------------------
 
