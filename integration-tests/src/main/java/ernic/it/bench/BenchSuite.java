@@ -32,7 +32,7 @@ import java.util.Set;
  * because they explain the ratio, not because they travel between machines.
  *
  * <pre>
- *   BenchSuite [--out DIR] [--only 1,2,5] [--quick]
+ *   BenchSuite [--out DIR] [--only 1,2,5,8] [--quick]
  * </pre>
  */
 public final class BenchSuite {
@@ -50,7 +50,7 @@ public final class BenchSuite {
 
     public static void main(String[] args) throws Exception {
         Path out = Path.of("target", "bench");
-        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7));
+        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7, 8));
         boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -63,7 +63,7 @@ public final class BenchSuite {
                 }
                 case "--quick" -> quick = true;
                 default -> {
-                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7] [--quick]");
+                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7,8] [--quick]");
                     System.exit(2);
                 }
             }
@@ -94,6 +94,7 @@ public final class BenchSuite {
         section(5, "Server memory", this::memory);
         section(6, "NVMe-oF target vs the kernel's nvmet-rdma over Soft-RoCE", this::guestNvmeof);
         section(7, "S3 store: HTTP body vs iperf3 over the TAP, token path vs HTTP body", this::guestS3);
+        section(8, "P4 engine: Ethernet frames and fp8 WRITEs with the engine on and off", this::p4);
         double secs = (System.nanoTime() - t0) / 1e9;
         json.put("elapsedSeconds", Math.round(secs));
         json.put("loadAverageAtEnd", loadAverage());
@@ -466,6 +467,159 @@ public final class BenchSuite {
         md.append(String.format(Locale.ROOT, "%nGrowth per object: **%,.0f bytes per QP**, **%,.0f bytes per MR** "
                 + "(RSS difference / count; the JVM heap grows in steps, so these are rough).%n%n", perQp, perMr));
         log(String.format(Locale.ROOT, "  %.0f B per QP, %.0f B per MR", perQp, perMr));
+    }
+
+    // ---- 8 -----------------------------------------------------------------------------------------------------
+
+    private void p4(Map<String, Object> j) throws Exception {
+        String missing = P4Bench.missing();
+        if (missing != null) {
+            j.put("status", "not run");
+            j.put("reason", missing);
+            md.append("**Not run:** ").append(missing).append(".\n\n");
+            log("  not run: " + missing);
+            return;
+        }
+        int rounds = quick ? 4 : 10;
+        P4Bench.Result r = new P4Bench(quick ? 100 : 300, quick ? 100 : 200, rounds, BenchSuite::log).run();
+        md.append("In-process servers and the driver model over their real vfio-user sockets (as section 2), ")
+                .append(rounds).append(" rounds that interleave the configurations; each figure is the median of ")
+                .append("its rounds. Two rates: per second of wall-clock time, and per second of CPU time of the ")
+                .append("server's device thread (what the path costs the device: time the thread waits for a CPU is ")
+                .append("not counted, but waking it up is, and on a busy machine the device thread sleeps and wakes ")
+                .append("between doorbells far more often). ")
+                .append("Programs and entries from `").append(P4Bench.PROGRAMS).append("`.\n\n")
+                .append("**Ethernet, guest transmit.** The driver model keeps ").append(P4Bench.TX_INFLIGHT)
+                .append(" TX descriptors in flight on a ring of ").append(P4Bench.TX_DEPTH).append(" (a posted ")
+                .append("doorbell every ").append(P4Bench.TX_BATCH).append(" frames, descriptors written once); ")
+                .append("the device gathers each frame from guest memory, runs the program and hands the frame to a ")
+                .append("counting sink on the device thread, where a TAP would write it. Three servers: the engine ")
+                .append("off (the reference), `--p4` (the built-in pass-through program) and `--p4-program l2_fwd.json ")
+                .append("--p4-entries l2_fwd.entries` (frames to 02:00:00:ee:00:0b: a table hit, to the TAP). Every ")
+                .append("frame sent was counted at the sink (and in `p4.eth.tx_to_tap`), and one frame per size was ")
+                .append("compared byte for byte. Ratios: ÷ the engine off, from the medians; the per-round ratios ")
+                .append("(a round's wall-clock figure ÷ the same round's reference) give the spread. Aim: ≥ 0.5.\n\n")
+                .append("| frame | engine | frames/s | × engine off | rounds: × engine off | frames per device CPU s ")
+                .append("| × engine off |\n")
+                .append("|---:|---|---:|---:|---:|---:|---:|\n");
+        List<Map<String, Object>> je = new ArrayList<>();
+        for (int size : P4Bench.FRAME_SIZES) {
+            P4Bench.Row ref = null;
+            for (P4Bench.Row row : r.ethernet()) {
+                if (row.size() != size) {
+                    continue;
+                }
+                if (ref == null) {
+                    ref = row;
+                }
+                boolean isRef = row == ref;
+                double[] perRound = new double[row.perRound().length];
+                for (int k = 0; k < perRound.length; k++) {
+                    perRound[k] = row.perRound()[k] / ref.perRound()[k];
+                }
+                double ratio = row.median() / ref.median(), cpuRatio = row.cpuMedian() / ref.cpuMedian();
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("engine", row.what());
+                m.put("frameBytes", size);
+                m.put("framesPerSecondMedian", row.median());
+                m.put("framesPerSecondRounds", row.perRound());
+                m.put("ratioToEngineOff", ratio);
+                m.put("ratioToEngineOffRounds", perRound);
+                m.put("framesPerDeviceCpuSecondMedian", row.cpuMedian());
+                m.put("framesPerDeviceCpuSecondRounds", row.perCpuRound());
+                m.put("deviceCpuRatioToEngineOff", cpuRatio);
+                je.add(m);
+                md.append(String.format(Locale.ROOT, "| %d B | %s | %,.0f | %s | %s | %,.0f | %s |%n", size,
+                        isRef ? row.what() + " (reference)" : row.what(), row.median(),
+                        isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound), row.cpuMedian(),
+                        isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
+            }
+        }
+        j.put("ethernet", je);
+        md.append("\n**The engine alone.** The same hooks without the device around them: the bench thread hands ")
+                .append("the same frame to the Ethernet hook of each program again and again (as the device's TX path ")
+                .append("does; the frame checked once to leave unchanged, to the TAP) and counts frames per second of ")
+                .append("its own CPU time. This is what the engine adds to each frame, without the socket, the doorbells ")
+                .append("and the second thread of the device path, so it moves least with load.\n\n")
+                .append("| frame | program | ns a frame | rounds: low to high (ns) |\n|---:|---|---:|---:|\n");
+        List<Map<String, Object>> ja = new ArrayList<>();
+        for (P4Bench.Row row : r.engine()) {
+            double[] ns = new double[row.perRound().length];
+            for (int k = 0; k < ns.length; k++) {
+                ns[k] = 1e9 / row.perRound()[k];
+            }
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("program", row.what());
+            m.put("frameBytes", row.size());
+            m.put("nanosPerFrameMedian", 1e9 / row.median());
+            m.put("nanosPerFrameRounds", ns);
+            ja.add(m);
+            md.append(String.format(Locale.ROOT, "| %d B | %s | %.0f | %s |%n", row.size(), row.what(),
+                    1e9 / row.median(), lowHigh(ns)));
+        }
+        j.put("engineAlone", ja);
+        md.append("\n**RDMA WRITE and the fp8 externs.** RDMA WRITEs from QP A to QP B of one device, ")
+                .append(DataPathBench.WINDOW).append(" in flight, on a server with `--p4-program rdma_fp8.json ")
+                .append("--p4-entries rdma_fp8.entries` and on one without the engine: a plain WRITE without the ")
+                .append("engine (the reference); a plain WRITE through the program (no entry matches its address); a ")
+                .append("WRITE of E4M3 values into the MR at 0x6f0000000000, which the program turns into E4M3 += E4M3 ")
+                .append("(saturating); a WRITE of fp32 values into the MR at 0x6d0000000000, which it turns into a ")
+                .append("conversion to E4M3 (a quarter of the bytes land). Bandwidth in payload bytes (what the WRITE ")
+                .append("carries) per second. Both externs were checked once against values worked by hand from the ")
+                .append("OCP FP8 spec before measuring. Ratios: ÷ the plain WRITE without the engine.\n\n")
+                .append("| size | operation | GB/s | × plain WRITE | rounds: × plain WRITE | GB per device CPU s ")
+                .append("| × plain WRITE |\n")
+                .append("|---:|---|---:|---:|---:|---:|---:|\n");
+        List<Map<String, Object>> jr = new ArrayList<>();
+        for (long size : P4Bench.RDMA_SIZES) {
+            P4Bench.Row ref = null;
+            for (P4Bench.Row row : r.rdma()) {
+                if (row.size() != size) {
+                    continue;
+                }
+                if (ref == null) {
+                    ref = row;
+                }
+                boolean isRef = row == ref;
+                double[] perRound = new double[row.perRound().length];
+                for (int k = 0; k < perRound.length; k++) {
+                    perRound[k] = row.perRound()[k] / ref.perRound()[k];
+                }
+                double ratio = row.median() / ref.median(), cpuRatio = row.cpuMedian() / ref.cpuMedian();
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("op", row.what());
+                m.put("size", size);
+                m.put("bytesPerSecondMedian", row.median());
+                m.put("bytesPerSecondRounds", row.perRound());
+                m.put("ratioToPlainWrite", ratio);
+                m.put("ratioToPlainWriteRounds", perRound);
+                m.put("bytesPerDeviceCpuSecondMedian", row.cpuMedian());
+                m.put("bytesPerDeviceCpuSecondRounds", row.perCpuRound());
+                m.put("deviceCpuRatioToPlainWrite", cpuRatio);
+                jr.add(m);
+                md.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %s | %s | %.3f | %s |%n", human(size),
+                        isRef ? row.what() + " (reference)" : row.what(), row.median() / 1e9,
+                        isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound),
+                        row.cpuMedian() / 1e9, isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
+            }
+        }
+        j.put("rdma", jr);
+        md.append("\n");
+    }
+
+    /** The median of some figures. */
+    static double median(double[] v) {
+        double[] s = v.clone();
+        java.util.Arrays.sort(s);
+        int n = s.length;
+        return n == 0 ? Double.NaN : n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+    }
+
+    /** "low to high", three significant digits each. */
+    static String lowHigh(double[] v) {
+        double[] s = v.clone();
+        java.util.Arrays.sort(s);
+        return ratio(s[0]) + " to " + ratio(s[s.length - 1]);
     }
 
     private static String loadAverage() {

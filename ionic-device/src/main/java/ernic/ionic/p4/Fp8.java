@@ -135,11 +135,43 @@ public final class Fp8 {
         return encode(sum, df, saturate);
     }
 
-    /** {@code dst[i] += src[i]} for {@code n} elements: the fp8 accumulate extern's arithmetic. */
+    /**
+     * {@code dst[i] += src[i]} for {@code n} elements: the fp8 accumulate extern's arithmetic, {@link #add} of each
+     * pair, looked up in a table of every pair's sum.
+     */
     public static void accumulate(byte[] dst, int dOff, Format df, byte[] src, int sOff, Format sf, int n,
                                   boolean saturate) {
+        byte[] sums = Sums.TABLES[Sums.index(df, sf, saturate)];
         for (int i = 0; i < n; i++) {
-            dst[dOff + i] = (byte) add(dst[dOff + i], df, src[sOff + i], sf, saturate);
+            dst[dOff + i] = sums[(dst[dOff + i] & 0xff) << 8 | (src[sOff + i] & 0xff)];
+        }
+    }
+
+    /**
+     * {@link #add} of every pair of codes (dst << 8 | src), for each destination format, source format and mode:
+     * 8 tables of 64 KiB, computed when the first accumulate loads this class.
+     */
+    private static final class Sums {
+        static final byte[][] TABLES = new byte[8][];
+
+        static {
+            for (Format df : Format.values()) {
+                for (Format sf : Format.values()) {
+                    for (boolean saturate : new boolean[] {false, true}) {
+                        byte[] t = new byte[1 << 16];
+                        for (int d = 0; d < 256; d++) {
+                            for (int s = 0; s < 256; s++) {
+                                t[d << 8 | s] = (byte) add(d, df, s, sf, saturate);
+                            }
+                        }
+                        TABLES[index(df, sf, saturate)] = t;
+                    }
+                }
+            }
+        }
+
+        static int index(Format df, Format sf, boolean saturate) {
+            return df.ordinal() << 2 | sf.ordinal() << 1 | (saturate ? 1 : 0);
         }
     }
 

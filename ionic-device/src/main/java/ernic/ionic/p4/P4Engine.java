@@ -36,15 +36,21 @@ public final class P4Engine {
 
     final Program program;
     private final Packet pkt;
+    /** The packet's input array as a segment (a segment-to-segment copy costs less than a copy into an array). */
+    private final java.lang.foreign.MemorySegment inSegment;
     private final Parser.Run run = new Parser.Run();
     private final Table[] tables;
+    /** The program's checksums as an array: a loop over the list allocated an iterator per frame. */
+    private final Program.Checksum[] checksums;
     private final long[] hits;
     private final long[] misses;
 
     P4Engine(Program program) {
         this.program = program;
         this.pkt = new Packet(program.layout, program.externs);
+        this.inSegment = java.lang.foreign.MemorySegment.ofArray(pkt.in);
         this.tables = program.tables.toArray(Table[]::new);
+        this.checksums = program.checksums.toArray(Program.Checksum[]::new);
         this.hits = new long[tables.length];
         this.misses = new long[tables.length];
     }
@@ -64,6 +70,20 @@ public final class P4Engine {
         return v >= 0 ? PASS : v;
     }
 
+    /**
+     * {@link #process(byte[], int, int, int)} of a frame in a memory segment (the device's gather buffer), copied
+     * once, straight into the engine's packet.
+     */
+    public int process(java.lang.foreign.MemorySegment frame, int inPort) {
+        long len = frame.byteSize();
+        if (len > Packet.MAX_FRAME) {
+            return run(null, 0, Packet.MAX_FRAME + 1, inPort, false);
+        }
+        java.lang.foreign.MemorySegment.copy(frame, 0, inSegment, 0, len);
+        return run(null, 0, (int) len, inPort, false);
+    }
+
+    /** One frame or WQE header; {@code frame} null when it is in the packet's input already. */
     private int run(byte[] frame, int off, int len, int inPort, boolean anyPort) {
         Counters<P4Counter> c = program.externs.counters;
         c.inc(P4Counter.FRAMES_IN);
@@ -72,7 +92,11 @@ public final class P4Engine {
             return DROPPED_TOO_BIG;
         }
         Packet p = pkt;
-        p.start(frame, off, len);
+        if (frame != null) {
+            p.start(frame, off, len);
+        } else {
+            p.started(len);
+        }
         StdMeta sm = program.std;
         StdMeta.set(sm.ingressPort(), p, inPort);
         StdMeta.set(sm.packetLength(), p, len);
@@ -125,7 +149,7 @@ public final class P4Engine {
     }
 
     private void checksums(Packet p, boolean verify) {
-        for (Program.Checksum ck : program.checksums) {
+        for (Program.Checksum ck : checksums) {
             if (verify ? !ck.verify() : !ck.update()) {
                 continue;
             }

@@ -36,6 +36,11 @@ final class Packet {
     /** Starts a frame: copies its bytes and resets every header and flag. */
     void start(byte[] frame, int off, int len) {
         System.arraycopy(frame, off, in, 0, len);
+        started(len);
+    }
+
+    /** Starts a frame of {@code len} bytes already copied into {@link #in}. */
+    void started(int len) {
         inLen = len;
         cursor = 0;
         exit = false;

@@ -14,6 +14,8 @@ final class Phv {
     final int[] varBits;
     final boolean[] valid;
     final int[] stackNext;
+    /** The slots of {@link #wide} that hold bytes (the others are null), so a reset visits only those. */
+    private final int[] wideSlots;
 
     Phv(Layout l) {
         layout = l;
@@ -30,20 +32,26 @@ final class Phv {
                 }
             }
         }
+        int n = 0;
+        for (byte[] w : wide) {
+            n += w != null ? 1 : 0;
+        }
+        wideSlots = new int[n];
+        for (int i = 0, k = 0; i < wide.length; i++) {
+            if (wide[i] != null) {
+                wideSlots[k++] = i;
+            }
+        }
     }
 
     /** The state a frame starts with: every field zero, only metadata valid, every stack empty. */
     void reset() {
         Arrays.fill(val, 0);
         Arrays.fill(varBits, 0);
-        for (byte[] w : wide) {
-            if (w != null) {
-                Arrays.fill(w, (byte) 0);
-            }
+        for (int slot : wideSlots) {
+            Arrays.fill(wide[slot], (byte) 0);
         }
-        for (int h = 0; h < valid.length; h++) {
-            valid[h] = layout.metadata[h];
-        }
+        System.arraycopy(layout.metadata, 0, valid, 0, valid.length);
         Arrays.fill(stackNext, 0);
     }
 

@@ -13,7 +13,6 @@ import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +32,7 @@ public final class P4Hooks {
     private final boolean forWqes;
     final Counters<P4HookCounter> counters = new Counters<>(P4HookCounter.class);
     private final Map<String, Counters<P4TableCounter>> tableSets = new LinkedHashMap<>();
-    private final Ethernet ethernet = new Ethernet();
+    private final Ethernet ethernet;
     private final Wqe wqe = new Wqe();
     private final P4DeviceCommands commands;
     /** The data path's WQE hook counters ({@code p4.wqe.}), once the hooks are on a device. */
@@ -43,6 +42,7 @@ public final class P4Hooks {
         this.engine = engine;
         this.scope = scope;
         this.forWqes = engine.hasHeaderType(WqeHeader.TYPE_NAME);
+        this.ethernet = new Ethernet();
         this.commands = new P4DeviceCommands(this);
         for (String t : engine.tableNames()) {
             tableSets.put(t, new Counters<>(P4TableCounter.class));
@@ -151,9 +151,12 @@ public final class P4Hooks {
     }
 
     private final class Ethernet implements FrameFilter {
-        private final byte[] in = new byte[MAX_FRAME];
         private final MemorySegment out = Arena.ofAuto().allocate(MAX_FRAME + 1024, 64);
         private MemorySegment sent = out;
+        /** {@link #out} cut to each length a frame has had: made once per length, not once per frame. */
+        private final MemorySegment[] slices = new MemorySegment[MAX_FRAME + 1024 + 1];
+        /** The engine's output array (one array for the engine's life) as a segment. */
+        private final MemorySegment output = MemorySegment.ofArray(engine.output());
 
         @Override
         public int filter(MemorySegment frame, int from) {
@@ -161,9 +164,8 @@ public final class P4Hooks {
             counters.inc(tx ? P4HookCounter.ETH_TX_FRAMES : P4HookCounter.ETH_RX_FRAMES);
             long len = frame.byteSize();
             int v = P4Engine.DROPPED_TOO_BIG;
-            if (len <= in.length) {
-                MemorySegment.copy(frame, ValueLayout.JAVA_BYTE, 0, in, 0, (int) len);
-                v = engine.process(in, 0, (int) len, from);
+            if (len <= MAX_FRAME) {
+                v = engine.process(frame, from); // copied once, into the engine's packet
             }
             if (v >= 0 && engine.outputLength() < 14) {
                 counters.inc(P4HookCounter.ETH_RUNTS);
@@ -174,8 +176,12 @@ public final class P4Hooks {
                 return DROP;
             }
             int n = engine.outputLength();
-            MemorySegment.copy(engine.output(), 0, out, ValueLayout.JAVA_BYTE, 0, n);
-            sent = out.asSlice(0, n);
+            MemorySegment.copy(output, 0, out, 0, n);
+            MemorySegment slice = slices[n];
+            if (slice == null) {
+                slice = slices[n] = out.asSlice(0, n);
+            }
+            sent = slice;
             if (v == TAP) {
                 counters.inc(tx ? P4HookCounter.ETH_TX_TO_TAP : P4HookCounter.ETH_RX_TO_TAP);
             } else {

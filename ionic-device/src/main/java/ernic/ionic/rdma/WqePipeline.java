@@ -199,23 +199,51 @@ final class WqePipeline {
             Fp8.accumulate(dstBuf, 0, fp8(df), srcBuf, 0, fp8(sf), k, saturate);
             return;
         }
-        Fp8.Format dst8 = fp8(df);
+        Fp8.Format dst8 = fp8(df), src8 = fp8(sf);
+        if (dst8 != null) {
+            // Into fp8: one loop per source format, so that each is a tight loop.
+            switch (sf) {
+                case WqeHeader.FORMAT_E4M3, WqeHeader.FORMAT_E5M2 -> {
+                    for (int i = 0; i < k; i++) {
+                        dstBuf[i] = (byte) Fp8.encode(Fp8.decode(srcBuf[i] & 0xff, src8), dst8, saturate);
+                    }
+                }
+                case WqeHeader.FORMAT_FP16 -> {
+                    for (int i = 0; i < k; i++) {
+                        dstBuf[i] = (byte) Fp8.encode(Float.float16ToFloat((short) LE16_ARRAY.get(srcBuf, 2 * i)),
+                                dst8, saturate);
+                    }
+                }
+                case WqeHeader.FORMAT_BF16 -> {
+                    for (int i = 0; i < k; i++) {
+                        dstBuf[i] = (byte) Fp8.encode(Float.intBitsToFloat(((short) LE16_ARRAY.get(srcBuf, 2 * i)
+                                & 0xffff) << 16), dst8, saturate);
+                    }
+                }
+                default -> {
+                    for (int i = 0; i < k; i++) {
+                        dstBuf[i] = (byte) Fp8.encode((float) LEF32_ARRAY.get(srcBuf, 4 * i), dst8, saturate);
+                    }
+                }
+            }
+            return;
+        }
+        // fp8 into a wider format is exact (the source is fp8 here: the formats were checked)
         for (int i = 0; i < k; i++) {
-            float v = switch (sf) {
-                case WqeHeader.FORMAT_E4M3, WqeHeader.FORMAT_E5M2 -> Fp8.decode(srcBuf[i] & 0xff, fp8(sf));
-                case WqeHeader.FORMAT_FP16 -> Float.float16ToFloat(srcSeg.get(LE16, 2L * i));
-                case WqeHeader.FORMAT_BF16 -> Float.intBitsToFloat((srcSeg.get(LE16, 2L * i) & 0xffff) << 16);
-                default -> srcSeg.get(LEF32, 4L * i);
-            };
+            float v = Fp8.decode(srcBuf[i] & 0xff, src8);
             switch (df) {
-                case WqeHeader.FORMAT_E4M3, WqeHeader.FORMAT_E5M2 -> dstBuf[i] = (byte) Fp8.encode(v, dst8, saturate);
-                // fp8 into a wider format is exact (the source is fp8 here: the formats were checked)
                 case WqeHeader.FORMAT_FP16 -> dstSeg.set(LE16, 2L * i, Float.floatToFloat16(v));
                 case WqeHeader.FORMAT_BF16 -> dstSeg.set(LE16, 2L * i, (short) (Float.floatToRawIntBits(v) >>> 16));
                 default -> dstSeg.set(LEF32, 4L * i, v);
             }
         }
     }
+
+    /** The source's wider formats, read from the scratch array (little-endian, as in guest memory). */
+    private static final java.lang.invoke.VarHandle LE16_ARRAY = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+            short[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final java.lang.invoke.VarHandle LEF32_ARRAY = java.lang.invoke.MethodHandles
+            .byteArrayViewVarHandle(float[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
 
     /** Guest memory holds the wider formats little-endian, as the guest's CPU writes them. */
     private static final ValueLayout.OfShort LE16 = ValueLayout.JAVA_SHORT_UNALIGNED

@@ -189,4 +189,26 @@ class Fp8Test {
         assertThat(Fp8.add(0x38, e4, 0x7c, e5, true)).isEqualTo(0x7e);
         assertThat(Fp8.add(0x38, e4, 0x7c, e5, false)).isEqualTo(0x7f);
     }
+
+    /** accumulate looks its sums up in tables: they must be add's, for every pair, both formats and both modes. */
+    @Test
+    void accumulateGivesAddForEveryPairOfCodes() {
+        byte[] src = new byte[1 << 16];
+        byte[] dst = new byte[1 << 16];
+        for (Format df : Format.values()) {
+            for (Format sf : Format.values()) {
+                for (boolean saturate : new boolean[] {false, true}) {
+                    for (int i = 0; i < dst.length; i++) {
+                        dst[i] = (byte) (i >> 8);
+                        src[i] = (byte) i;
+                    }
+                    Fp8.accumulate(dst, 0, df, src, 0, sf, dst.length, saturate);
+                    for (int i = 0; i < dst.length; i++) {
+                        assertThat(dst[i] & 0xff).as("%s %02x += %s %02x, saturate %s", df, i >> 8, sf, i & 0xff,
+                                saturate).isEqualTo(Fp8.add(i >> 8, df, i & 0xff, sf, saturate));
+                    }
+                }
+            }
+        }
+    }
 }

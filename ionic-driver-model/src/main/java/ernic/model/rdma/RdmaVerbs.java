@@ -213,6 +213,19 @@ public final class RdmaVerbs {
     }
 
     /**
+     * {@link #buffer(long, boolean)} at the user virtual address {@code va} (page-aligned), as a process that maps
+     * its buffer there with MAP_FIXED: for programs whose entries name an address known before the guest starts.
+     */
+    public Buffer buffer(long bytes, boolean scattered, long va) {
+        if ((va & (PAGE - 1)) != 0) {
+            throw new IllegalArgumentException("a buffer's address must be page-aligned: 0x" + Long.toHexString(va));
+        }
+        int pages = (int) ((bytes + PAGE - 1) >>> PAGE_SHIFT);
+        long base = drv.alloc((long) pages * PAGE);
+        return new Buffer(ram, ramIova, va, base, pages, bytes, scattered);
+    }
+
+    /**
      * Registers {@code [offset, offset + length)} of {@code b} (CREATE_MR): one page gives the direct address
      * (page + offset in page), more give a table of le64 page addresses; 4 KiB pages. lkey = rkey =
      * index << 8 | an 8-bit key.
