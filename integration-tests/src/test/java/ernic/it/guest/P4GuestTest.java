@@ -122,8 +122,9 @@ class P4GuestTest {
             print('denied region write', write(data, denied), denied.read(4096, 0) == bytes(4096))
 
             chosen = MR(pd, MiB, ACC)
-            with open('/job/rkey', 'w') as f:
+            with open('/job/rkey.tmp', 'w') as f:
                 f.write('%d\\n' % chosen.rkey)
+            os.rename('/job/rkey.tmp', '/job/rkey')  # whole, or not there yet: the test reads it
             for _ in range(600):
                 if os.path.exists('/job/rkey-armed'):
                     break
@@ -168,7 +169,7 @@ class P4GuestTest {
         Path work = Files.createDirectories(Path.of("target", "guest", "p4")).toAbsolutePath();
         Path jobA = work.resolve("vm0"), jobB = work.resolve("vm1");
         for (Path f : new Path[] {jobA.resolve("a-done"), jobB.resolve("a-done"), jobB.resolve("rkey"),
-                jobB.resolve("rkey-armed")}) {
+                jobB.resolve("rkey.tmp"), jobB.resolve("rkey-armed")}) {
             Files.deleteIfExists(f);
         }
         // Server B's entries: the file's (accumulate, convert) and a deny of WRITEs into 0x6e0000000000.
