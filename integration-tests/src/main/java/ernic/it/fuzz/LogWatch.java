@@ -21,8 +21,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * exception escaping the server's handling is a crash: ERROR, a WARN carrying an exception that is not an I/O
  * error, a device error the vfio-user layer caught ("device error in ..."), a connection that failed for another
  * reason than the protocol or the socket ("vfio-user connection failed" with no I/O error: a client that
- * closes while its replies are being written is not one), or an exception that reached the end of a Netty
- * pipeline.
+ * closes while its replies are being written is not one), an exception that reached the end of a Netty
+ * pipeline, or a mesh "protocol violation" whose reason is a Java exception (MeshLink closes the peer's connection
+ * when handling a frame throws, so a bug in the handler would otherwise pass for the peer's fault).
  */
 final class LogWatch extends AppenderBase<ILoggingEvent> {
     private final AtomicReference<String> crash = new AtomicReference<>();
@@ -69,6 +70,8 @@ final class LogWatch extends AppenderBase<ILoggingEvent> {
             why = "the device threw (caught by the vfio-user layer)";
         } else if (msg.startsWith("vfio-user connection failed") && !ioMessage(msg)) {
             why = "a vfio-user connection failed with an exception";
+        } else if (msg.contains("protocol violation") && (msg.contains("Exception") || msg.contains("java.lang."))) {
+            why = "an exception in the mesh's frame handling (MeshLink takes it for the peer's protocol violation)";
         } else if (msg.contains("reached at the tail of the pipeline")) {
             why = "an exception reached the end of a Netty pipeline";
         } else if (t != null && !isIo(t)) {
