@@ -83,9 +83,9 @@ public final class FuzzCommand implements Callable<Integer> {
                 Path repro = run(t, s, watch, done);
                 total += done[0];
                 if (repro != null) {
-                    result = new Result(total, s, 1, repro.getFileName().toString().contains("-leak-") ? 1 : 0,
-                            seconds(start), repro);
-                    summary(total, s, result.leaks() == 0 ? 1 : 0, result.leaks(), start);
+                    int leak = repro.getFileName().toString().contains("-leak-") ? 1 : 0;
+                    result = new Result(total, s, 1 - leak, leak, seconds(start), repro);
+                    summary(total, s, result.crashes(), result.leaks(), start);
                     return 1;
                 }
             }
