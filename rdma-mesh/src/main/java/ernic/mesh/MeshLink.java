@@ -150,6 +150,12 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         ByteBuf frame = (ByteBuf) msg;
+        if (!ctx.channel().isActive()) {
+            // Closed (a protocol error in an earlier frame of the same read): the frames the decoder still holds
+            // are the closed peer's and are dropped unread, so one read cannot log or count thousands of errors.
+            frame.release();
+            return;
+        }
         lastReadNanos = ticker.nanoTime();
         try {
             links.onFrame(this, frame);

@@ -108,6 +108,24 @@ class HandshakeTest {
     }
 
     @Test
+    void framesAfterAProtocolErrorInTheSameReadAreDropped() throws Exception {
+        try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
+            MeshNode m = c.startManager();
+            // 2,000 heartbeats before any registration, in one write: the first is the protocol error that closes
+            // the connection; the rest were decoded from the same read and must not count (or log) again.
+            byte[] many = new byte[2000 * 5];
+            for (int i = 0; i < 2000; i++) {
+                many[i * 5 + 3] = 1;
+                many[i * 5 + 4] = (byte) Wire.HEARTBEAT;
+            }
+            assertThat(closedWithoutAnswer(m.localPort(), many)).isTrue();
+            await("one protocol error", () -> m.counters().get("node.protocolErrors") >= 1L);
+            Thread.sleep(200);
+            assertThat(m.counters().get("node.protocolErrors")).isEqualTo(1L);
+        }
+    }
+
+    @Test
     void aConnectionThatNeverRegistersIsClosed() throws Exception {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
             MeshNode m = c.startManager();

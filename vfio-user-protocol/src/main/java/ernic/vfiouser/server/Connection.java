@@ -221,7 +221,8 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     }
 
     private void refuse(VfioUserMessage m, ProtocolException e) {
-        String cmd = m.command() == null ? "command " + m.commandCode() : m.command().name();
+        // One cause for every unknown number: a client must not grow the map (or the log) by trying them all.
+        String cmd = m.command() == null ? "unknown command" : m.command().name();
         refusals.refuse(cmd + (e.fatal() ? " (fatal)" : "") + " errno " + e.errno(), e.getMessage());
         VfioUserMessage error = null;
         if (!m.noReply() && !m.isReply()) {

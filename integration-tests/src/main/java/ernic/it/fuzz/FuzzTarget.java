@@ -1,0 +1,38 @@
+package ernic.it.fuzz;
+
+import java.util.SplittableRandom;
+
+/**
+ * One thing the fuzzer drives: a real server (or device) started in this process, fed one generated input at a
+ * time. Every input comes from {@code rng}, which the runner derives from the seed and the input's index alone,
+ * so input {@code i} of a seed is the same on every run.
+ */
+interface FuzzTarget extends AutoCloseable {
+    /** vfio, ionic or mesh. */
+    String name();
+
+    /** Starts the server (or device) this target drives. */
+    void start() throws Exception;
+
+    /**
+     * Generates input {@code index} from {@code rng} and sends it. A {@link FuzzFailure} is a finding (a crash, a
+     * wedge); the server closing a connection is not (the target reconnects at the next input).
+     */
+    void step(long index, SplittableRandom rng) throws Exception;
+
+    /**
+     * Ends what is open (client connections, the guest of this epoch) and waits until the server has cleaned up,
+     * then checks that it still answers a valid request (a new connection and VERSION, a device bring-up, a
+     * mesh registration). Resource samples are taken after this.
+     */
+    void quiesce() throws Exception;
+
+    /** The inputs sent last (oldest first), described and as raw bytes, for the reproducer. */
+    Recorder recorder();
+
+    /** A short line of what this target counted (connections, closes by the server, replies, ...). */
+    String stats();
+
+    @Override
+    void close();
+}
