@@ -55,7 +55,12 @@ public final class GuestRun implements Callable<Integer> {
             System.err.println("ernic guest run: " + missing);
             return 2;
         }
-        String body = Files.readString(userPath(script));
+        Path file = userPath(script);
+        if (!Files.isReadable(file)) {
+            System.err.println("ernic guest run: no such script: " + file);
+            return 2;
+        }
+        String body = Files.readString(file);
         Leftovers.reap(System.out);
         // Kept after the run: each VM's script, output and serial console.
         Path work = Files.createDirectories(Path.of("target", "guest-run",
