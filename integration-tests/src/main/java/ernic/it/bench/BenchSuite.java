@@ -504,20 +504,11 @@ public final class BenchSuite {
                 .append("|---:|---|---:|---:|---:|---:|---:|\n");
         List<Map<String, Object>> je = new ArrayList<>();
         for (int size : P4Bench.FRAME_SIZES) {
-            P4Bench.Row ref = null;
-            for (P4Bench.Row row : r.ethernet()) {
-                if (row.size() != size) {
-                    continue;
-                }
-                if (ref == null) {
-                    ref = row;
-                }
-                boolean isRef = row == ref;
-                double[] perRound = new double[row.perRound().length];
-                for (int k = 0; k < perRound.length; k++) {
-                    perRound[k] = row.perRound()[k] / ref.perRound()[k];
-                }
-                double ratio = row.median() / ref.median(), cpuRatio = row.cpuMedian() / ref.cpuMedian();
+            for (P4Bench.Compared c : P4Bench.compared(r.ethernet(), size)) {
+                P4Bench.Row row = c.row();
+                boolean isRef = c.isReference();
+                double[] perRound = c.perRound();
+                double ratio = c.ratio(), cpuRatio = c.cpuRatio();
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("engine", row.what());
                 m.put("frameBytes", size);
@@ -572,20 +563,11 @@ public final class BenchSuite {
                 .append("|---:|---|---:|---:|---:|---:|---:|\n");
         List<Map<String, Object>> jr = new ArrayList<>();
         for (long size : P4Bench.RDMA_SIZES) {
-            P4Bench.Row ref = null;
-            for (P4Bench.Row row : r.rdma()) {
-                if (row.size() != size) {
-                    continue;
-                }
-                if (ref == null) {
-                    ref = row;
-                }
-                boolean isRef = row == ref;
-                double[] perRound = new double[row.perRound().length];
-                for (int k = 0; k < perRound.length; k++) {
-                    perRound[k] = row.perRound()[k] / ref.perRound()[k];
-                }
-                double ratio = row.median() / ref.median(), cpuRatio = row.cpuMedian() / ref.cpuMedian();
+            for (P4Bench.Compared c : P4Bench.compared(r.rdma(), size)) {
+                P4Bench.Row row = c.row();
+                boolean isRef = c.isReference();
+                double[] perRound = c.perRound();
+                double ratio = c.ratio(), cpuRatio = c.cpuRatio();
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("op", row.what());
                 m.put("size", size);

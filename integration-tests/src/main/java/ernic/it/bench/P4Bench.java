@@ -81,6 +81,31 @@ public final class P4Bench {
      * per second of CPU time of the server's device thread (what the path costs the device, whatever else runs on
      * the machine).
      */
+    /** A row beside its size's reference (the first row of that size): medians and per-round ratios. */
+    public record Compared(Row row, boolean isReference, double[] perRound, double ratio, double cpuRatio) {
+    }
+
+    /** The rows of one size, each compared with the first of them, the reference. */
+    public static List<Compared> compared(List<Row> rows, long size) {
+        List<Compared> out = new ArrayList<>();
+        Row ref = null;
+        for (Row row : rows) {
+            if (row.size() != size) {
+                continue;
+            }
+            if (ref == null) {
+                ref = row;
+            }
+            double[] perRound = new double[row.perRound().length];
+            for (int k = 0; k < perRound.length; k++) {
+                perRound[k] = row.perRound()[k] / ref.perRound()[k];
+            }
+            out.add(new Compared(row, row == ref, perRound, row.median() / ref.median(),
+                    row.cpuMedian() / ref.cpuMedian()));
+        }
+        return out;
+    }
+
     public record Row(String what, long size, double[] perRound, double[] perCpuRound) {
         public double median() {
             return BenchSuite.median(perRound);
