@@ -328,6 +328,11 @@ public final class IonicDevice implements VfioUserDevice {
         return lif.queueForGuest(frame);
     }
 
+    /** How many more in-process frames {@link #queueForGuest} takes now without refusing one. */
+    public int guestQueueRoom() {
+        return EthLif.GUEST_QUEUE_SLOTS - lif.guestQueueBacklog();
+    }
+
     /** Carrier up or down (lif_info, port_info, LINK_CHANGE event). */
     public void setLink(boolean up) {
         lif.setLink(up);

@@ -63,7 +63,7 @@ final class NvmeofBackend implements AutoCloseable {
                 net, null);
         loop.submit(() -> {
             ionic.rdma().attachNvmeof(target);
-            ionic.addTxClaimer(host::receive);
+            ionic.addTxClaimer(S3Backend.claimer(host));
             target.counters().registerIn(registry);
             registry.register("nvmeof.", net);
         }).syncUninterruptibly();

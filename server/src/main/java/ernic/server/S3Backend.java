@@ -4,6 +4,7 @@ import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.IonicDevice;
 import ernic.ionic.eth.FrameClaimer;
+import ernic.ionic.target.s3.FrameSink;
 import ernic.ionic.target.s3.HttpCounter;
 import ernic.ionic.target.s3.IpEndpoint;
 import ernic.ionic.target.s3.NetCounter;
@@ -15,6 +16,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.foreign.MemorySegment;
 import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 
@@ -47,15 +49,40 @@ final class S3Backend {
         Counters<S3Counter> s3 = new Counters<>(S3Counter.class);
         S3Store store = new S3Store(options, ionic.rdma().hostMemory(), Clock.systemUTC(), http, s3);
         // The sink's frame is the endpoint's one transmit buffer: queueForGuest copies it.
-        endpoint = new IpEndpoint(options.ip(), options.port(), ionic::queueForGuest, loop.ticker(), net,
-                store::accept);
-        claimer = endpoint::receive;
+        FrameSink toGuest = new FrameSink() {
+            @Override
+            public void send(MemorySegment frame) {
+                ionic.queueForGuest(frame);
+            }
+
+            @Override
+            public int room() {
+                return ionic.guestQueueRoom();
+            }
+        };
+        endpoint = new IpEndpoint(options.ip(), options.port(), toGuest, loop.ticker(), net, store::accept);
+        claimer = claimer(endpoint);
         ionic.addTxClaimer(claimer);
         ionic.onReset(endpoint::reset);
         registry.register("s3.", net);
         registry.register("s3.", http);
         registry.register("s3.", s3);
         timer = loop.scheduleAtFixedRate(endpoint::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** The TX claimer of an in-process IP endpoint: its frames, and one answer per doorbell's batch. */
+    static FrameClaimer claimer(IpEndpoint endpoint) {
+        return new FrameClaimer() {
+            @Override
+            public boolean claim(MemorySegment frame) {
+                return endpoint.receive(frame);
+            }
+
+            @Override
+            public void endOfBatch() {
+                endpoint.endOfBatch();
+            }
+        };
     }
 
     /** Builds the store on the device thread {@code loop} and logs where it answers. */

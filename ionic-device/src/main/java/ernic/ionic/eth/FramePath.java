@@ -134,6 +134,9 @@ final class FramePath {
             last = slot;
             q.tail = slot + 1 & q.mask;
         }
+        for (int i = 0; i < txClaimers.size(); i++) {
+            txClaimers.get(i).endOfBatch();
+        }
         // One completion retires every descriptor up to and including comp_index.
         compBuf.fill((byte) 0);
         txComp.wrap(compBuf, 0).compIndex(last).color(q.color);

@@ -1,13 +1,20 @@
 package ernic.ionic.target.s3;
 
-/** A bounded byte FIFO over one array: a TCP connection's send or receive buffer. */
+/**
+ * A bounded byte FIFO: a TCP connection's send or receive buffer. It holds up to its limit; the array starts
+ * small and doubles as data needs it, so a connection pays for the window it uses, not for the one it may use.
+ */
 final class ByteRing {
-    private final byte[] buf;
+    static final int INITIAL = 16 * 1024;
+
+    private final int limit;
+    private byte[] buf;
     private int head;
     private int size;
 
-    ByteRing(int capacity) {
-        buf = new byte[capacity];
+    ByteRing(int limit) {
+        this.limit = limit;
+        buf = new byte[Math.min(INITIAL, limit)];
     }
 
     int size() {
@@ -15,16 +22,17 @@ final class ByteRing {
     }
 
     int free() {
-        return buf.length - size;
+        return limit - size;
     }
 
     int capacity() {
-        return buf.length;
+        return limit;
     }
 
     /** Appends up to {@code len} bytes; returns how many fitted. */
     int write(byte[] src, int off, int len) {
         int n = Math.min(len, free());
+        grow(size + n);
         int tail = (head + size) % buf.length;
         int first = Math.min(n, buf.length - tail);
         System.arraycopy(src, off, buf, tail, first);
@@ -58,6 +66,22 @@ final class ByteRing {
         }
         head = (head + n) % buf.length;
         size -= n;
+    }
+
+    private void grow(int need) {
+        if (need <= buf.length) {
+            return;
+        }
+        int cap = buf.length;
+        while (cap < need) {
+            cap = Math.min(limit, cap * 2);
+        }
+        byte[] b = new byte[cap];
+        int first = Math.min(size, buf.length - head);
+        System.arraycopy(buf, head, b, 0, first);
+        System.arraycopy(buf, 0, b, first, size - first);
+        buf = b;
+        head = 0;
     }
 
     void clear() {

@@ -9,4 +9,12 @@ import java.lang.foreign.MemorySegment;
 @FunctionalInterface
 public interface FrameSink {
     void send(MemorySegment frame);
+
+    /**
+     * Frames the sink takes now without dropping one. The endpoint sends data segments only while room is
+     * left, so a full window never overruns the guest's queue: a dropped segment costs a retransmit.
+     */
+    default int room() {
+        return Integer.MAX_VALUE;
+    }
 }

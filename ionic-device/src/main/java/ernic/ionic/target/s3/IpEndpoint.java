@@ -35,6 +35,8 @@ public final class IpEndpoint {
     private final Function<TcpConnection, StreamHandler> acceptor;
     private final Map<Long, TcpConnection> connections = new HashMap<>();
     private final List<TcpConnection> scratch = new ArrayList<>();
+    /** Connections that took segments in this TX batch, answered by {@link #endOfBatch}. */
+    private final List<TcpConnection> unsettled = new ArrayList<>();
     private final byte[] rx = new byte[MAX_FRAME], tx = new byte[MAX_FRAME];
     private final MemorySegment rxSeg = MemorySegment.ofArray(rx), txSeg = MemorySegment.ofArray(tx);
     private int ipId;
@@ -241,7 +243,7 @@ public final class IpEndpoint {
             return;
         }
         c.segment(flags, seq, ack, window, b, data, dlen, now);
-        afterSegment(c, now);
+        afterSegment(c);
     }
 
     private void open(byte[] b, long key, int src, int sport, int dport, int seq, int l4, int hlen, long now) {
@@ -313,14 +315,35 @@ public final class IpEndpoint {
         send(at + TCP_HLEN);
     }
 
-    private void afterSegment(TcpConnection c, long now) {
+    private void afterSegment(TcpConnection c) {
         if (!c.closed() && (c.readable() > 0 || c.atEof())) {
             c.handler.onReadable();
         }
         if (!c.closed() && c.takeFreed()) {
             c.handler.onWritable();
         }
-        settle(c, now);
+        if (!c.unsettled) {
+            c.unsettled = true;
+            unsettled.add(c);
+        }
+    }
+
+    /**
+     * The end of one TX doorbell's frames: each connection that took segments sends its data and one
+     * cumulative ACK now. A guest under TCG pays for every frame it receives; one ACK per segment
+     * (what a 1,460-byte PUT stream got before) doubled the frames of an upload.
+     */
+    public void endOfBatch() {
+        if (unsettled.isEmpty()) {
+            return;
+        }
+        long now = ticker.nanoTime();
+        for (int i = 0; i < unsettled.size(); i++) {
+            TcpConnection c = unsettled.get(i);
+            c.unsettled = false;
+            settle(c, now);
+        }
+        unsettled.clear();
     }
 
     /** Sends what the handler queued, or retires the connection once it is closed. */
@@ -341,6 +364,10 @@ public final class IpEndpoint {
 
     /** Drops every connection without a word to the guest (device reset: its stack is gone too). */
     public void reset() {
+        for (TcpConnection c : unsettled) {
+            c.unsettled = false;
+        }
+        unsettled.clear();
         scratch.clear();
         scratch.addAll(connections.values());
         for (TcpConnection c : scratch) {
@@ -436,6 +463,14 @@ public final class IpEndpoint {
 
     private void finishTcp(int at, int dst, int len) {
         put16(tx, at + TCP_CSUM, checksum(tx, at, len, pseudoSum(ip, dst, PROTO_TCP, len)));
+    }
+
+    /** Frames kept free for ACKs and control segments when data stops for lack of room. */
+    static final int CONTROL_RESERVE = 8;
+
+    /** Whether the sink has room for another data segment (it always takes control segments). */
+    boolean roomForData() {
+        return sink.room() > CONTROL_RESERVE;
     }
 
     private void send(int len) {

@@ -128,8 +128,8 @@ class IpEndpointTest {
         assertThat(s.has(SYN) && s.has(ACK)).isTrue();
         assertThat(s.ack()).isEqualTo(g.iss + 1);
         assertThat(g.peerMss).isEqualTo(1460);
-        assertThat(g.peerShift).isEqualTo(3);
-        // after the handshake the scaled window is the whole 256 KiB buffer: more than 16 bits can say
+        assertThat(g.peerShift).isEqualTo(TcpConnection.RCV_SHIFT);
+        // after the handshake the scaled window is the whole 1 MiB buffer: more than 16 bits can say
         rig.deliver();
         g.write(new byte[1]);
         rig.run(g::allAcked, 1000);
@@ -253,13 +253,51 @@ class IpEndpointTest {
     }
 
     @Test
+    void segmentsOfOneDoorbellGetOneCumulativeAck() {
+        GuestTcp g = rig.connect(40013);
+        rig.run(() -> g.established, 1000);
+        rig.deliver();
+        apps.getFirst().reading = false; // no echo: the only answer is the ACK
+        int seq = g.sndNxt;
+        for (int i = 0; i < 10; i++) { // ten segments offered in one TX batch (no end of batch between them)
+            byte[] f = g.raw(seq + i * 1000, g.rcvNxt, ACK, random(1000, i));
+            assertThat(rig.endpoint.receive(f, f.length)).isTrue();
+        }
+        assertThat(rig.toGuest).isEmpty();
+        rig.endpoint.endOfBatch();
+        assertThat(rig.toGuest).hasSize(1);
+        GuestFrames.Segment ackSeg = GuestFrames.parseTcp(rig.toGuest.poll());
+        assertThat(ackSeg.has(ACK)).isTrue();
+        assertThat(ackSeg.data()).isEmpty();
+        assertThat(ackSeg.ack()).isEqualTo(seq + 10_000);
+    }
+
+    @Test
+    void dataWaitsWhileTheGuestQueueIsFullButAcksGo() {
+        GuestTcp g = rig.connect(40014);
+        rig.run(() -> g.established, 1000);
+        rig.deliver();
+        rig.guestRoom = IpEndpoint.CONTROL_RESERVE; // only control frames fit
+        byte[] data = random(20_000, 9);
+        g.write(data);
+        rig.deliver(); // the guest's segments arrive; the echo has data to send back but no room
+        assertThat(g.allAcked()).isTrue(); // its ACKs still went
+        assertThat(g.receivedSize()).isZero();
+        assertThat(rig.net.get(NetCounter.SINK_FULL)).isPositive();
+        rig.guestRoom = Integer.MAX_VALUE;
+        rig.run(() -> g.receivedSize() == data.length, 1000); // the endpoint's tick sends it
+        assertThat(g.receivedBytes()).isEqualTo(data);
+        assertThat(rig.net.get(NetCounter.RETRANSMITS)).isZero();
+    }
+
+    @Test
     void aStalledReaderClosesTheWindowAndReopensIt() {
         GuestTcp g = rig.connect(40008);
         rig.run(() -> g.established, 1000);
         rig.deliver();
         Echo app = apps.getFirst();
         app.reading = false;
-        byte[] data = random(600_000, 8);
+        byte[] data = random(TcpConnection.BUFFER + 400_000, 8); // more than the window
         g.write(data);
         rig.run(() -> g.peerWindow == 0, 5000);
         // a few probes while closed

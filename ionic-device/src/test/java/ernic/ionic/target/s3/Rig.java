@@ -20,6 +20,8 @@ final class Rig {
     final Counters<NetCounter> net = new Counters<>(NetCounter.class);
     final IpEndpoint endpoint;
     final ArrayDeque<byte[]> toGuest = new ArrayDeque<>();
+    /** What the sink says it takes now (the guest's queue for in-process frames). */
+    int guestRoom = Integer.MAX_VALUE;
     final Map<Integer, GuestTcp> guests = new HashMap<>();
     final Random random = new Random(42);
     double lossToStore, lossToGuest;
@@ -28,12 +30,20 @@ final class Rig {
     final ArrayDeque<byte[]> unclaimed = new ArrayDeque<>();
 
     Rig(Function<TcpConnection, StreamHandler> acceptor) {
-        endpoint = new IpEndpoint(GuestFrames.STORE_IP, 9000, seg -> {
-            if (lossToGuest > 0 && random.nextDouble() < lossToGuest) {
-                lostToGuest++;
-                return;
+        endpoint = new IpEndpoint(GuestFrames.STORE_IP, 9000, new FrameSink() {
+            @Override
+            public void send(java.lang.foreign.MemorySegment seg) {
+                if (lossToGuest > 0 && random.nextDouble() < lossToGuest) {
+                    lostToGuest++;
+                    return;
+                }
+                toGuest.add(seg.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
             }
-            toGuest.add(seg.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+
+            @Override
+            public int room() {
+                return guestRoom;
+            }
         }, ticker, net, acceptor);
     }
 
@@ -43,7 +53,9 @@ final class Rig {
             lostToStore++;
             return true;
         }
-        return endpoint.receive(frame, frame.length);
+        boolean claimed = endpoint.receive(frame, frame.length);
+        endpoint.endOfBatch(); // one frame per doorbell
+        return claimed;
     }
 
     GuestTcp connect(int port) {
