@@ -132,7 +132,8 @@ final class AuthHandshake extends ChannelInboundHandlerAdapter {
         boolean refusal = type == Wire.REFUSE && (in[Wire.LENGTH_BYTES + 1] & 0xff) == Wire.REFUSE_AUTH;
         if (opening && !dialer) {
             finish();
-            auth.failed(MeshAuth.Failure.MISSING, ctx.channel().remoteAddress(), type == Wire.REGISTER ? "REGISTER" : "HELLO");
+            auth.failed(MeshAuth.Failure.MISSING, ctx.channel().remoteAddress(),
+                    type == Wire.REGISTER ? "REGISTER" : "HELLO");
             ctx.writeAndFlush(new Wire.Refuse(Wire.REFUSE_AUTH, "this mesh requires authentication: secret=FILE")
                     .encode(ctx.alloc())).addListener(ChannelFutureListener.CLOSE);
         } else if (refusal) {

@@ -93,7 +93,8 @@ final class MeshAuth {
     void logStart(int port) {
         if (secret == null) {
             MeshNode.log.warn("mesh {}: the mesh is unauthenticated: anyone who reaches port {} (or another node's) can"
-                    + " join and send RDMA requests; give every server secret=FILE (docs/mesh.md)", describe.get(), port);
+                    + " join and send RDMA requests; give every server secret=FILE (docs/mesh.md)", describe.get(),
+                    port);
         } else {
             MeshNode.log.info("mesh {}: connections authenticated with the secret in {}", describe.get(),
                     secret.file() == null ? "the configuration" : secret.file());

@@ -42,7 +42,8 @@ final class NoSecretGuard extends ChannelInboundHandlerAdapter {
         if (b.getInt(b.readerIndex()) == MeshAuth.MAGIC) {
             b.release();
             refused = true;
-            auth.failed(MeshAuth.Failure.UNEXPECTED, ctx.channel().remoteAddress(), dialer ? "from the node it dialed" : null);
+            auth.failed(MeshAuth.Failure.UNEXPECTED, ctx.channel().remoteAddress(),
+                    dialer ? "from the node it dialed" : null);
             ctx.writeAndFlush(new Wire.Refuse(Wire.REFUSE_AUTH, "this node has no mesh secret").encode(ctx.alloc()))
                     .addListener(ChannelFutureListener.CLOSE);
             return;

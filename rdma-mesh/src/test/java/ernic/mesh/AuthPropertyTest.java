@@ -66,7 +66,8 @@ class AuthPropertyTest {
         MeshNode node = node();
         byte[] nonce = new byte[32];
         EmbeddedChannel ch = accepted(node, nonce);
-        byte[] sent = afterAGoodChallenge ? AuthTest.concat(AuthTest.challenge(1, AuthTest.randomNonce()), bytes) : bytes;
+        byte[] sent = afterAGoodChallenge
+                ? AuthTest.concat(AuthTest.challenge(1, AuthTest.randomNonce()), bytes) : bytes;
         feed(ch, sent, chunk);
         assertThat(ch.inboundMessages()).as("nothing passed the handler").isEmpty();
         assertThat(node.counterSet().get(MeshCounter.AUTH_PASSED)).isZero();
@@ -84,14 +85,14 @@ class AuthPropertyTest {
         byte[] nonce = new byte[32];
         EmbeddedChannel ch = accepted(node, nonce);
         byte[] dialerNonce = AuthTest.randomNonce();
-        feed(ch, AuthTest.concat(AuthTest.challenge(1, dialerNonce), AuthTest.proof(AuthTest.KEY, 1, dialerNonce, nonce),
-                after), chunk);
+        byte[] proof = AuthTest.proof(AuthTest.KEY, 1, dialerNonce, nonce);
+        feed(ch, AuthTest.concat(AuthTest.challenge(1, dialerNonce), proof, after), chunk);
         assertThat(ch.isOpen()).isTrue();
         assertThat(node.counterSet().get(MeshCounter.AUTH_PASSED)).isEqualTo(1);
         assertThat(ch.pipeline().first()).as("the handler removed itself").isNull();
-        ByteBuf proof = ch.readOutbound();
-        assertThat(proof.readableBytes()).isEqualTo(32);
-        proof.release();
+        ByteBuf nodeProof = ch.readOutbound();
+        assertThat(nodeProof.readableBytes()).isEqualTo(32);
+        nodeProof.release();
         ByteArrayOutputStream through = new ByteArrayOutputStream();
         for (Object m; (m = ch.readInbound()) != null; ) {
             ByteBuf b = (ByteBuf) m;

@@ -78,6 +78,11 @@ class AuthTest {
         return out;
     }
 
+    /** A plain REGISTER of instance {@code nonce}. */
+    static byte[] register(long nonce) {
+        return bytes(new Wire.Register(Wire.MAGIC, Wire.VERSION, -1, nonce, 4000).encode(ByteBufAllocator.DEFAULT));
+    }
+
     static byte[] concat(byte[]... parts) {
         ByteArrayOutputStream o = new ByteArrayOutputStream();
         for (byte[] p : parts) {
@@ -199,7 +204,7 @@ class AuthTest {
         try (Cluster c = new Cluster("127.0.0.1", patient(KEY))) {
             MeshNode m = c.startManager();
             try (RawPeer p = new RawPeer(m.localPort())) {
-                p.send(bytes(new Wire.Register(Wire.MAGIC, Wire.VERSION, -1, 7, 4000).encode(ByteBufAllocator.DEFAULT)));
+                p.send(register(7));
                 p.challenge();
                 byte[] refusal = p.untilClosed();
                 assertThat(refusal[4]).isEqualTo((byte) Wire.REFUSE);
@@ -220,7 +225,7 @@ class AuthTest {
             try (RawPeer p = new RawPeer(m.localPort())) {
                 byte[] managerNonce = p.challenge();
                 recorded = concat(challenge(1, nonce), proof(KEY, 1, nonce, managerNonce),
-                        bytes(new Wire.Register(Wire.MAGIC, Wire.VERSION, -1, 77, 4000).encode(ByteBufAllocator.DEFAULT)));
+                        register(77));
                 p.send(recorded);
                 byte[] managerProof = p.in.readNBytes(32);
                 assertThat(managerProof).as("the manager proves itself too")

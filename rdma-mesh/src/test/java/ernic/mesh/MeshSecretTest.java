@@ -81,7 +81,8 @@ class MeshSecretTest {
         assertThat(MeshSpec.parse("tcp:worker:h:1").config(MeshConfig.defaults()).secret()).isNull();
         assertThatThrownBy(() -> MeshSpec.parse("tcp:worker:h:1,secret=")).hasMessageContaining("secret= needs a file");
         assertThatThrownBy(() -> MeshSpec.parse("tcp:worker:h:1,secret=a,secret=b")).hasMessageContaining("twice");
-        assertThatThrownBy(() -> MeshSpec.parse("tcp:worker:h:1,key=a")).hasMessageContaining("unknown mesh option 'key'");
+        assertThatThrownBy(() -> MeshSpec.parse("tcp:worker:h:1,key=a"))
+                .hasMessageContaining("unknown mesh option 'key'");
         Path open = file("open", "0123456789abcdef0123", "rw-r--r--");
         MeshSpec bad = MeshSpec.parse("tcp:manager:listen:7400,secret=" + open);
         assertThatThrownBy(() -> bad.config(MeshConfig.defaults())).isInstanceOf(IllegalArgumentException.class)
