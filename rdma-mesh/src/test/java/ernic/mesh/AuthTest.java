@@ -319,7 +319,8 @@ class AuthTest {
 
     @Test
     void aPeerSilentUntilTheTimeOutIsClosed() throws Exception {
-        try (Cluster c = new Cluster("127.0.0.1", secured(KEY))) {
+        // 1.5 s to authenticate: long enough for the raw peer's CHALLENGE to arrive first on a loaded machine.
+        try (Cluster c = new Cluster("127.0.0.1", secured(KEY).withHeartbeatInterval(Duration.ofMillis(500)))) {
             MeshNode m = c.startManager();
             try (RawPeer p = new RawPeer(m.localPort())) {
                 p.challenge();
