@@ -50,6 +50,11 @@ final class Links {
         return node.describe();
     }
 
+    /** Whether a new connection must authenticate before its link speaks. */
+    boolean authRequired() {
+        return node.auth().required();
+    }
+
     // ---------------------------------------------------------------- events of one link
 
     void linkActive(MeshLink link) {
@@ -178,6 +183,11 @@ final class Links {
                     MeshNode.log.warn("mesh {}: nothing sent to {} ({}) for {} ms with {} bytes queued: shutting the "
                             + "connection down", describe(), peerName(l), l.remote(),
                             TimeUnit.NANOSECONDS.toMillis(sendTimeoutNanos), l.queuedBytes());
+                    l.close();
+                }
+                case AUTH_TIMED_OUT -> {
+                    node.auth().failed(MeshAuth.Failure.TIMEOUT, l.channel().remoteAddress(),
+                            TimeUnit.NANOSECONDS.toMillis(3 * intervalNanos) + " ms");
                     l.close();
                 }
                 case HANDSHAKE_TIMED_OUT -> {

@@ -30,6 +30,8 @@ import java.util.function.IntPredicate;
  * @param instanceNonce      identity of this instance, sent at registration; 0 picks a random one
  * @param blockingExecutor   where host names are resolved (never on the event loop)
  * @param resolver           name resolution, run on {@code blockingExecutor}; null for the system resolver
+ * @param secret             the mesh's shared secret: every connection authenticates with it before anything else
+ *                           (see {@link MeshSecret}); null for an unauthenticated mesh
  */
 public record MeshConfig(
         Duration heartbeatInterval,
@@ -46,7 +48,8 @@ public record MeshConfig(
         IntPredicate directPeers,
         long instanceNonce,
         Executor blockingExecutor,
-        Function<String, List<InetAddress>> resolver) {
+        Function<String, List<InetAddress>> resolver,
+        MeshSecret secret) {
 
     public static final int MAX_NODES = 64;
     public static final int MAX_PAYLOAD = 16 << 20;
@@ -78,7 +81,7 @@ public record MeshConfig(
     public static MeshConfig defaults() {
         return new MeshConfig(Duration.ofSeconds(1), Duration.ofMillis(10_000), Duration.ofMillis(500),
                 Duration.ofSeconds(3), MAX_NODES, 16 << 20, 32 << 20, 0, MAX_PAYLOAD + 4096, 0, null,
-                id -> true, 0, ForkJoinPool.commonPool(), null);
+                id -> true, 0, ForkJoinPool.commonPool(), null, null);
     }
 
     /** The send timeout from ERNIC_TCP_SEND_TIMEOUT_MS when it is set to a positive number. */
@@ -94,72 +97,79 @@ public record MeshConfig(
     public MeshConfig withHeartbeatInterval(Duration d) {
         return new MeshConfig(d, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withSendTimeout(Duration d) {
         return new MeshConfig(heartbeatInterval, d, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withReconnectDelay(Duration d) {
         return new MeshConfig(heartbeatInterval, sendTimeout, d, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withMaxNodes(int n) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, n, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withWriteBufferWaterMarks(int low, int high) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, low, high,
                 socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce, blockingExecutor,
-                resolver);
+                resolver, secret);
     }
 
     public MeshConfig withSocketBufferBytes(int bytes) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, bytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withListenPort(int port) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, port, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withBindHost(String host) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, host, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withDirectPeers(IntPredicate filter) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, filter, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withInstanceNonce(long nonce) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, nonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 
     public MeshConfig withResolver(Function<String, List<InetAddress>> r) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, r);
+                blockingExecutor, r, secret);
+    }
+
+    /** The shared secret every connection authenticates with; null turns authentication off. */
+    public MeshConfig withSecret(MeshSecret s) {
+        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
+                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
+                blockingExecutor, resolver, s);
     }
 
     public MeshConfig withMaxFrameLength(int n) {
         return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
                 writeBufferHigh, socketBufferBytes, n, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver);
+                blockingExecutor, resolver, secret);
     }
 }

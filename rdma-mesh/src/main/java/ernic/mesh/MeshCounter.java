@@ -4,7 +4,7 @@ import ernic.counters.Counter;
 
 /** The node-wide counters of a mesh node (registered under {@code mesh.}; in the stats file as {@code node.KEY}). */
 public enum MeshCounter implements Counter {
-    /** Handshakes refused for another magic number or version. */
+    /** Handshakes refused for another magic number or version (of the mesh, or of its authentication). */
     REFUSED_HANDSHAKES("refusedHandshakes"),
     /** Connections closed for a frame this node cannot accept. */
     PROTOCOL_ERRORS("protocolErrors"),
@@ -21,7 +21,21 @@ public enum MeshCounter implements Counter {
     /** Connections closed after three silent intervals. */
     SILENT_CONNECTIONS_CLOSED("silentConnectionsClosed"),
     GID_RECORDS_SENT("gidRecordsSent"),
-    GID_RECORDS_RECEIVED("gidRecordsReceived");
+    GID_RECORDS_RECEIVED("gidRecordsReceived"),
+    /** Connections whose peer proved it holds the mesh's secret. */
+    AUTH_PASSED("authPassed"),
+    /** Peers refused: their proof did not match (another secret, or a replayed handshake). */
+    AUTH_WRONG_PROOF("authWrongProof"),
+    /** Peers refused: they spoke the mesh without authenticating (no secret), while this node has one. */
+    AUTH_MISSING("authMissing"),
+    /** Peers refused: they tried to authenticate, while this node has no secret. */
+    AUTH_UNEXPECTED("authUnexpected"),
+    /** Peers refused: what they sent first is no mesh handshake. */
+    AUTH_GARBAGE("authGarbage"),
+    /** Peers refused: they answered with a nonce this node had sent. */
+    AUTH_REFLECTED("authReflected"),
+    /** Connections closed for not authenticating within three intervals. */
+    AUTH_TIMEOUTS("authTimeouts");
 
     private final String key;
 

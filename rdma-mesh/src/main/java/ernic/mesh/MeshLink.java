@@ -52,6 +52,8 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         HEARTBEAT_SENT,
         /** Data queued and nothing sent for the send time-out. */
         SEND_TIMED_OUT,
+        /** Connected, but the peer did not authenticate in three intervals. */
+        AUTH_TIMED_OUT,
         /** Connected, but the handshake did not complete in three intervals. */
         HANDSHAKE_TIMED_OUT,
         /** Heard nothing for three intervals while reading. */
@@ -67,6 +69,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     private ChannelHandlerContext ctx;
     private Channel channel;
     private int peerId = -1;
+    /**
+     * The peer proved it holds the mesh's secret ({@link AuthHandshake}), or the node has none. Until then the
+     * link says nothing and hears nothing.
+     */
+    private boolean authenticated;
     /** Handshake (registration or HELLO) done. */
     private boolean open;
     private long lastReadNanos;
@@ -96,6 +103,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         this.ticker = ticker;
         this.lastReadNanos = ticker.nanoTime();
         this.lastHeartbeatNanos = lastReadNanos;
+        this.authenticated = !links.authRequired();
     }
 
     Kind kind() {
@@ -143,8 +151,24 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         lastReadNanos = ticker.nanoTime();
         activeNanos = lastReadNanos;
         lastHeartbeatNanos = lastReadNanos;
-        links.linkActive(this);
+        if (authenticated) {
+            links.linkActive(this);
+        }
         ctx.fireChannelActive();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt != AuthHandshake.AUTHENTICATED) {
+            ctx.fireUserEventTriggered(evt);
+            return;
+        }
+        // The registration or HELLO gets its own three intervals from here.
+        authenticated = true;
+        lastReadNanos = ticker.nanoTime();
+        activeNanos = lastReadNanos;
+        lastHeartbeatNanos = lastReadNanos;
+        links.linkActive(this);
     }
 
     @Override
@@ -214,7 +238,8 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
 
     /**
      * Checks the connection at {@code now}: whether to shut it down after {@code sendTimeout} of queued data going
-     * nowhere, or close it when its handshake takes three intervals or it is silent for three (unless this node
+     * nowhere, or close it when its authentication takes three intervals, its handshake three more, or it is silent
+     * for three (unless this node
      * stopped reading it: that silence is its own doing). Sends a heartbeat itself after one quiet interval. The
      * caller closes (after logging why).
      */
@@ -227,7 +252,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         }
         if (!open) {
             if (now - activeNanos > 3 * interval) {
-                return Health.HANDSHAKE_TIMED_OUT;
+                return authenticated ? Health.HANDSHAKE_TIMED_OUT : Health.AUTH_TIMED_OUT;
             }
             return Health.FINE;
         }

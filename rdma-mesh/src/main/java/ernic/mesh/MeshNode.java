@@ -73,6 +73,7 @@ public final class MeshNode {
     private final PeerCounters peers = new PeerCounters();
     private final Side side;
     private final Links links = new Links(this, counters);
+    private final MeshAuth auth;
     private final Sockets sockets;
 
     private int nodeId = -1;
@@ -94,6 +95,7 @@ public final class MeshNode {
         this.intervalNanos = config.heartbeatInterval().toNanos();
         this.side = role == Role.MANAGER ? new ManagerSide(this) : new WorkerSide(this, managerAddress);
         this.sendTimeoutNanos = side.sendTimeoutNanos(config.sendTimeout().toNanos());
+        this.auth = new MeshAuth(config.secret(), counters, this::describe);
         this.sockets = new Sockets(this);
     }
 
@@ -189,6 +191,7 @@ public final class MeshNode {
             long tick = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(intervalNanos, sendTimeoutNanos) / 4);
             healthTask = loop.scheduleAtFixedRate(this::tick, tick, tick, TimeUnit.NANOSECONDS);
             side.started();
+            auth.logStart(boundPort);
             p.setSuccess(null);
         });
     }
@@ -502,6 +505,10 @@ public final class MeshNode {
 
     Links links() {
         return links;
+    }
+
+    MeshAuth auth() {
+        return auth;
     }
 
     Sockets sockets() {

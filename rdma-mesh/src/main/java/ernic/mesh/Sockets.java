@@ -15,8 +15,9 @@ import java.util.function.Supplier;
 
 /**
  * The node's sockets: the listening one and the ones it dials, with the same options (no Nagle, the node's
- * pooled allocator, its write watermarks and socket buffers) and the same pipeline: the frame decoder, then the
- * connection's {@link MeshLink}.
+ * pooled allocator, its write watermarks and socket buffers) and the same pipeline: the authentication handshake
+ * ({@link AuthHandshake}, or a {@link NoSecretGuard} on a node without a secret; either removes itself when done),
+ * the frame decoder, then the connection's {@link MeshLink}.
  */
 final class Sockets {
     private final MeshNode node;
@@ -90,6 +91,7 @@ final class Sockets {
 
     private void init(Channel ch, MeshLink link) {
         ch.pipeline().addLast(
+                node.auth().handler(link.kind()),
                 new LengthFieldBasedFrameDecoder(config.maxFrameLength(), 0, Wire.LENGTH_BYTES, 0, Wire.LENGTH_BYTES),
                 link);
         node.links().add(link);

@@ -68,6 +68,8 @@ final class Wire {
     static final int REFUSE_FULL = 2;
     static final int REFUSE_NOT_ME = 4;
     static final int REFUSE_DIRECT_DISABLED = 5;
+    /** Authentication is on at one end only (see {@link MeshAuth}). */
+    static final int REFUSE_AUTH = 6;
 
     static final int GID_ALIVE = 1;
     static final int GID_REMOVED = 2;

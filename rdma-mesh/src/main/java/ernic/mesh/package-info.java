@@ -9,8 +9,8 @@
  * a family labelled {@code peer}) and writes its state to the stats file. They use the public types only:
  * {@link ernic.mesh.MeshNode} (the facade), {@link ernic.mesh.MeshListener}, {@link ernic.mesh.SendResult},
  * {@link ernic.mesh.Recall}, {@link ernic.mesh.Gid}, {@link ernic.mesh.NodeInfo}, {@link ernic.mesh.MeshConfig},
- * {@link ernic.mesh.MeshSpec}, {@link ernic.mesh.MeshAddress} and the counter enums. It depends on Netty, slf4j
- * and {@code ernic.counters}, and on nothing of the device (nor may it).
+ * {@link ernic.mesh.MeshSpec}, {@link ernic.mesh.MeshSecret}, {@link ernic.mesh.MeshAddress} and the counter enums.
+ * It depends on Netty, slf4j and {@code ernic.counters}, and on nothing of the device (nor may it).
  *
  * <h2>Inside</h2>
  * <ul>
@@ -23,6 +23,8 @@
  * <li>{@code GidTable}: GID → node; {@code Router}: which connection carries a message.</li>
  * <li>{@code Links} and {@code MeshLink}: the connections, their events, send queue, heartbeat slots and health;
  * {@code Sockets}: their options and pipeline.</li>
+ * <li>{@code MeshAuth}: the secret, the handshake's proofs and nonces, the refusals by cause; {@code AuthHandshake}
+ * and {@code NoSecretGuard}: the first handler of each connection.</li>
  * <li>{@code Wire}: every frame type as a record, encoded and decoded side by side; decoding checks every field
  * (a peer is hostile: a bad frame is a counted protocol error, never an exception out of the loop).</li>
  * </ul>
@@ -71,7 +73,14 @@
  * node the whole table.</li>
  * <li>Registration and the worker-to-worker handshake carry a magic number and a version; a mismatch is refused,
  * logged and counted ({@code mesh.refusedHandshakes}; {@code node.refusedHandshakes} in the stats file).</li>
+ * <li>With a secret ({@link ernic.mesh.MeshConfig#secret()}, {@code secret=FILE} in a {@link ernic.mesh.MeshSpec}),
+ * every connection authenticates before anything else: both ends prove they hold it (HMAC-SHA256 over both ends'
+ * fresh nonces, the prover's role and the versions), and nothing a peer sends before its proof reaches the mesh. A
+ * peer that fails is closed, counted by cause ({@code mesh.node.auth*}) and logged once per cause. Without a secret
+ * the node logs one WARN that the mesh is unauthenticated.</li>
  * </ul>
- * The wire format is described in {@code Wire}.
+ * The wire format is described in {@code Wire}, the authentication in {@code MeshAuth}: a
+ * {@code AuthHandshake} (or, without a secret, a {@code NoSecretGuard}) is the first handler of each connection
+ * and removes itself when it is done, so the frames after it pass untouched.
  */
 package ernic.mesh;

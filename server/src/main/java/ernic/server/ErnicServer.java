@@ -171,6 +171,9 @@ public final class ErnicServer implements AutoCloseable {
     /** Builds and starts everything; a bad profile or fault spec is an IllegalArgumentException. */
     public static ErnicServer start(Settings s) throws IOException {
         Backend backend = Backends.parse(s.backend());
+        // The mesh's secret is read (and a bad secret file refused) before anything starts.
+        MeshConfig meshConfig = backend.mesh() == null ? null
+                : backend.mesh().config(MeshConfig.defaults().withSendTimeoutFromEnvironment());
         if (backend.needsIonic() && s.device() != DeviceKind.ionic) {
             throw new IllegalArgumentException("--backend " + backend.form() + " needs --device ionic");
         }
@@ -235,7 +238,7 @@ public final class ErnicServer implements AutoCloseable {
                 }
             }
             if (spec != null) {
-                es.joinMesh(spec, gids);
+                es.joinMesh(spec, meshConfig, gids);
             }
             if (s3 != null) {
                 es.s3 = S3Backend.start(s3, (IonicDevice) device, server.eventLoop(), es.registry);
@@ -256,9 +259,9 @@ public final class ErnicServer implements AutoCloseable {
      * Starts this server's mesh node on the device thread and puts the device's RDMA side in it. A manager that
      * cannot listen on its port is an IOException; a worker keeps trying to reach its manager.
      */
-    private void joinMesh(MeshSpec spec, Set<Gid> gids) throws IOException {
+    private void joinMesh(MeshSpec spec, MeshConfig config, Set<Gid> gids) throws IOException {
         IonicDevice ionic = (IonicDevice) device;
-        MeshNode node = spec.create(server.eventLoop(), MeshConfig.defaults().withSendTimeoutFromEnvironment());
+        MeshNode node = spec.create(server.eventLoop(), config);
         if (node.eventLoop() != server.eventLoop()) {
             throw new IllegalStateException("the mesh must run on the device thread");
         }

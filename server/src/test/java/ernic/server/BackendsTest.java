@@ -28,7 +28,8 @@ class BackendsTest {
         assertThatThrownBy(() -> Backends.parse("none:x")).hasMessage("--backend none takes no argument (got none:x)");
         assertThatThrownBy(() -> Backends.parse("tcp")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Backends.parse("")).isInstanceOf(IllegalArgumentException.class);
-        assertThat(Backends.usage()).isEqualTo("loopback, none, tcp:manager:listen:PORT, tcp:worker:HOST:PORT,"
+        assertThat(Backends.usage()).isEqualTo("loopback, none, tcp:manager:listen:PORT[,secret=FILE],"
+                + " tcp:worker:HOST:PORT[,secret=FILE],"
                 + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
                 + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]");
         assertThatThrownBy(() -> Backends.parse("nvmeof:size=bogus")).hasMessage("nvmeof backend: bad size 'bogus'");

@@ -38,6 +38,31 @@ class ServeCommandTest {
     }
 
     @Test
+    void aMeshSecretFileThatIsMissingShortOrOpenIsOneLineAndExitTwo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Path missing = dir.resolve("missing.key");
+        Path shortKey = Files.writeString(dir.resolve("short.key"), "too short\n");
+        Files.setPosixFilePermissions(shortKey, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Path open = Files.writeString(dir.resolve("open.key"), "0123456789abcdef0123456789abcdef\n");
+        Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Path empty = Files.writeString(dir.resolve("empty.key"), "");
+        Files.setPosixFilePermissions(empty, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        String[][] cases = {
+                {"tcp:manager:listen:7400,secret=" + missing, "mesh secret file " + missing + ": no such file"},
+                {"tcp:worker:127.0.0.1:7400,secret=" + shortKey, "mesh secret file " + shortKey
+                        + ": 9 bytes, a secret needs at least 16 (e.g. openssl rand -hex 32 > FILE)"},
+                {"tcp:manager:listen:7400,secret=" + open, "mesh secret file " + open
+                        + ": permissions rw-r--r-- are too open (group or others have access); chmod 600 it"},
+                {"tcp:worker:[::1]:7400,secret=" + empty, "mesh secret file " + empty + ": empty"}};
+        for (String[] c : cases) {
+            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", c[0]);
+            assertThat(r.status()).as(c[0]).isEqualTo(2);
+            assertThat(r.stderr()).as(c[0]).isEqualTo("ernic serve: " + c[1] + System.lineSeparator());
+            assertThat(dir.resolve("s.sock")).doesNotExist();
+        }
+    }
+
+    @Test
     void aManagerWhosePortIsTakenSaysSoAndLeavesNoSocket() throws Exception {
         Path dir = Files.createTempDirectory("ernic-serve");
         try (ServerSocket taken = new ServerSocket(0)) {
@@ -55,7 +80,8 @@ class ServeCommandTest {
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "rxe");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --backend rxe: expected one of loopback, none,"
-                + " tcp:manager:listen:PORT, tcp:worker:HOST:PORT, nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
+                + " tcp:manager:listen:PORT[,secret=FILE], tcp:worker:HOST:PORT[,secret=FILE],"
+                + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
                 + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]" + System.lineSeparator());
         assertThat(dir.resolve("s.sock")).doesNotExist();
     }

@@ -297,6 +297,69 @@ class MeshProcessTest {
         return p;
     }
 
+    /** A secret file as an operator makes one: random hex, a newline, mode 0600. */
+    java.nio.file.Path secretFile(String name) throws IOException {
+        byte[] random = new byte[32];
+        new java.security.SecureRandom().nextBytes(random);
+        java.nio.file.Path f = Files.writeString(dir.resolve(name), java.util.HexFormat.of().formatHex(random) + "\n");
+        Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return f;
+    }
+
+    static long meshCounter(JsonNode s, String key) {
+        return s.path("mesh").path("counters").path("node." + key).asLong();
+    }
+
+    /**
+     * Two servers given the same secret file authenticate each other and their guests talk RDMA; a server with
+     * another secret, and one with none, are refused at the manager (each end counts why) and never join.
+     */
+    @Test
+    void serversSharingASecretFormAMeshThatOthersCannotJoin() throws Exception {
+        dir = Files.createTempDirectory("ernic-mesh");
+        int port = freePort();
+        java.nio.file.Path secret = secretFile("mesh.key");
+        ServerProcess manager = serve("m", "tcp:manager:listen:" + port + ",secret=" + secret, "10.4.0.1");
+        ServerProcess w1 = serve("w1", "tcp:worker:127.0.0.1:" + port + ",secret=" + secret, "10.4.0.2");
+        await("m", "two nodes alive", s -> alive(s).equals(Set.of(0, 1)));
+        await("w1", "the GID table", s -> owns(s, "10.4.0.1", 0) && owns(s, "10.4.0.2", 1));
+
+        Guest g0 = new Guest(manager, "10.4.0.1"), g1 = new Guest(w1, "10.4.0.2");
+        g0.connect(g1);
+        g1.connect(g0);
+        SendWr wr = new SendWr();
+        byte[] data = pattern(20_000, 5);
+        g0.buf.put(0, data);
+        wr.reset().sge(g0.mr.va(), data.length, g0.mr.lkey());
+        wr.opcode = RdmaVerbs.WRITE;
+        wr.remoteVa = g1.mr.va() + 4096;
+        wr.rkey = g1.mr.rkey();
+        g0.v.postSend(g0.qp, wr);
+        assertThat(g0.next().ok()).as("WRITE: " + g0.wc).isTrue();
+        assertThat(g1.buf.get(4096, data.length)).isEqualTo(data);
+        wr.reset().sge(g1.mr.va() + 65_536, data.length, g1.mr.lkey());
+        wr.opcode = RdmaVerbs.READ;
+        wr.remoteVa = g0.mr.va();
+        wr.rkey = g0.mr.rkey();
+        g1.v.postSend(g1.qp, wr);
+        assertThat(g1.next().ok()).as("READ: " + g1.wc).isTrue();
+        assertThat(g1.buf.get(65_536, data.length)).isEqualTo(data);
+
+        serve("w2", "tcp:worker:127.0.0.1:" + port + ",secret=" + secretFile("other.key"), "10.4.0.3");
+        serve("w3", "tcp:worker:127.0.0.1:" + port, "10.4.0.4");
+        await("m", "another secret and none refused", s -> meshCounter(s, "authWrongProof") >= 1
+                && meshCounter(s, "authMissing") >= 1);
+        await("w2", "the manager's proof refused", s -> meshCounter(s, "authWrongProof") >= 1);
+        await("w3", "the manager's challenge refused", s -> meshCounter(s, "authUnexpected") >= 1);
+        JsonNode m = stats("m");
+        assertThat(alive(m)).isEqualTo(Set.of(0, 1));
+        assertThat(m.path("mesh").path("nodes")).as("never registered").hasSize(2);
+        assertThat(meshCounter(m, "authPassed")).isPositive();
+        assertThat(meshCounter(m, "protocolErrors")).isZero();
+        assertThat(stats("w2").path("mesh").path("node_id").asInt()).isEqualTo(-1);
+        assertThat(stats("w3").path("mesh").path("node_id").asInt()).isEqualTo(-1);
+    }
+
     @Test
     void serversFormAMeshAndTheirGuestsTalkRdmaThroughIt() throws Exception {
         dir = Files.createTempDirectory("ernic-mesh");
