@@ -131,6 +131,8 @@ public final class IonicDevice implements VfioUserDevice {
         this.commands = new DeviceCommands(profile, lif, profile.interrupts(), refusals);
         this.rdma = new RdmaLif(profile, intr, dma, refusals, faults);
         commands.rdmaHandler(rdma);
+        // The guest's source addresses, as it transmits them, are GIDs the mesh may learn (docs/mesh.md).
+        lif.sourceWatcher(rdma::sourceSeen);
         this.regions = List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler()));
         registerCounters(registry);
         reset();

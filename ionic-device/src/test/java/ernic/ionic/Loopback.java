@@ -37,8 +37,14 @@ final class Loopback {
         b.peer = a;
     }
 
+    /** {@code node} owns {@code gid} from now on; both ports hear it, as a mesh's GID update tells every node. */
     void own(Gid gid, int node) {
         owners.put(gid, node);
+        for (Port p : new Port[]{a, b}) {
+            if (p.listener != null) {
+                p.listener.onGidOwnership(node, java.util.Set.of(gid));
+            }
+        }
     }
 
     /** Runs what is due (deliveries, tasks the devices scheduled) until nothing is left. */
@@ -67,6 +73,10 @@ final class Loopback {
         private long queued, onWire;
         private boolean full;
         long takenBack;
+        /** What the device reported as its guest's own source GIDs, in order (repeats included). */
+        final java.util.List<Gid> learned = new java.util.ArrayList<>();
+        /** What the device answers about GIDs its live QPs and AHs use (null: nothing attached). */
+        java.util.function.Predicate<Gid> inUse;
 
         Port(int id) {
             this.id = id;
@@ -94,6 +104,13 @@ final class Loopback {
         @Override public ByteBufAllocator alloc() { return PooledByteBufAllocator.DEFAULT; }
         @Override public Executor loop() { return tasks::add; }
         @Override public void listen(MeshListener l) { listener = l; }
+        @Override public void gidsInUse(java.util.function.Predicate<Gid> p) { inUse = p; }
+
+        @Override
+        public boolean learnGid(long hi, long lo) {
+            learned.add(Gid.of(hi, lo));
+            return true;
+        }
 
         @Override
         public OptionalInt ownerOf(Gid gid) {

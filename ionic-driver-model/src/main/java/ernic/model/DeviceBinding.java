@@ -50,6 +50,14 @@ public interface DeviceBinding extends AutoCloseable {
      */
     void idle();
 
+    /**
+     * Whether the device runs on its own thread (over the socket), so that waiting lets it progress; in process it
+     * moves only when driven ({@link #sync}, {@link #idle}), and time is the test's.
+     */
+    default boolean runsOnItsOwn() {
+        return false;
+    }
+
     /** Waits up to {@code millis} for MSI-X vector {@code vector}; returns how often it fired (0 on time-out). */
     long awaitInterrupt(int vector, int millis) throws IOException;
 

@@ -131,6 +131,11 @@ public final class SocketBinding implements DeviceBinding {
     }
 
     @Override
+    public boolean runsOnItsOwn() {
+        return true;
+    }
+
+    @Override
     public long awaitInterrupt(int vector, int millis) throws IOException {
         return msix[vector].await(millis);
     }

@@ -82,6 +82,27 @@ public final class Gid implements Comparable<Gid> {
         throw new IllegalArgumentException("unknown address family: " + address);
     }
 
+    /**
+     * Whether a server may learn {@code hi:lo} as its guest's GID from a source address the guest sends: a unicast
+     * IPv6 address (not ::, ::1, multicast, nor IPv4-compatible), or an IPv4-mapped one whose IPv4 address is
+     * unicast (not 0.0.0.0/8, loopback 127/8, multicast 224/4, nor 240/4 with the limited broadcast).
+     */
+    public static boolean learnable(long hi, long lo) {
+        if (hi == 0) {
+            if (lo >>> 32 != 0xffffL) {
+                return false; // ::, ::1, IPv4-compatible and other ::/96 addresses
+            }
+            int first = (int) (lo >>> 24) & 0xff;
+            return first != 0 && first != 127 && first < 224;
+        }
+        return hi >>> 56 != 0xffL; // ff00::/8 is multicast
+    }
+
+    /** Whether this GID is an IPv4 address ({@code ::ffff:a.b.c.d}). */
+    public boolean ipv4() {
+        return hi == 0 && lo >>> 32 == 0xffffL;
+    }
+
     public long hi() {
         return hi;
     }

@@ -1,8 +1,5 @@
 package ernic.mesh;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -11,12 +8,13 @@ import java.util.OptionalInt;
 import java.util.Set;
 
 /**
- * Which node owns which GID, as this node knows it (both roles keep one). Exact match; a GID two nodes claim
- * belongs to the one that claimed it last. Plain Java, owned by the node's event loop.
+ * Which node owns which GID, as this node knows it (both roles keep one): each node's owned set as the manager
+ * decided it ({@link GidClaims}), so the sets are disjoint once every record is in. Exact match. A record applied
+ * before the one that gives a GID up (the records of one update come in id order) overlaps it for a moment: the
+ * GID then belongs to the set applied last, and giving it up later removes only its own ownership. Plain Java,
+ * owned by the node's event loop.
  */
 final class GidTable {
-    private static final Logger log = LoggerFactory.getLogger(GidTable.class);
-
     /** Told of every change of one node's set (an empty set when the node left). */
     interface Changed {
         void changed(int node, Set<Gid> gids);
@@ -45,10 +43,7 @@ final class GidTable {
             byNode.put(node, Collections.unmodifiableSet(new LinkedHashSet<>(gids)));
         }
         for (Gid g : gids) {
-            Integer prev = owners.put(g, node);
-            if (prev != null && prev != node) {
-                log.warn("mesh: GID {} claimed by node {} and node {}; node {} has it now", g, prev, node, node);
-            }
+            owners.put(g, node);
         }
         changed.changed(node, of(node));
         return true;

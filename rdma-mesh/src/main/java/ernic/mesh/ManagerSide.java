@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The manager's part: it takes registrations into its {@link ManagerTable}, broadcasts what changed, learns the
- * workers' GIDs and relays DATA between workers that have no direct connection. Its connections are the workers'
+ * The manager's part: it takes registrations into its {@link ManagerTable}, broadcasts what changed, decides who
+ * owns which GID from every node's claims ({@link GidClaims}) and relays DATA between workers that have no direct connection. Its connections are the workers'
  * own ({@link MeshLink.Kind#DOWNLINK}), kept in the {@link Router} by worker id.
  */
 final class ManagerSide implements Side {
@@ -36,8 +36,9 @@ final class ManagerSide implements Side {
     @Override
     public void started() {
         node.setId(0);
-        table = new ManagerTable(node.config().maxNodes(), node.instanceNonce(), node.ticker(), node.gids());
-        node.gids().apply(0, node.ownGids());
+        table = new ManagerTable(node.config().maxNodes(), node.instanceNonce(), node.ticker(), node.gids(),
+                new GidClaims(node.counterSet()));
+        table.claim(0, node.ownGids(), node.learned().set());
         MeshNode.log.info("mesh manager: listening on port {}", node.boundPort());
     }
 
@@ -100,8 +101,7 @@ final class ManagerSide implements Side {
             node.links().protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
             return;
         }
-        if (node.gids().apply(link.peerId(), g.gids())) {
-            table.gidsChanged(link.peerId());
+        if (table.claim(link.peerId(), g.declared(), g.learned())) {
             scheduleBroadcast();
         }
     }
@@ -151,9 +151,10 @@ final class ManagerSide implements Side {
     }
 
     @Override
-    public void advertised(Set<Gid> gids) {
-        table.gidsChanged(0);
-        scheduleBroadcast();
+    public void advertised(Set<Gid> declared, Set<Gid> learned) {
+        if (table.claim(0, declared, learned)) {
+            scheduleBroadcast();
+        }
     }
 
     @Override

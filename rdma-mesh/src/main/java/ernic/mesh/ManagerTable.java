@@ -57,15 +57,17 @@ final class ManagerTable {
     private final int capacity;
     private final Ticker ticker;
     private final GidTable gids;
+    private final GidClaims claims;
     private int nextId = 1;
     private boolean topologyChanged;
     private final Set<Integer> gidsChanged = new TreeSet<>();
 
     /** A table holding the manager itself, node 0, alive. */
-    ManagerTable(int capacity, long managerNonce, Ticker ticker, GidTable gids) {
+    ManagerTable(int capacity, long managerNonce, Ticker ticker, GidTable gids, GidClaims claims) {
         this.capacity = capacity;
         this.ticker = ticker;
         this.gids = gids;
+        this.claims = claims;
         Node self = new Node(0, managerNonce);
         self.alive = true;
         nodes.put(0, self);
@@ -102,6 +104,7 @@ final class ManagerTable {
         topologyChanged = true;
         if (revived) {
             gidsChanged.add(n.id);
+            ownersChanged(claims.alive(n.id, true));
         }
         List<Wire.GidRecord> all = new ArrayList<>();
         for (Node x : nodes.values()) {
@@ -126,6 +129,7 @@ final class ManagerTable {
         nodes.remove(victim.id);
         log.info("mesh manager: evicted node {}, dead for {} ms, to make room", victim.id,
                 TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - victim.deadSinceNanos));
+        ownersChanged(claims.remove(victim.id));
         gids.apply(victim.id, Set.of());
         gidsChanged.add(victim.id);
         topologyChanged = true;
@@ -141,12 +145,27 @@ final class ManagerTable {
         n.deadSinceNanos = ticker.nanoTime();
         topologyChanged = true;
         gidsChanged.add(id);
+        ownersChanged(claims.alive(id, false));
         return true;
     }
 
-    /** {@code id}'s GID set changed (in the {@link GidTable}): it goes out with the next broadcast. */
-    void gidsChanged(int id) {
-        gidsChanged.add(id);
+    /**
+     * {@code id} claims {@code declared} and {@code learned} now; the owned sets that changed go into the
+     * {@link GidTable} and out with the next broadcast. False when no owned set changed.
+     */
+    boolean claim(int id, Set<Gid> declared, Set<Gid> learned) {
+        Set<Integer> changed = claims.claim(id, declared, learned);
+        ownersChanged(changed);
+        return !changed.isEmpty();
+    }
+
+    private void ownersChanged(Set<Integer> ids) {
+        for (int id : ids) {
+            if (id == 0 || nodes.containsKey(id)) {
+                gids.apply(id, claims.owned(id));
+                gidsChanged.add(id);
+            }
+        }
     }
 
     /**

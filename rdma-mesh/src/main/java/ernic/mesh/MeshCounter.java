@@ -35,7 +35,15 @@ public enum MeshCounter implements Counter {
     /** Peers refused: they answered with a nonce this node had sent. */
     AUTH_REFLECTED("authReflected"),
     /** Connections closed for not authenticating within three intervals. */
-    AUTH_TIMEOUTS("authTimeouts");
+    AUTH_TIMEOUTS("authTimeouts"),
+    /** On the manager: claims of a GID another node claims already (the first owner keeps it; logged). */
+    GID_CONFLICTS("gidConflicts"),
+    /** GIDs this node learned from its guest's source addresses. */
+    GIDS_LEARNED("gidsLearned"),
+    /** Learned GIDs the guest stopped using (five minutes, no live QP or AH on them). */
+    GIDS_AGED("gidsAged"),
+    /** Source addresses not learned because this node has learned the most it may (64). */
+    GIDS_LEARN_REFUSED("gidsLearnRefused");
 
     private final String key;
 

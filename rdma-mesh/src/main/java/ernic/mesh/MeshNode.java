@@ -82,7 +82,10 @@ public final class MeshNode {
     private Channel server;
     private int boundPort;
     private ScheduledFuture<?> healthTask;
+    /** The GIDs this node was told (declared); {@link #learned} has those it learned from its guest. */
     private Set<Gid> ownGids = Set.of();
+    private final LearnedGids learned;
+    private boolean claimScheduled;
 
     private MeshNode(Role role, EventLoopGroup group, MeshConfig config, MeshAddress managerAddress, int listenPort) {
         this.role = role;
@@ -97,6 +100,7 @@ public final class MeshNode {
         this.sendTimeoutNanos = side.sendTimeoutNanos(config.sendTimeout().toNanos());
         this.auth = new MeshAuth(config.secret(), counters, this::describe);
         this.sockets = new Sockets(this);
+        this.learned = new LearnedGids(counters, ticker::nanoTime, this::claimChanged);
     }
 
     private static long randomNonce() {
@@ -336,19 +340,58 @@ public final class MeshNode {
     }
 
     /**
-     * Replaces the set of GIDs this node owns and advertises it. The manager fans the change out to every node.
+     * Replaces the set of GIDs this node declares (ERNIC_TCP_GUEST_GIDS and the station MAC's link-local one) and
+     * claims them with those it learned. The manager decides who owns what and fans it out to every node (see
+     * {@link GidClaims}): until then none of them is this node's.
      */
     public void advertiseGids(Set<Gid> gids) {
-        if (gids.size() > Wire.MAX_GIDS_PER_NODE) {
-            throw new IllegalArgumentException("at most " + Wire.MAX_GIDS_PER_NODE + " GIDs per node");
+        int most = Wire.MAX_GIDS_PER_NODE - Wire.MAX_LEARNED_GIDS;
+        if (gids.size() > most) {
+            throw new IllegalArgumentException("at most " + most + " declared GIDs per node");
         }
         Set<Gid> copy = Collections.unmodifiableSet(new LinkedHashSet<>(gids));
         runOnLoop(() -> {
             ownGids = copy;
-            if (nodeId >= 0 && this.gids.apply(nodeId, copy)) {
-                side.advertised(copy);
-            }
+            learned.declared(copy);
+            claimChanged();
         });
+    }
+
+    /**
+     * The guest sent {@code hi:lo} (a GID in two big-endian halves) as its own source address: in a frame it
+     * transmitted or a header template it wrote. A new one, if {@link Gid#learnable}, is learned and claimed (at most
+     * 64; see docs/mesh.md); a known one is marked used, so it does not age. Returns whether the GID is this node's
+     * claim now. On the node's loop only; allocates nothing for a GID already known (the transmit path calls it).
+     */
+    public boolean learnGid(long hi, long lo) {
+        requireLoop("learnGid");
+        return learned.seen(hi, lo);
+    }
+
+    /**
+     * Tells the node which GIDs its guest uses in live QPs and AHs: a learned GID for which {@code inUse} answers
+     * true does not age out. Null: none. The predicate runs on the loop, at most once a second per aged GID.
+     */
+    public void gidsInUse(java.util.function.Predicate<Gid> inUse) {
+        runOnLoop(() -> learned.inUse(inUse));
+    }
+
+    /** The GIDs this node learned from its guest (a snapshot). */
+    public Set<Gid> learnedGids() {
+        return onLoop(learned::set);
+    }
+
+    /** What this node claims changed: it goes to the manager (or is decided, on the manager) after this task. */
+    private void claimChanged() {
+        if (!claimScheduled && !closed) {
+            claimScheduled = true;
+            loop.execute(() -> {
+                claimScheduled = false;
+                if (!closed && nodeId >= 0) {
+                    side.advertised(ownGids, learned.set());
+                }
+            });
+        }
     }
 
     /** {@link #advertiseGids} for raw GIDs, 16 bytes each in network byte order. */
@@ -539,9 +582,13 @@ public final class MeshNode {
         return closed;
     }
 
-    /** The GIDs this node advertises (kept while it has no id). */
+    /** The GIDs this node declares (kept while it has no id). */
     Set<Gid> ownGids() {
         return ownGids;
+    }
+
+    LearnedGids learned() {
+        return learned;
     }
 
     String describe() {
@@ -589,6 +636,7 @@ public final class MeshNode {
     private void health(long now) {
         links.health(now, intervalNanos, sendTimeoutNanos);
         side.tick(now);
+        learned.tick(now);
     }
 
 }

@@ -41,8 +41,8 @@ sealed interface Side permits ManagerSide, WorkerSide {
     /** A connection closed (the node is not closing). */
     void linkClosed(MeshLink link, long now);
 
-    /** This node's own GIDs changed to {@code gids} (it has an id). */
-    void advertised(Set<Gid> gids);
+    /** What this node claims changed: {@code declared} and {@code learned} GIDs (it has an id). */
+    void advertised(Set<Gid> declared, Set<Gid> learned);
 
     /** The health tick, after the connections' checks. */
     void tick(long now);

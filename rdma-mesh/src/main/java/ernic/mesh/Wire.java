@@ -32,8 +32,10 @@ import java.util.Set;
  * HEARTBEAT_ACK either          (empty)
  * TOPOLOGY      manager→worker  count u16, then per node: id i32, alive u8, family u8 (0 none, 4, 6),
  *                               address (4 or 16 bytes), scope id i32 (family 6 only), port u16
- * GIDS          worker→manager  count u16, count × 16-byte GID (the sender's whole set)
+ * GIDS          worker→manager  the sender's whole claim: count u16, count × 16-byte GID (declared), then
+ *                               count u16 (at most 64), GIDs (learned; none of them declared)
  * GID_UPDATE    manager→worker  nodes u16, then per node: id i32, flags u8 (1 alive, 2 removed), count u16, GIDs
+ *                               (what the node owns, as the manager decided)
  * DATA          either          source id i32, destination id i32, opaque payload
  * </pre>
  *
@@ -44,7 +46,8 @@ import java.util.Set;
  */
 final class Wire {
     static final int MAGIC = 0x45524E4D; // "ERNM"
-    static final int VERSION = 1;
+    /** 2: GIDS carries declared and learned GIDs, GID_UPDATE what each node owns. */
+    static final int VERSION = 2;
     static final int LENGTH_BYTES = 4;
 
     static final int REGISTER = 1;
@@ -74,8 +77,10 @@ final class Wire {
     static final int GID_ALIVE = 1;
     static final int GID_REMOVED = 2;
 
-    /** Most GIDs one node may advertise. */
+    /** Most GIDs in one set on the wire: what a node declares and learns, what it owns. */
     static final int MAX_GIDS_PER_NODE = 4096;
+    /** Most GIDs a node may learn from its guest (the rest of {@link #MAX_GIDS_PER_NODE} it may declare). */
+    static final int MAX_LEARNED_GIDS = 64;
 
     private Wire() {
     }
@@ -329,19 +334,33 @@ final class Wire {
         }
     }
 
-    /** A worker's whole GID set. */
-    record Gids(Set<Gid> gids) implements Frame {
+    /** A worker's whole claim: the GIDs it was told (declared) and those it learned from its guest. */
+    record Gids(Set<Gid> declared, Set<Gid> learned) implements Frame {
         @Override
         public ByteBuf encode(ByteBufAllocator alloc) {
-            ByteBuf b = start(alloc, GIDS, 2 + gids.size() * Gid.BYTES);
-            writeGids(b, gids);
+            ByteBuf b = start(alloc, GIDS, 4 + (declared.size() + learned.size()) * Gid.BYTES);
+            writeGids(b, declared);
+            writeGids(b, learned);
             return finish(b);
         }
 
         static Gids decode(ByteBuf b) throws BadFrame {
-            Set<Gid> gids = readGids(b);
+            Set<Gid> declared = readGids(b);
+            Set<Gid> learned = readGids(b);
             end(b, "GIDS");
-            return new Gids(gids);
+            if (learned.size() > MAX_LEARNED_GIDS) {
+                throw new BadFrame("GIDS with " + learned.size() + " learned GIDs, most is " + MAX_LEARNED_GIDS);
+            }
+            if (declared.size() + learned.size() > MAX_GIDS_PER_NODE) {
+                throw new BadFrame("GIDS with " + (declared.size() + learned.size()) + " GIDs, most is "
+                        + MAX_GIDS_PER_NODE);
+            }
+            for (Gid g : learned) {
+                if (declared.contains(g)) {
+                    throw new BadFrame("GIDS names " + g + " declared and learned");
+                }
+            }
+            return new Gids(declared, learned);
         }
     }
 

@@ -18,6 +18,8 @@ final class WorkerSide implements Side {
     private final WorkerDialer dialer;
     /** The topology as the manager last sent it, by node id. */
     private final TreeMap<Integer, NodeInfo> topology = new TreeMap<>();
+    /** This node's claims other nodes own, as last logged. */
+    private Set<Gid> lostClaims = Set.of();
 
     WorkerSide(MeshNode node, MeshAddress manager) {
         this.node = node;
@@ -101,8 +103,8 @@ final class WorkerSide implements Side {
         dialer.uplinkOpened();
         node.peers().connected(0);
         MeshNode.log.info("mesh worker: registered as node {}", id);
-        node.gids().apply(id, node.ownGids());
-        link.write(new Wire.Gids(node.ownGids()));
+        // What it owns the manager decides, and tells every node (this one too).
+        link.write(new Wire.Gids(node.ownGids(), node.learned().set()));
         node.listeners().registered(id);
         node.listeners().writable(0);
     }
@@ -198,8 +200,30 @@ final class WorkerSide implements Side {
     private void onGidUpdate(Wire.GidUpdate u) {
         node.counterSet().add(MeshCounter.GID_RECORDS_RECEIVED, u.records().size());
         for (Wire.GidRecord r : u.records()) {
-            if (r.nodeId() != node.id()) { // this node's own set is what it advertised
-                node.gids().apply(r.nodeId(), r.removed() ? Set.of() : r.gids());
+            node.gids().apply(r.nodeId(), r.removed() ? Set.of() : r.gids());
+        }
+        reportLost();
+    }
+
+    /** Logs, when it changes, which of this node's claims the manager gave to other nodes (conflicts it lost). */
+    private void reportLost() {
+        Set<Gid> lost = new TreeSet<>();
+        Set<Gid> owned = node.gids().of(node.id());
+        for (Gid g : node.ownGids()) {
+            if (!owned.contains(g) && node.gids().owner(g).isPresent()) {
+                lost.add(g);
+            }
+        }
+        for (Gid g : node.learned().set()) {
+            if (!owned.contains(g) && node.gids().owner(g).isPresent()) {
+                lost.add(g);
+            }
+        }
+        if (!lost.equals(lostClaims)) {
+            lostClaims = lost;
+            for (Gid g : lost) {
+                MeshNode.log.warn("mesh {}: GID {} is claimed by this node but node {} owns it (it claimed it first)",
+                        node.describe(), g, node.gids().owner(g).getAsInt());
             }
         }
     }
@@ -262,10 +286,10 @@ final class WorkerSide implements Side {
     }
 
     @Override
-    public void advertised(Set<Gid> gids) {
+    public void advertised(Set<Gid> declared, Set<Gid> learned) {
         MeshLink up = node.router().connectionTo(Router.MANAGER);
-        if (up != null) {
-            up.write(new Wire.Gids(gids));
+        if (up != null && up.isOpen()) { // else the registration sends them
+            up.write(new Wire.Gids(declared, learned));
         }
     }
 

@@ -20,7 +20,9 @@
  * <li>{@code ManagerTable}: the manager's node table in plain Java (register, evict, dead nodes, the broadcast
  * diff); it returns the frames to send.</li>
  * <li>{@code WorkerDialer}: a worker's outgoing connections (the manager, the direct ones), with reconnects.</li>
- * <li>{@code GidTable}: GID → node; {@code Router}: which connection carries a message.</li>
+ * <li>{@code GidTable}: GID → node as the manager decided it; {@code GidClaims}: the manager's decision from every
+ * node's claims; {@code LearnedGids}: what a node learned from its guest's source addresses, with the cap and the
+ * ageing; {@code Router}: which connection carries a message.</li>
  * <li>{@code Links} and {@code MeshLink}: the connections, their events, send queue, heartbeat slots and health;
  * {@code Sockets}: their options and pipeline.</li>
  * <li>{@code MeshAuth}: the secret, the handshake's proofs and nonces, the refusals by cause; {@code AuthHandshake}
@@ -39,6 +41,7 @@
  * });
  * node.start();
  * node.advertiseGids(Gid.parseList(System.getenv("ERNIC_TCP_GUEST_GIDS")));
+ * node.learnGid(hi, lo);   // on the loop: the guest sent from this address (learned, aged, at most 64)
  * // on the loop:
  * switch (node.send(peer, payload)) { case QUEUED -> ...; case BUSY -> keep it, retry on onWritable;
  *                                     case NO_ROUTE -> complete in error at once; }
@@ -69,8 +72,10 @@
  * <li>A connection with queued data that sends nothing for the send time-out (ERNIC_TCP_SEND_TIMEOUT_MS, 10 s; the
  * manager uses half) is shut down. Heartbeats and their answers go ahead of queued data; at most one of each
  * waits.</li>
- * <li>Each node advertises its GIDs; the manager sends every node the changed nodes' sets, and a newly registered
- * node the whole table.</li>
+ * <li>Each node claims GIDs, declared ({@code advertiseGids}) and learned from its guest ({@code learnGid}); the
+ * manager decides who owns each (a live node before a dead one, declared before learned, then the first claim:
+ * the first owner keeps it; a conflict is counted and logged), sends every node the changed nodes' owned sets,
+ * and a newly registered node the whole table.</li>
  * <li>Registration and the worker-to-worker handshake carry a magic number and a version; a mismatch is refused,
  * logged and counted ({@code mesh.refusedHandshakes}; {@code node.refusedHandshakes} in the stats file).</li>
  * <li>With a secret ({@link ernic.mesh.MeshConfig#secret()}, {@code secret=FILE} in a {@link ernic.mesh.MeshSpec}),

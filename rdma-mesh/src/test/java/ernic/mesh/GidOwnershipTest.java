@@ -56,7 +56,7 @@ class GidOwnershipTest {
             try {
                 w.start().syncUninterruptibly();
                 await("manager learns the GID", () -> m.ownerOf(G1).equals(OptionalInt.of(1)));
-                assertThat(w.ownerOf(G1)).hasValue(1);
+                await("the worker hears it owns it", () -> w.ownerOf(G1).equals(OptionalInt.of(1)));
             } finally {
                 w.close().syncUninterruptibly();
             }
@@ -84,6 +84,39 @@ class GidOwnershipTest {
             assertThat(Cluster.send(w1, 3, "barrier")).isEqualTo(SendResult.QUEUED);
             Cluster.on(m, () -> null);
             assertThat(w3.counters().get("node.gidRecordsReceived")).isEqualTo(before + 1);
+        }
+    }
+
+    static boolean learn(MeshNode n, Gid g) {
+        return Cluster.on(n, () -> n.learnGid(g.hi(), g.lo()));
+    }
+
+    @Test
+    void aLearnedGidIsEveryNodesAndTheFirstOwnerKeepsItUntilADeclaredClaimComes() {
+        Gid g = Gid.parse("10.78.0.1");
+        try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
+            MeshNode m = c.startManager();
+            MeshNode w1 = c.startWorker();
+            MeshNode w2 = c.startWorker();
+            List<MeshNode> all = List.of(m, w1, w2);
+            assertThat(learn(w1, g)).isTrue();
+            assertThat(w1.learnedGids()).containsExactly(g);
+            for (MeshNode n : all) {
+                await("node " + n.nodeId() + " has node 1 own the learned GID", () -> n.ownerOf(g).equals(OptionalInt.of(1)));
+            }
+            // Node 2's guest sends from the same address: a conflict, counted and logged; node 1 keeps it.
+            assertThat(learn(w2, g)).isTrue();
+            await("the manager counts the conflict", () -> m.counters().get("node.gidConflicts") == 1);
+            for (MeshNode n : all) {
+                assertThat(n.ownerOf(g)).as("node " + n.nodeId()).hasValue(1);
+            }
+            // Declared beats learned: node 2 is told the GID is its guest's.
+            w2.advertiseGids(Set.of(g));
+            for (MeshNode n : all) {
+                await("node " + n.nodeId() + " has node 2 own the declared GID", () -> n.ownerOf(g).equals(OptionalInt.of(2)));
+            }
+            assertThat(w2.learnedGids()).as("declared, so no longer learned").isEmpty();
+            assertThat(w1.counters()).containsEntry("node.gidsLearned", 1L);
         }
     }
 

@@ -1,5 +1,6 @@
 package ernic.mesh;
 
+import ernic.counters.Counters;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
 import org.junit.jupiter.api.Test;
@@ -16,6 +17,19 @@ class ManagerTableTest {
     private final MockTicker ticker = Ticker.newMockTicker();
     private final List<String> gidChanges = new ArrayList<>();
     private final GidTable gids = new GidTable((node, set) -> gidChanges.add(node + "=" + set));
+    private final Counters<MeshCounter> counters = new Counters<>(MeshCounter.class);
+
+    private ManagerTable table(int capacity) {
+        return new ManagerTable(capacity, 99, ticker, gids, new GidClaims(counters));
+    }
+
+    private static Set<Gid> gid(String... literals) {
+        Set<Gid> s = new java.util.LinkedHashSet<>();
+        for (String l : literals) {
+            s.add(Gid.parse(l));
+        }
+        return s;
+    }
 
     private static InetSocketAddress at(int port) {
         return new InetSocketAddress("127.0.0.1", port);
@@ -33,7 +47,7 @@ class ManagerTableTest {
 
     @Test
     void idsGoOutInArrivalOrderAndTheSameInstanceKeepsItsId() {
-        ManagerTable t = new ManagerTable(64, 99, ticker, gids);
+        ManagerTable t = table(64);
         assertThat(ids(t)).containsExactly(0);
         assertThat(admit(t, 11).id()).isEqualTo(1);
         assertThat(admit(t, 12).id()).isEqualTo(2);
@@ -54,10 +68,10 @@ class ManagerTableTest {
 
     @Test
     void theNewcomerIsWelcomedWithItsIdTheTopologyAndEveryGidSet() {
-        ManagerTable t = new ManagerTable(64, 99, ticker, gids);
-        gids.apply(0, Set.of(Gid.parse("fe80::1")));
+        ManagerTable t = table(64);
+        t.claim(0, gid("fe80::1"), Set.of());
         admit(t, 11);
-        gids.apply(1, Set.of(Gid.parse("fe80::a")));
+        t.claim(1, gid("fe80::a"), Set.of());
         ManagerTable.Admitted a = admit(t, 12);
         assertThat(a.welcome()).hasSize(3);
         assertThat(a.welcome().get(0)).isEqualTo(new Wire.RegisterAck(2));
@@ -71,7 +85,7 @@ class ManagerTableTest {
 
     @Test
     void theBroadcastCarriesOnlyWhatChanged() {
-        ManagerTable t = new ManagerTable(64, 99, ticker, gids);
+        ManagerTable t = table(64);
         admit(t, 11);
         admit(t, 12);
         List<Wire.Frame> first = t.broadcast();
@@ -81,8 +95,7 @@ class ManagerTableTest {
         assertThat(t.broadcast()).as("nothing changed").isEmpty();
 
         // A GID change alone: one record, no topology.
-        gids.apply(2, Set.of(Gid.parse("fe80::b")));
-        t.gidsChanged(2);
+        assertThat(t.claim(2, Set.of(), gid("fe80::b"))).isTrue();
         List<Wire.Frame> gidsOnly = t.broadcast();
         assertThat(gidsOnly).singleElement().isInstanceOf(Wire.GidUpdate.class);
         Wire.GidRecord r = ((Wire.GidUpdate) gidsOnly.getFirst()).records().getFirst();
@@ -98,11 +111,11 @@ class ManagerTableTest {
 
     @Test
     void aFullTableEvictsTheNodeDeadLongestOrRefuses() {
-        ManagerTable t = new ManagerTable(4, 99, ticker, gids);
+        ManagerTable t = table(4);
         admit(t, 11);
         admit(t, 12);
         admit(t, 13);
-        gids.apply(1, Set.of(Gid.parse("fe80::a")));
+        t.claim(1, gid("fe80::a"), Set.of());
         // Nobody is dead: refused, with the reason on the wire.
         ManagerTable.Admission full = t.register(14, at(5000));
         assertThat(full).isInstanceOf(ManagerTable.Refused.class);
@@ -137,7 +150,7 @@ class ManagerTableTest {
 
     @Test
     void sixtyFourSlots() {
-        ManagerTable t = new ManagerTable(MeshConfig.MAX_NODES, 99, ticker, gids);
+        ManagerTable t = table(MeshConfig.MAX_NODES);
         for (int i = 1; i < MeshConfig.MAX_NODES; i++) {
             assertThat(admit(t, 100 + i).id()).isEqualTo(i);
         }
@@ -151,14 +164,71 @@ class ManagerTableTest {
     }
 
     @Test
-    void gidOwnershipFollowsTheLastClaim() {
-        gids.apply(1, Set.of(Gid.parse("fe80::a"), Gid.parse("fe80::b")));
-        gids.apply(2, Set.of(Gid.parse("fe80::b")));
+    void theFirstClaimerKeepsAGidAndTheConflictIsCounted() {
+        ManagerTable t = table(64);
+        admit(t, 11);
+        admit(t, 12);
+        t.broadcast();
+        t.claim(1, Set.of(), gid("10.78.0.1", "fe80::a"));
+        t.claim(2, Set.of(), gid("10.78.0.1", "fe80::b"));
+        assertThat(gids.owner(Gid.parse("10.78.0.1"))).hasValue(1);
+        assertThat(gids.of(2)).containsExactly(Gid.parse("fe80::b"));
+        assertThat(counters.get(MeshCounter.GID_CONFLICTS)).isEqualTo(1);
+        // Node 2's record goes out without the GID it lost; claiming the same again changes nothing.
+        assertThat(((Wire.GidUpdate) t.broadcast().getFirst()).records())
+                .contains(new Wire.GidRecord(2, true, false, gid("fe80::b")));
+        assertThat(t.claim(2, Set.of(), gid("fe80::b", "10.78.0.1"))).isFalse();
+        assertThat(counters.get(MeshCounter.GID_CONFLICTS)).as("not a new claim").isEqualTo(1);
+        // Node 1 lets go: the next claimer has it.
+        assertThat(t.claim(1, Set.of(), gid("fe80::a"))).isTrue();
+        assertThat(gids.owner(Gid.parse("10.78.0.1"))).hasValue(2);
+    }
+
+    @Test
+    void aDeclaredClaimTakesAGidFromALearnedOne() {
+        ManagerTable t = table(64);
+        admit(t, 11);
+        admit(t, 12);
+        t.claim(1, Set.of(), gid("10.78.0.9"));
+        t.claim(2, gid("10.78.0.9"), Set.of());
+        assertThat(gids.owner(Gid.parse("10.78.0.9"))).as("declared beats learned").hasValue(2);
+        assertThat(counters.get(MeshCounter.GID_CONFLICTS)).isEqualTo(1);
+        // A learned claim never takes it back from a declared one, however early.
+        t.claim(1, Set.of(), gid("10.78.0.9", "fe80::a"));
+        assertThat(gids.owner(Gid.parse("10.78.0.9"))).hasValue(2);
+        // Node 1 declares it too now: two declared claims, node 1's is the older one.
+        t.claim(1, gid("10.78.0.9"), gid("fe80::a"));
+        assertThat(gids.owner(Gid.parse("10.78.0.9"))).hasValue(1);
+    }
+
+    @Test
+    void aDeadOwnerYieldsToALiveClaimerAndAnEvictedOneLetsGo() {
+        ManagerTable t = table(64);
+        admit(t, 11);
+        admit(t, 12);
+        t.claim(1, gid("10.78.0.1"), Set.of());
+        t.claim(2, gid("10.78.0.1"), Set.of());
+        assertThat(gids.owner(Gid.parse("10.78.0.1"))).hasValue(1);
+        // Node 1 dies (a restarted server is a new node): the live claimer has the GID.
+        t.markDead(1);
+        assertThat(gids.owner(Gid.parse("10.78.0.1"))).hasValue(2);
+        // The same instance back: its older claim ranks first again.
+        admit(t, 11);
+        assertThat(gids.owner(Gid.parse("10.78.0.1"))).hasValue(1);
+        // A dead node's GID no live node claims stays its own (it may come back).
+        t.claim(1, gid("10.78.0.1", "fe80::a"), Set.of());
+        t.markDead(1);
+        assertThat(gids.owner(Gid.parse("fe80::a"))).hasValue(1);
+    }
+
+    @Test
+    void aGidTableRecordAppliedBeforeTheOneThatGivesItUpOverlapsOnlyForAMoment() {
+        gids.apply(1, gid("fe80::a", "fe80::b"));
+        gids.apply(2, gid("fe80::b")); // the record that gains it, applied first
         assertThat(gids.owner(Gid.parse("fe80::b"))).hasValue(2);
-        // Node 1 drops fe80::b: node 2 keeps it.
-        gids.apply(1, Set.of(Gid.parse("fe80::a")));
+        gids.apply(1, gid("fe80::a")); // then the one that gives it up: node 2 keeps it
         assertThat(gids.owner(Gid.parse("fe80::b"))).hasValue(2);
-        assertThat(gids.apply(1, Set.of(Gid.parse("fe80::a")))).as("the same set again").isFalse();
+        assertThat(gids.apply(1, gid("fe80::a"))).as("the same set again").isFalse();
         assertThat(gids.snapshot()).containsOnlyKeys(Gid.parse("fe80::a"), Gid.parse("fe80::b"));
     }
 }

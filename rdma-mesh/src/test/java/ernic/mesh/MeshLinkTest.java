@@ -113,7 +113,7 @@ class MeshLinkTest {
             ByteBuf p = payloads[id] = payload(id, 100);
             link.write(Wire.data(ByteBufAllocator.DEFAULT, 1, 2, p), id == 5 ? null : recall, p);
         }
-        link.write(new Wire.Gids(java.util.Set.of()).encode(ByteBufAllocator.DEFAULT)); // a control frame: never asked
+        link.write(new Wire.Gids(java.util.Set.of(), java.util.Set.of()).encode(ByteBufAllocator.DEFAULT)); // a control frame: never asked
         ch.runPendingTasks();
         assertThat(asked).containsExactly(1);
         long queued = link.queuedBytes();

@@ -72,7 +72,10 @@ class WireTest {
                 new Wire.GidRecord(9, false, true, Set.of())));
         assertThat(roundTrip(update)).isEqualTo(update);
         assertThat(((Wire.GidUpdate) roundTrip(update)).records().getFirst().gids()).containsExactlyElementsOf(gids);
-        assertThat(roundTrip(new Wire.Gids(gids))).isEqualTo(new Wire.Gids(gids));
+        Set<Gid> learned = Set.of(Gid.parse("10.78.0.2"));
+        Wire.Gids claim = (Wire.Gids) roundTrip(new Wire.Gids(gids, learned));
+        assertThat(claim).isEqualTo(new Wire.Gids(gids, learned));
+        assertThat(claim.declared()).containsExactlyElementsOf(gids);
 
         Wire.Register reg = new Wire.Register(Wire.MAGIC, Wire.VERSION, 5, 0x1234_5678_9abc_def0L, 5000);
         assertThat(roundTrip(reg)).isEqualTo(reg);
@@ -130,11 +133,27 @@ class WireTest {
                 .writeShort(Wire.VERSION).writeInt(0))).hasMessageContaining("id 0");
         assertThatThrownBy(() -> decode(Wire.DATA, Unpooled.buffer().writeInt(-1).writeInt(0)))
                 .isInstanceOf(Wire.BadFrame.class);
-        // GID counts larger than the frame or than allowed.
+        // GID counts larger than the frame or than allowed; no learned list; a GID declared and learned.
         assertThatThrownBy(() -> decode(Wire.GIDS, Unpooled.buffer().writeShort(1000).writeLong(1).writeLong(2)))
                 .isInstanceOf(Wire.BadFrame.class);
         assertThatThrownBy(() -> decode(Wire.GIDS, Unpooled.buffer().writeShort(Wire.MAX_GIDS_PER_NODE + 1)))
                 .isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.GIDS, Unpooled.buffer().writeShort(1).writeLong(1).writeLong(2)))
+                .isInstanceOf(Wire.BadFrame.class);
+        assertThatThrownBy(() -> decode(Wire.GIDS, Unpooled.buffer().writeShort(1).writeLong(1).writeLong(2)
+                .writeShort(1).writeLong(1).writeLong(2))).hasMessageContaining("declared and learned");
+        // More learned GIDs than a node may learn (64), and more GIDs in all than a node may claim (4096).
+        ByteBuf tooManyLearned = Unpooled.buffer().writeShort(0).writeShort(Wire.MAX_LEARNED_GIDS + 1);
+        for (int i = 0; i <= Wire.MAX_LEARNED_GIDS; i++) {
+            tooManyLearned.writeLong(0).writeLong(0xffff_0a00_0000L + i);
+        }
+        assertThatThrownBy(() -> decode(Wire.GIDS, tooManyLearned)).hasMessageContaining("learned");
+        ByteBuf tooMany = Unpooled.buffer().writeShort(Wire.MAX_GIDS_PER_NODE);
+        for (int i = 0; i < Wire.MAX_GIDS_PER_NODE; i++) {
+            tooMany.writeLong(1).writeLong(i);
+        }
+        tooMany.writeShort(1).writeLong(2).writeLong(0);
+        assertThatThrownBy(() -> decode(Wire.GIDS, tooMany)).hasMessageContaining("4097 GIDs");
         // Topology: more nodes than bytes, an unknown family, a node twice, an alive flag of 2, port 0.
         assertThatThrownBy(() -> decode(Wire.TOPOLOGY, Unpooled.buffer().writeShort(60000)))
                 .isInstanceOf(Wire.BadFrame.class);

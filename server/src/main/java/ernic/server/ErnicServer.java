@@ -393,6 +393,7 @@ public final class ErnicServer implements AutoCloseable {
             Map<String, Object> owners = new LinkedHashMap<>();
             mesh.gidTable().forEach((gid, node) -> owners.put(gid.toString(), node));
             mm.put("gids", owners);
+            mm.put("learned_gids", mesh.learnedGids().stream().map(Gid::toString).toList());
             Map<String, Object> counters = new LinkedHashMap<>();
             Map<String, Map<String, Object>> peers = new java.util.TreeMap<>(
                     java.util.Comparator.comparingInt(Integer::parseInt));

@@ -25,8 +25,15 @@ public final class GuestFleet implements AutoCloseable {
     private NetNamespace segment;
     private Path socketDir;
 
-    /** What to start: guests with no device get no server; no network, no TAPs; no mesh, independent servers. */
-    public record Plan(int vms, String serverArgs, boolean device, boolean network, boolean mesh) {
+    /**
+     * What to start: guests with no device get no server; no network, no TAPs; no mesh, independent servers;
+     * {@code declareGids}: each server of a mesh is given its guest's address (ERNIC_TCP_GUEST_GIDS), else it
+     * learns it from what the guest sends.
+     */
+    public record Plan(int vms, String serverArgs, boolean device, boolean network, boolean mesh, boolean declareGids) {
+        public Plan(int vms, String serverArgs, boolean device, boolean network, boolean mesh) {
+            this(vms, serverArgs, device, network, mesh, true);
+        }
     }
 
     private GuestFleet() {
@@ -73,7 +80,9 @@ public final class GuestFleet implements AutoCloseable {
             if (meshPort != 0) {
                 args.addAll(List.of("--backend", i == 0 ? "tcp:manager:listen:" + meshPort
                         : "tcp:worker:127.0.0.1:" + meshPort));
-                env.put("ERNIC_TCP_GUEST_GIDS", guestIp(i));
+                if (plan.declareGids()) {
+                    env.put("ERNIC_TCP_GUEST_GIDS", guestIp(i));
+                }
             }
             servers.add(ServerProcess.start(socket, args, env, "srv" + i + "| ", out));
             sockets.add(socket);

@@ -45,6 +45,10 @@ public final class GuestRun implements Callable<Integer> {
     @Option(names = "--no-mesh", description = "With --vms > 1: do not join the servers into a mesh.")
     boolean noMesh;
 
+    @Option(names = "--no-declared-gids", description = "With a mesh: do not give the servers their guests' addresses"
+            + " (ERNIC_TCP_GUEST_GIDS); they learn the GIDs from what the guests send.")
+    boolean noDeclaredGids;
+
     @Parameters(index = "0", paramLabel = "SCRIPT", description = "Bash script to run in each guest as root.")
     Path script;
 
@@ -69,7 +73,8 @@ public final class GuestRun implements Callable<Integer> {
         ExecutorService pool = Executors.newFixedThreadPool(vms);
         // Ctrl-C and SIGTERM end the JVM: the guests' containers and the namespace go with it
         // (Leftovers.removeOursAtExit), and the servers stop with it (ernic serve --exit-with).
-        try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, serverArgs, !noDevice, !noNetwork, !noMesh),
+        try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, serverArgs, !noDevice, !noNetwork, !noMesh,
+                !noDeclaredGids),
                 "run", out, i -> List.of())) {
             List<Future<GuestResult>> runs = new ArrayList<>();
             for (int i = 0; i < vms; i++) {

@@ -632,6 +632,14 @@ public final class EthLif {
         frames.sink(sink);
     }
 
+    /**
+     * Told the source address of every frame the guest transmits, as it gathered it (before claimers and the P4
+     * program); null: nobody. Device thread.
+     */
+    public void sourceWatcher(SourceWatcher w) {
+        frames.sources(w);
+    }
+
     /** The P4 program every frame between the guest and the TAP goes through (null: none); see {@link FrameFilter}. */
     public void frameFilter(FrameFilter f) {
         frames.filter(f);

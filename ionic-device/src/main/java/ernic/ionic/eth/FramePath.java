@@ -39,6 +39,8 @@ final class FramePath {
     private FrameSink sink;
     /** The P4 program between the guest and the TAP, or null. */
     private FrameFilter filter;
+    /** Told the source address of every frame the guest transmits (the mesh learns its GIDs), or null. */
+    private SourceWatcher sources;
     private final List<FrameClaimer> txClaimers = new ArrayList<>();
     private final List<FrameClaimer> rxClaimers = new ArrayList<>();
 
@@ -81,6 +83,10 @@ final class FramePath {
 
     void filter(FrameFilter f) {
         this.filter = f;
+    }
+
+    void sources(SourceWatcher w) {
+        this.sources = w;
     }
 
     void addTxClaimer(FrameClaimer c) {
@@ -197,6 +203,11 @@ final class FramePath {
             stats.add(EthStats.Lif.TX_QUEUE_ERROR, 1);
             txError("ionic-tx-runt", "TX frame of " + length + " bytes");
             return;
+        }
+        SourceWatcher w = sources;
+        if (w != null) {
+            // As the guest sent it: before the claimers and the P4 program, which may rewrite or replace it.
+            SourceWatcher.report(frameBuf, length, w);
         }
         long dst = Mac.read(frameBuf, 0);
         stats.txSent(dst, length);

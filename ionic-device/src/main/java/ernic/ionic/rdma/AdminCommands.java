@@ -44,6 +44,15 @@ final class AdminCommands {
     /** QP generations handed out (never reset: a reply to an old QP must never match a new one). */
     private int generations;
 
+    /**
+     * Not a status: the MODIFY_QP waits for the mesh to name the owner of its destination GID. The admin queue
+     * stops at it and runs it again when ownership changes, or with {@code mayWait} false after
+     * {@link RdmaLif#RTR_WAIT_NANOS}.
+     */
+    static final int WAIT_FOR_OWNER = -1;
+    /** Whether the command being run may wait for an owner ({@link #WAIT_FOR_OWNER}). */
+    private boolean mayWait;
+
     AdminCommands(RdmaLif lif, Dma dma, Refusals refusals, FaultPlan faults, RdmaCounters counters, DataPath data) {
         this.lif = lif;
         this.dma = dma;
@@ -53,8 +62,12 @@ final class AdminCommands {
         this.data = data;
     }
 
-    /** Runs one admin command whose bytes (after the 4-byte header) are in {@code c}; returns the admin status. */
-    int run(int op, MemorySegment c) {
+    /**
+     * Runs one admin command whose bytes (after the 4-byte header) are in {@code c}; returns the admin status, or
+     * {@link #WAIT_FOR_OWNER} when {@code mayWait} and a MODIFY_QP's destination GID has no owner yet.
+     */
+    int run(int op, MemorySegment c, boolean mayWait) {
+        this.mayWait = mayWait;
         if (lif.stubbed) {
             StubCounter stub = StubCounter.of(op);
             if (stub != null) {
@@ -320,10 +333,18 @@ final class AdminCommands {
             av = AddressHandle.parse(header);
         }
         int node = -1;
+        if (av != null && data.remote != null) {
+            data.remote.templateSource(av); // what the guest sends RDMA from is its own: the mesh may learn it
+        }
         // The NVMe-oF target's address is in this node: its QPs are placed here, wherever the mesh is.
         boolean toTarget = av != null && data.nvmeof != null && data.nvmeof.owns(av.dgid);
         if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !toTarget) {
             node = data.remote.route(av);
+            if (node == RemotePath.UNOWNED && mayWait && av != null) {
+                // The owner may not be known yet: the peer's server learns its guest's address as the guest
+                // sends from it, often just before this RTR (the tools' TCP exchange). Wait for the mesh.
+                return WAIT_FOR_OWNER;
+            }
             if (node == RemotePath.UNOWNED) {
                 // Picking some node instead would deliver writes into the wrong VM's memory.
                 refusals.refuse("rdma-qp-unowned-gid", "MODIFY_QP " + id + ": no mesh node owns the destination GID");
@@ -545,6 +566,7 @@ final class AdminCommands {
         if (ah != null) {
             ah.pd = c.pdId();
             if (data.remote != null) {
+                data.remote.templateSource(ah);
                 ah.node = Math.max(-1, data.remote.route(ah)); // no owner: treated as local
             }
         }

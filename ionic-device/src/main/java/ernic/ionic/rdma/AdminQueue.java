@@ -11,6 +11,9 @@ final class AdminQueue {
     /** The host's producer index (last doorbell) and the device's consumer index. */
     int prod, cons;
     long executed;
+    /** The slot of the MODIFY_QP waiting for a GID's owner (-1: none), and since when. */
+    int waitSlot = -1;
+    long waitSince;
 
     AdminQueue(int id, int cqId, long ring, int depthLog2) {
         this.id = id;

@@ -95,6 +95,18 @@ final class DataPath implements QpErrors {
         requester.trace = out == null ? null : new RdmaTrace(lif, memory, this::now, out);
     }
 
+    /** The guest transmitted a frame from {@code hi:lo}: with a mesh, it may learn the GID. */
+    void sourceSeen(long hi, long lo) {
+        if (remote != null) {
+            remote.sourceSeen(hi, lo);
+        }
+    }
+
+    /** A MODIFY_QP began to wait for a GID's owner (counted as {@code rdma.remote.rtrWaits}). */
+    void remoteWaited() {
+        remoteCounters.inc(RemoteCounter.RTR_WAITS);
+    }
+
     void detach() {
         if (remote != null) {
             remote.close();

@@ -10,9 +10,11 @@ import io.netty.buffer.ByteBufAllocator;
 
 import java.util.OptionalInt;
 import java.util.concurrent.Executor;
+import java.util.function.Predicate;
 
 /**
- * What the remote data path needs of the mesh, and nothing more: who owns a GID, send a request (which
+ * What the remote data path needs of the mesh, and nothing more: who owns a GID, which GIDs the guest uses as its
+ * own (the mesh learns them), send a request (which
  * the mesh may ask to take back) or a reply, stop reading when the responder holds too much, and the
  * events of a {@link MeshListener}. A {@link MeshNode} is one; tests join two devices on one event loop
  * with a loopback port instead. Inbound payloads reach the listener as the mesh holds them (possibly
@@ -41,6 +43,16 @@ public interface PeerPort {
     /** Runs a task later on the device loop (never inside the caller). */
     Executor loop();
 
+    /**
+     * The guest used the GID {@code hi:lo} (two big-endian halves) as its own source address, in a frame it
+     * transmitted or a header template it wrote: the mesh may learn it as this node's (see
+     * {@link MeshNode#learnGid}). Called per transmitted frame: must not allocate for a GID it knows.
+     */
+    boolean learnGid(long hi, long lo);
+
+    /** Which GIDs live QPs and AHs use as their source (a learned one in use does not age); null: none. */
+    void gidsInUse(Predicate<Gid> inUse);
+
     /** A port over a real mesh node, which runs on the device loop. */
     static PeerPort of(MeshNode node) {
         return new PeerPort() {
@@ -54,6 +66,8 @@ public interface PeerPort {
             @Override public SendResult sendReply(int dst, ByteBuf p) { return node.sendReply(dst, p); }
             @Override public void setReceivingFromAll(boolean on) { node.setReceivingFromAll(on); }
             @Override public Executor loop() { return node.eventLoop(); }
+            @Override public boolean learnGid(long hi, long lo) { return node.learnGid(hi, lo); }
+            @Override public void gidsInUse(Predicate<Gid> inUse) { node.gidsInUse(inUse); }
 
             @Override
             public void listen(MeshListener listener) {

@@ -42,6 +42,11 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     static final int MAX_HEADER = 128;
     /** Largest STATS buffer the device writes (the driver gives one page). */
     static final int STATS_MAX = 4096;
+    /**
+     * How long a MODIFY_QP to RTR waits for the mesh to name the owner of its destination GID before it is refused:
+     * half of ionic_rdma's admin timeout (2 s, after which it resets the RDMA LIF).
+     */
+    public static final long RTR_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
 
     private final InterruptController intr;
     private final Dma dma;
@@ -168,7 +173,29 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
      */
     public void tick(long nowNanos) {
         data.tick(nowNanos);
+        for (AdminQueue aq : aqs) {
+            if (aq != null && aq.waitSlot >= 0 && nowNanos - aq.waitSince >= RTR_WAIT_NANOS) {
+                serviceAdminq(aq); // the wait is over: the command is refused now
+            }
+        }
         syncRefusals();
+    }
+
+    /**
+     * The guest sent a frame from {@code hi:lo} (its own source address, read before any rewrite): with a mesh,
+     * the mesh may learn it as this node's GID. Device thread; allocates nothing.
+     */
+    public void sourceSeen(long hi, long lo) {
+        data.sourceSeen(hi, lo);
+    }
+
+    /** GID ownership changed: MODIFY_QPs waiting for an owner run again. */
+    void retryWaitingAdmin() {
+        for (AdminQueue aq : aqs) {
+            if (aq != null && aq.waitSlot >= 0) {
+                serviceAdminq(aq);
+            }
+        }
     }
 
     /** How often {@link #tick} is to run. */
@@ -463,8 +490,20 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
                 }
                 // Bytes after the command in its last slot are stale: zero them.
                 cmd.asSlice(len, cmd.byteSize() - len).fill((byte) 0);
-                status = ok ? admin.run(op, cmd) : V1.ASTS_BAD_CMD;
+                boolean mayWait = aq.waitSlot != first || data.now() - aq.waitSince < RTR_WAIT_NANOS;
+                status = ok ? admin.run(op, cmd, mayWait) : V1.ASTS_BAD_CMD;
+                if (status == AdminCommands.WAIT_FOR_OWNER) {
+                    // The queue stops here, as hardware works its admin queue in order, and goes on when the
+                    // mesh names the owner or the wait is over.
+                    if (aq.waitSlot != first) {
+                        aq.waitSlot = first;
+                        aq.waitSince = data.now();
+                        data.remoteWaited();
+                    }
+                    return;
+                }
             }
+            aq.waitSlot = -1;
             aq.cons = (first + slots) & aq.mask();
             aq.executed++;
             counters.adminCommand(status != V1.ASTS_OK);

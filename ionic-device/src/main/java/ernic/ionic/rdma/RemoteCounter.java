@@ -21,7 +21,9 @@ public enum RemoteCounter implements Counter {
     /** Times the responder stopped reading from its peers (held messages over their limit). */
     READ_PAUSES("readPauses"),
     /** Queued requests of a flushed or timed-out QP taken back before they were written. */
-    TAKEN_BACK("takenBack");
+    TAKEN_BACK("takenBack"),
+    /** MODIFY_QPs to RTR that waited for the mesh to name the owner of their destination GID (at most 1 s). */
+    RTR_WAITS("rtrWaits");
 
     private final String key;
 

@@ -57,6 +57,7 @@ final class RemotePath implements End, MeshListener {
     private final Map<Integer, long[]> readReplies = new HashMap<>();
     private final Spans received = new Spans(), out = new Spans();
     private boolean retryScheduled;
+    private boolean ownersRetryScheduled;
     private final Runnable retryTask = this::runRetry;
 
     /**
@@ -84,11 +85,13 @@ final class RemotePath implements End, MeshListener {
         this.goneGivenUpBelow = new long[lif.qpCount];
         this.responder = new RemoteResponder(this, lif, local, counters, port, clock);
         port.listen(this);
+        port.gidsInUse(this::usesSourceGid);
     }
 
     void close() {
         reset();
         port.listen(null);
+        port.gidsInUse(null);
     }
 
     /** Device or LIF reset: every waiting request released, nothing completed (the queues are gone). */
@@ -127,8 +130,56 @@ final class RemotePath implements End, MeshListener {
         qp.node = node;
     }
 
+    // ---------------------------------------------------------------------------------------------
+    // GIDs the guest uses as its own
+
+    /** The guest transmitted a frame from {@code hi:lo} (its own source address): the mesh may learn it. */
+    void sourceSeen(long hi, long lo) {
+        port.learnGid(hi, lo);
+    }
+
+    /**
+     * The source GID of a header template the guest wrote (CREATE_AH, MODIFY_QP): what it sends RDMA from, so the
+     * mesh may learn it. Taken from the template before anything rewrites it; no allocation.
+     */
+    void templateSource(AddressHandle av) {
+        port.learnGid(half(av.sgid, 0), half(av.sgid, 8));
+    }
+
+    private static long half(byte[] gid, int from) {
+        long v = 0;
+        for (int i = from; i < from + 8; i++) {
+            v = v << 8 | gid[i] & 0xff;
+        }
+        return v;
+    }
+
+    /** Whether a live QP or AH of the guest has {@code gid} as its source GID: a learned GID in use does not age. */
+    boolean usesSourceGid(Gid gid) {
+        byte[] raw = gid.toBytes();
+        for (QueuePair qp : lif.qps) {
+            if (qp != null && qp.av != null && java.util.Arrays.equals(qp.av.sgid, raw)) {
+                return true;
+            }
+        }
+        for (AddressHandle ah : lif.ahs) {
+            if (ah != null && java.util.Arrays.equals(ah.sgid, raw)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     @Override
     public void onGidOwnership(int nodeId, Set<Gid> gids) {
+        // A MODIFY_QP waiting for an owner tries again, after this event (the update may hold more records).
+        if (!ownersRetryScheduled) {
+            ownersRetryScheduled = true;
+            port.loop().execute(() -> {
+                ownersRetryScheduled = false;
+                lif.retryWaitingAdmin();
+            });
+        }
         // A node restarted with a new id, or a GID moved: follow it.
         for (QueuePair qp : lif.qps) {
             if (qp != null && qp.connected() && qp.av != null) {

@@ -16,6 +16,8 @@ final class RdmaAdminQueue {
     static final int DEPTH_LOG2 = 9, CQ_DEPTH_LOG2 = 8;
     /** The admin CQ's slots go back to the device every so many commands, as the driver does. */
     private static final int CQ_CREDIT_BATCH = 64;
+    /** ionic_rdma's IONIC_ADMIN_TIMEOUT: an admin command not completed by then fails the admin queue. */
+    private static final long ADMIN_TIMEOUT_NANOS = 2_000_000_000L;
 
     private final IonicDriverModel drv;
     private final MemorySegment ram;
@@ -70,6 +72,29 @@ final class RdmaAdminQueue {
      * must not read them as command bytes.
      */
     AdminCqe submit(int op, int len, boolean staleFill) throws IOException {
+        write(op, len, staleFill);
+        long deadline = 0;
+        AdminCqe c;
+        for (int tries = 0; (c = poll()) == null; tries++) {
+            if (tries >= 200) {
+                // A device on its own thread may take its time, as a MODIFY_QP waiting for the mesh does: the
+                // driver gives up after IONIC_ADMIN_TIMEOUT (2 s). In process nothing moves unless driven.
+                if (!drv.device().runsOnItsOwn()) {
+                    throw new IOException("admin command " + op + ": no completion");
+                }
+                if (deadline == 0) {
+                    deadline = System.nanoTime() + ADMIN_TIMEOUT_NANOS;
+                } else if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("admin command " + op + ": no completion in 2 s");
+                }
+            }
+            drv.sync();
+        }
+        return c;
+    }
+
+    /** Writes the command in {@link #cmd} into its slots (0x5a before, with {@code staleFill}) and rings the AQ. */
+    void write(int op, int len, boolean staleFill) throws IOException {
         int slots = (len + AWQE_CMD + AQ_STRIDE - 1) / AQ_STRIDE;
         int mask = (1 << DEPTH_LOG2) - 1;
         int first = prod;
@@ -91,12 +116,13 @@ final class RdmaAdminQueue {
         prod = (first + slots) & mask;
         drv.doorbell(doorbell, doorbell(aqId, 0, prod));
         commands++;
+    }
+
+    /** The next admin CQE, consumed, or null when the device has not written it yet. */
+    AdminCqe poll() {
         long cqe = off(cqRing + (long) CQE_SIZE * cqCons);
-        for (int tries = 0; !colorIs(cqe, cqColor); tries++) {
-            if (tries == 200) {
-                throw new IOException("admin command " + op + ": no completion");
-            }
-            drv.sync();
+        if (!colorIs(cqe, cqColor)) {
+            return null;
         }
         int qtf = be32(ram, cqe + CQE_QID_TYPE_FLAGS_BE);
         AdminCqe c = new AdminCqe(be16(ram, cqe + CQE_ADMIN_CMD_IDX_BE), be32(ram, cqe + CQE_STATUS_LENGTH_BE),

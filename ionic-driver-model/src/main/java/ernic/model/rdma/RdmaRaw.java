@@ -113,15 +113,32 @@ public final class RdmaRaw {
 
     /** MODIFY_QP with an address vector: the header template at {@code hdr} of {@code hdrLen} bytes, a dest QPN. */
     public AdminCqe modifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen) throws IOException {
-        return admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> {
-            be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_AV | IB_QP_DEST_QPN);
-            le32(c, MQP_QKEY_DEST_QPN, destQpn);
-            u8(c, MQP_PMTU, 10);
-            u8(c, MQP_TYPE_STATE, to | from << 4);
-            le32(c, MQP_ID_VER, id);
-            le32(c, MQP_AH_ID_LEN, hdrLen << 24);
-            le64(c, MQP_DMA_ADDR, hdr);
-        });
+        return admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> modifyQpAv(c, id, to, from, destQpn, hdr, hdrLen));
+    }
+
+    private static void modifyQpAv(MemorySegment c, int id, int to, int from, int destQpn, long hdr, int hdrLen) {
+        be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_AV | IB_QP_DEST_QPN);
+        le32(c, MQP_QKEY_DEST_QPN, destQpn);
+        u8(c, MQP_PMTU, 10);
+        u8(c, MQP_TYPE_STATE, to | from << 4);
+        le32(c, MQP_ID_VER, id);
+        le32(c, MQP_AH_ID_LEN, hdrLen << 24);
+        le64(c, MQP_DMA_ADDR, hdr);
+    }
+
+    /**
+     * {@link #modifyQpAv} posted without waiting for its completion, which {@link #adminCompletion} reads when the
+     * device has written it (a device may hold a MODIFY_QP to RTR while the mesh learns who owns its destination).
+     */
+    public void postModifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen) throws IOException {
+        modifyQpAv(admin.cmd(), id, to, from, destQpn, hdr, hdrLen);
+        admin.write(OP_MODIFY_QP, LEN_MODIFY_QP, true);
+    }
+
+    /** The next admin completion, or null when the device has not written one (see {@link #postModifyQpAv}). */
+    public AdminCqe adminCompletion() throws IOException {
+        drv.sync();
+        return admin.poll();
     }
 
     /** QUERY_QP into {@code sq} and {@code rq} (guest addresses); the state is the high nibble of rq's state_pmtu. */

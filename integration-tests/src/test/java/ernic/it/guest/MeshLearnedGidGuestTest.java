@@ -1,0 +1,96 @@
+package ernic.it.guest;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Zero-config GIDs: two real guests, each with its own server, the servers in a mesh
+ * ({@code ./ernic guest run --vms 2 --no-declared-gids}), and no GID declared to them (ERNIC_TCP_GUEST_GIDS is not
+ * set). Each guest gives itself an address nobody told the servers, 10.78.0.(i + 1), and the tools connect to it
+ * with its IPv4 GID: the servers learned the addresses from the frames their guests sent (ARP, ping, the tools'
+ * TCP exchange) and from their header templates, and a MODIFY_QP to RTR that came before the peer's address
+ * reached the mesh waited for it.
+ */
+class MeshLearnedGidGuestTest {
+    static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + """
+            me=10.78.0.$(( ERNIC_VM_INDEX + 1 ))
+            ip addr add $me/24 dev "$nd"
+            want=$(printf '0000:0000:0000:0000:0000:ffff:0a4e:%04x' $(( ERNIC_VM_INDEX + 1 )))
+            gids=/sys/class/infiniband/ionic_0/ports/1/gids
+            idx=
+            for i in $(seq 1 40); do
+                for f in $gids/*; do
+                    n=$(basename $f)
+                    type=$(cat /sys/class/infiniband/ionic_0/ports/1/gid_attrs/types/$n 2>/dev/null)
+                    if [ "$(cat $f)" = "$want" ] && [ "$type" != "IB/RoCE v1" ]; then idx=$n; break 2; fi
+                done
+                sleep 0.5
+            done
+            echo "learned-gid index=$idx gid=$(cat $gids/$idx) type=$(cat /sys/class/infiniband/ionic_0/ports/1/gid_attrs/types/$idx)"
+            srv=10.78.0.1
+            peer=10.78.0.$(( (ERNIC_VM_INDEX + 1) % 2 + 1 ))
+            for i in $(seq 1 60); do ping -c 1 -W 1 $peer > /dev/null && break; sleep 1; done
+            if [ "$ERNIC_VM_INDEX" = 0 ]; then
+                serve() { # name, command: the server end, once
+                    name=$1; shift
+                    if timeout 180 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then s=0; else s=$?; fi
+                    cat /tmp/$name.txt
+                    echo "RESULT $name server=$s"
+                }
+                serve rc ibv_rc_pingpong -d ionic_0 -g $idx -n 100 -s 1000 -c -p 18701
+                serve write-bw ib_write_bw -d ionic_0 -x $idx -s 65536 -n 200 -p 18702
+                serve rping rping -s -a $srv -C 10 -V -v -p 18703
+            else
+                client() { # name, command: the client end, tried until the server listens (at most 5 minutes)
+                    name=$1; shift
+                    end=$(( $(date +%s) + 300 ))
+                    while :; do
+                        if timeout 120 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then c=0; break; else c=$?; fi
+                        [ "$(date +%s)" -lt $end ] || break
+                        sleep 1
+                    done
+                    cat /tmp/$name.txt
+                    echo "RESULT $name client=$c"
+                }
+                client rc ibv_rc_pingpong -d ionic_0 -g $idx -n 100 -s 1000 -c -p 18701 $srv
+                client write-bw ib_write_bw -d ionic_0 -x $idx -s 65536 -n 200 -p 18702 $srv
+                client rping rping -c -a $srv -C 10 -V -v -p 18703
+            fi
+            if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
+            """;
+
+    @BeforeAll
+    static void prerequisites() {
+        GuestPrerequisites.require();
+    }
+
+    @Test
+    void toolsConnectAcrossTheMeshToAddressesNobodyDeclared() throws Exception {
+        Path script = Files.createDirectories(Path.of("target", "guest")).resolve("mesh-learned-gids.sh");
+        Files.writeString(script, SCRIPT);
+        GuestRunTest.Run run = GuestRunTest.guestRun("--vms", "2", "--no-declared-gids", script.toString());
+        String out = run.out();
+        assertThat(run.status()).as("the first non-zero status of the scripts").isZero();
+        // Each guest found its own 10.78.0.N GID (a RoCE v2 one) and used its index.
+        assertThat(out).containsPattern("vm0\\| learned-gid index=\\d+ gid=0000:0000:0000:0000:0000:ffff:0a4e:0001")
+                .containsPattern("vm1\\| learned-gid index=\\d+ gid=0000:0000:0000:0000:0000:ffff:0a4e:0002")
+                .doesNotContain("DMESG-ERRORS");
+        // Each server learned its own guest's address (nobody told it), and owns it in the mesh.
+        assertThat(out).containsPattern("srv0\\| .*learned GID 10\\.78\\.0\\.1 from the guest")
+                .containsPattern("srv1\\| .*learned GID 10\\.78\\.0\\.2 from the guest")
+                .doesNotContainPattern("srv0\\| .*learned GID 10\\.78\\.0\\.2 ")
+                .doesNotContainPattern("srv1\\| .*learned GID 10\\.78\\.0\\.1 ")
+                .doesNotContain("rdma-qp-unowned-gid");
+        for (String tool : new String[]{"rc", "write-bw", "rping"}) {
+            assertThat(out).contains("vm0| RESULT " + tool + " server=0").contains("vm1| RESULT " + tool + " client=0");
+        }
+        // Payload validation passed (ibv_rc_pingpong -c, rping -V); rping's tenth ping reached both ends.
+        assertThat(out).contains("100 iters in")
+                .contains("vm0| server ping data: rdma-ping-9").contains("vm1| ping data: rdma-ping-9");
+    }
+}
