@@ -170,6 +170,13 @@ public final class IonicDevice implements VfioUserDevice {
         if (loop != null) {
             heartbeatTimer = loop.scheduleAtFixedRate(this::heartbeatTick, 1, 1, TimeUnit.SECONDS);
             rdma.clock(loop.ticker());
+            rdma.timer((nanos, task) -> {
+                try {
+                    loop.schedule(task, nanos, TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // the loop is shutting down: nothing waits for it any more
+                }
+            });
             rdmaTimer = loop.scheduleAtFixedRate(() -> rdma.tick(loop.ticker().nanoTime()), RdmaLif.TICK_MILLIS,
                     RdmaLif.TICK_MILLIS, TimeUnit.MILLISECONDS);
             if (profile.statsIntervalMs() > 0) {
@@ -223,6 +230,7 @@ public final class IonicDevice implements VfioUserDevice {
             rdmaTimer.cancel(false);
             rdmaTimer = null;
         }
+        rdma.timer(null);
         dma.detach();
         intr.target(null);
         context = null;

@@ -184,6 +184,13 @@ public final class ErnicServer implements AutoCloseable {
             }
             p4 = s.p4().load();
         }
+        FaultPlan faults = FaultPlan.none();
+        if (s.inject() != null && !s.inject().isEmpty()) {
+            if (s.device() != DeviceKind.ionic) {
+                throw new IllegalArgumentException("--inject needs --device ionic");
+            }
+            faults = FaultPlan.parse(s.inject()); // a bad value is one line, before anything is opened
+        }
         if (s.statsFile() != null) {
             Path parent = Path.of(s.statsFile()).toAbsolutePath().getParent();
             if (parent == null || !Files.isDirectory(parent)) {
@@ -208,7 +215,7 @@ public final class ErnicServer implements AutoCloseable {
                 }
                 case ionic -> {
                     long mac = s.stationMac();
-                    IonicDevice ionic = new IonicDevice(ProfileLoader.load(s.nicProfile()), FaultPlan.parse(s.inject()),
+                    IonicDevice ionic = new IonicDevice(ProfileLoader.load(s.nicProfile()), faults,
                             mac, String.format("ERNIC%012x", mac));
                     if (s.tap() != null) {
                         tap = TapPort.open(s.tap(), loop.next(), ionic::receive);

@@ -1,6 +1,7 @@
 package ernic.ionic.fault;
 
 import java.util.Locale;
+import java.util.StringJoiner;
 
 /** The events a fault can be injected into. */
 public enum FaultKind {
@@ -11,11 +12,36 @@ public enum FaultKind {
     /** A frame received from the wire is dropped as if the guest had posted no buffer (counted as such). */
     RX_NOBUF,
     /** A transmitted frame is completed to the guest but never leaves the device. */
-    TX_DROP;
+    TX_DROP,
+    /**
+     * An RC RDMA WRITE, WRITE_IMM, READ or atomic completes with a remote access error, as if the responder had
+     * refused its rkey (NAK remote access error): nothing of it reaches the responder.
+     */
+    RDMA_REM_ACCESS,
+    /**
+     * An RC SEND, SEND_IMM, SEND_INV or WRITE_IMM completes with RNR retry exceeded, as if the responder had had
+     * no receive posted for every retry: nothing of it reaches the responder.
+     */
+    RDMA_RNR,
+    /**
+     * An RC SEND, WRITE, READ or atomic completes with transport retry exceeded, as if no acknowledgement had
+     * come back for every retry: nothing of it reaches the responder.
+     */
+    RDMA_RETRY_EXC,
+    /** An RC SEND, WRITE, READ or atomic is carried out, and so completes, a given time later. */
+    RDMA_LATENCY;
 
-    /** The {@code --inject} spelling: {@code stats-vals}, {@code rx-lost}, {@code rx-nobuf}, {@code tx-drop}. */
+    /**
+     * The {@code --inject} spelling: {@code stats-vals}, {@code rx-lost}, {@code rx-nobuf}, {@code tx-drop},
+     * {@code rdma-rem-access}, {@code rdma-rnr}, {@code rdma-retry-exc}, {@code rdma-latency}.
+     */
     public String key() {
         return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /** An event of the RDMA data path: an operation of an RC QP (these take {@code qp=}). */
+    public boolean rdma() {
+        return ordinal() >= RDMA_REM_ACCESS.ordinal();
     }
 
     public static FaultKind parse(String s) {
@@ -25,5 +51,14 @@ public enum FaultKind {
             }
         }
         return null;
+    }
+
+    /** Every spelling, comma-separated, for messages. */
+    static String keys() {
+        StringJoiner j = new StringJoiner(", ");
+        for (FaultKind k : values()) {
+            j.add(k.key());
+        }
+        return j.toString();
     }
 }

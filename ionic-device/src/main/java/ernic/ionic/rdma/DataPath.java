@@ -3,6 +3,7 @@ package ernic.ionic.rdma;
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
+import ernic.ionic.fault.FaultPlan;
 import ernic.vfiouser.server.Refusals;
 import io.netty.util.concurrent.Ticker;
 
@@ -16,10 +17,14 @@ import java.util.Map;
  * server's guest through {@link RemotePath}); the {@link Responder} applies operations to this guest's
  * QPs, whoever asked; {@link KeyedMemory} is the only way to guest memory, through the MR table.
  * This class wires them, takes the doorbells and the RDMA tick, and moves QPs to ERROR (flush).
- * Time comes from one injected clock. Device thread only.
+ * Time comes from one injected clock; wake-ups at a given time (an added latency's end) from the device
+ * loop's timer ({@link #timer}), and from the RDMA tick as well. Device thread only.
  */
 final class DataPath implements QpErrors {
-    /** The RDMA tick: RNR waits (5 s), lost peers (30 s) and the responder's held messages (0.5 s when full). */
+    /**
+     * The RDMA tick: RNR waits (5 s), lost peers (30 s), the responder's held messages (0.5 s when full), and
+     * added latencies the timer has not ended yet.
+     */
     static final long TICK_MILLIS = 100;
 
     private final RdmaLif lif;
@@ -32,6 +37,12 @@ final class DataPath implements QpErrors {
     private final MemorySegment cqeBuf = Arena.ofAuto().allocate(V1.Cqe.SIZE, 8);
     private final V1.Cqe cqe = new V1.Cqe();
     private Ticker clock = Ticker.systemTicker();
+    /** Where wake-ups are scheduled (the device loop); null: the RDMA tick alone wakes (tests move the clock). */
+    private RdmaLif.Timer timer;
+    /** A wake-up is scheduled for {@link #armedFor} (and perhaps later ones, which then find nothing due). */
+    private boolean armed;
+    private long armedFor;
+    private final Runnable wakeTask = this::wakeUp;
     /** The data path's totals (rdma.) and the remote path's (rdma.remote.), which outlive a mesh attachment. */
     final Counters<PathCounter> pathCounters = new Counters<>(PathCounter.class);
     final Counters<RemoteCounter> remoteCounters = new Counters<>(RemoteCounter.class);
@@ -40,7 +51,7 @@ final class DataPath implements QpErrors {
     /** The in-process NVMe-oF target, when the server has one. */
     NvmeofAttachment nvmeof;
 
-    DataPath(RdmaLif lif, Dma dma, Refusals refusals, RdmaCounters counters) {
+    DataPath(RdmaLif lif, Dma dma, Refusals refusals, RdmaCounters counters, FaultPlan faults) {
         this.lif = lif;
         this.refusals = refusals;
         this.counters = counters;
@@ -48,7 +59,7 @@ final class DataPath implements QpErrors {
         this.responder = new Responder(lif, memory, counters, pathCounters, this);
         this.hostMemory = new KeyedHostMemory(memory, pathCounters);
         this.requester = new Requester(lif, memory, refusals, counters, pathCounters,
-                new LocalEnd(lif, memory, responder), this::now, this);
+                new LocalEnd(lif, memory, responder), this::now, this, faults, this::wakeAt);
     }
 
     /** Guest memory as RDMA reaches it (the MR table, its windows). */
@@ -68,6 +79,31 @@ final class DataPath implements QpErrors {
 
     long now() {
         return clock.nanoTime();
+    }
+
+    /** Where to schedule wake-ups at a given time (null: none; the RDMA tick still wakes). */
+    void timer(RdmaLif.Timer timer) {
+        this.timer = timer;
+        armed = false;
+    }
+
+    /**
+     * Asks for a wake-up at clock time {@code deadline}: one timer task, unless one is due no later already. The
+     * task (the loop's, around {@link #wakeTask}) is the only allocation: one per wake-up, none for an operation
+     * that does not wait.
+     */
+    private void wakeAt(long deadline) {
+        if (timer == null || armed && armedFor - deadline <= 0) {
+            return;
+        }
+        armed = true;
+        armedFor = deadline;
+        timer.after(Math.max(0, deadline - now()), wakeTask);
+    }
+
+    private void wakeUp() {
+        armed = false;
+        requester.wake(now());
     }
 
     /** Joins a mesh through {@code port}: QPs whose peer another node owns go there. */
@@ -139,6 +175,7 @@ final class DataPath implements QpErrors {
     /** The RDMA tick, every {@link #TICK_MILLIS} on the device thread. */
     void tick(long now) {
         requester.tick(now);
+        requester.wake(now);
         if (nvmeof != null) {
             nvmeof.target.tick();
             if (nvmeof.hasPending()) {
@@ -221,6 +258,7 @@ final class DataPath implements QpErrors {
         if (qp.outstanding != null) {
             qp.outstanding.done = qp.sq.cons;
         }
+        qp.faultSlot = -1;
     }
 
     private void flushCompletion(QueuePair qp, int cqId, int type) {

@@ -45,6 +45,16 @@ final class QueuePair {
     boolean sqFlushed, rqFlushed;
     /** In the remote path's list of QPs it checks for time-outs. */
     boolean watched;
+    /**
+     * {@code --inject}: the SQ slot of the WQE whose RDMA faults are decided (-1: none), while it is at the head of
+     * the SQ, and the error status it is to complete with ({@link V1#STS_OK}: none). Decided once per WQE, so a
+     * WQE that waits (added latency, a receive, room) and is issued again is neither counted nor chosen twice.
+     */
+    int faultSlot = -1;
+    int faultStatus;
+    /** Its head WQE waits out an added latency ({@code rdma-latency}) until {@link #delayedUntil} (RDMA clock). */
+    boolean delayed;
+    long delayedUntil;
 
     QueuePair(int id, int type, int privFlags, int sqCqId, int rqCqId, WorkQueue sq, WorkQueue rq) {
         this.id = id;
@@ -82,6 +92,7 @@ final class QueuePair {
         }
         msn = 0;
         sqFlushed = rqFlushed = false;
+        faultSlot = -1;
         if (outstanding != null) {
             outstanding.done = 0;
         }

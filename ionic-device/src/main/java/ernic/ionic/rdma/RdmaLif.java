@@ -97,7 +97,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         mrs = new MemoryRegion[mrCount];
         ahs = new AddressHandle[ahCount];
         ahUsed = new boolean[ahCount];
-        data = new DataPath(this, dma, refusals, counters);
+        data = new DataPath(this, dma, refusals, counters, faults);
         admin = new AdminCommands(this, dma, refusals, faults, counters, data);
     }
 
@@ -165,6 +165,21 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     /** The clock of every RDMA timer: the device loop's ticker (a mock one in tests). */
     public void clock(io.netty.util.concurrent.Ticker ticker) {
         data.clock(ticker);
+    }
+
+    /** Runs a task on the device thread after a delay measured on the {@link #clock}. */
+    @FunctionalInterface
+    public interface Timer {
+        void after(long delayNanos, Runnable task);
+    }
+
+    /**
+     * Where the data path schedules its wake-ups at a given time (the end of an added latency,
+     * {@code --inject rdma-latency}): the device loop. Null: none; the RDMA {@link #tick} still ends them,
+     * within {@link #TICK_MILLIS} (tests move the clock and tick).
+     */
+    public void timer(Timer timer) {
+        data.timer(timer);
     }
 
     /**

@@ -2,6 +2,8 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
+import ernic.ionic.fault.FaultKind;
+import ernic.ionic.fault.FaultPlan;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
@@ -9,6 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -16,7 +19,12 @@ import java.util.function.LongSupplier;
  * its local memory (payload for local read, READ and atomic results for local write), does the local
  * operations itself (REG_MR, LOCAL_INV, BIND_MW) and hands the rest to the QP's {@link End}. Every WQE gets
  * exactly one send completion, in SQ order (MSN for remote operations on RC/UC, NPG by SQ index
- * otherwise), whether its end answered at once or later. Device thread only.
+ * otherwise), whether its end answered at once or later.
+ *
+ * <p>{@code --inject}'s RDMA faults are decided here, once per WQE of an RC QP, when the requester first reaches
+ * it ({@link #decide}): an added latency holds the SQ at that WQE until its time is up ({@link #wake}); a chosen
+ * error replaces the trip to the end once the WQE has passed its local checks, and completes like the same error
+ * from a real responder (the QP to ERROR, the rest flushed). Device thread only.
  */
 final class Requester {
     /** An end's answer: the WQE is on its way and completes through {@link #answered}. */
@@ -34,6 +42,11 @@ final class Requester {
     private final End local;
     private final LongSupplier clock;
     private final QpErrors errors;
+    private final FaultPlan faults;
+    /** Asks to be woken (a {@link #wake}) at a time of the clock: the first delayed QP's. */
+    private final LongConsumer wakeAt;
+    /** QPs whose head WQE waits out an added latency, in the order they began to. */
+    private final List<QueuePair> delayedQps = new ArrayList<>();
     /** The end for destinations on other servers, while in a mesh. */
     End remote;
     /** The in-process NVMe-oF target, when the server has one: datagrams to its address go to it. */
@@ -54,8 +67,10 @@ final class Requester {
     private final Counters<PathCounter> path;
 
     Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
-              End local, LongSupplier clock, QpErrors errors) {
+              End local, LongSupplier clock, QpErrors errors, FaultPlan faults, LongConsumer wakeAt) {
         this.lif = lif;
+        this.faults = faults;
+        this.wakeAt = wakeAt;
         this.errors = errors;
         this.path = path;
         this.clock = clock;
@@ -76,12 +91,20 @@ final class Requester {
     void reset() {
         waitingForReceive.clear();
         waitingForRoom.clear();
+        for (QueuePair qp : delayedQps) {
+            qp.delayed = false;
+        }
+        delayedQps.clear();
     }
 
     /** The QP is gone or flushed: it waits for nothing any more. */
     void forget(QueuePair qp) {
         waitingForReceive.remove(qp);
         waitingForRoom.remove(qp);
+        if (qp.delayed) {
+            qp.delayed = false;
+            delayedQps.remove(qp);
+        }
     }
 
     /** The SQ's producer index moved. */
@@ -130,6 +153,10 @@ final class Requester {
             qp.outstanding.done = sq.cons;
         }
         Outstanding out = qp.outstanding;
+        if (qp.delayed) {
+            complete(qp); // its head WQE waits out an added latency: wake() runs the SQ on
+            return;
+        }
         Request r = request;
         while (!sq.empty()) {
             int index = sq.cons; // the driver never posts over a WQE it has no completion for
@@ -144,6 +171,13 @@ final class Requester {
             r.slot = index;
             r.moved = 0;
             int op = r.wqe.op(), status;
+            if (qp.faultSlot != index && qp.type == V1.QPT_RC) {
+                long delay = decide(qp, index, op);
+                if (delay > 0) {
+                    hold(qp, delay);
+                    break;
+                }
+            }
             try {
                 status = issue(r, stride);
             } catch (RuntimeException e) {
@@ -173,6 +207,7 @@ final class Requester {
             out.status[index] = status;
             out.bytes[index] = r.moved;
             sq.cons = (index + 1) & sq.mask();
+            qp.faultSlot = -1;
             if (status != V1.STS_OK && status != PENDING && qp.connected()) {
                 break; // an error completion stops the queue: what follows is flushed
             }
@@ -194,11 +229,13 @@ final class Requester {
                 }
                 int st = memory.gather(qp, w, stride, r.payload.clear());
                 st = st != V1.STS_OK ? st : p4(r, r.payload.total);
+                st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).send(r);
             }
             case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
                 int st = memory.gather(qp, w, stride, r.payload.clear());
                 st = st != V1.STS_OK ? st : p4(r, r.payload.total);
+                st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).write(r);
             }
             case V1.Wqe.OP_RDMA_READ -> {
@@ -212,11 +249,13 @@ final class Requester {
                 r.length = total;
                 int st = memory.scatterList(qp, w, stride, total, r.local.clear());
                 st = st != V1.STS_OK ? st : p4(r, total);
+                st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).read(r);
             }
             case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
                 int st = memory.atomicResult(qp, w, r.local.clear());
                 st = st != V1.STS_OK ? st : p4(r, 8);
+                st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).atomic(r);
             }
             case V1.Wqe.OP_LOCAL_INV -> {
@@ -232,6 +271,92 @@ final class Requester {
                 refusals.refuse("rdma-sq-opcode", "QP " + qp.id + " WQE opcode " + op);
                 return V1.STS_LOCAL_QP_OPER_ERR;
             }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // --inject: RDMA faults
+
+    /**
+     * Decides {@code --inject}'s RDMA faults for the WQE at the head of an RC QP's SQ (slot {@code slot}, opcode
+     * {@code op}), once: every kind that applies to the opcode counts an occurrence; the error to complete with,
+     * if one fires (rdma-retry-exc before rdma-rnr before rdma-rem-access), is kept in the QP until the WQE has
+     * passed its local checks ({@link #injected}); the latency to add is returned (nanoseconds, 0: none).
+     */
+    private long decide(QueuePair qp, int slot, int op) {
+        qp.faultSlot = slot;
+        qp.faultStatus = V1.STS_OK;
+        if (op < V1.Wqe.OP_SEND || op > V1.Wqe.OP_ATOMIC_FA) {
+            return 0; // a local operation: nothing goes on the wire
+        }
+        boolean takesReceive = op <= V1.Wqe.OP_SEND_IMM || op == V1.Wqe.OP_RDMA_WRITE_IMM;
+        boolean keyed = op >= V1.Wqe.OP_RDMA_READ;
+        int id = qp.id;
+        boolean retry = faults.check(FaultKind.RDMA_RETRY_EXC, id);
+        boolean rnr = takesReceive && faults.check(FaultKind.RDMA_RNR, id);
+        boolean access = keyed && faults.check(FaultKind.RDMA_REM_ACCESS, id);
+        qp.faultStatus = retry ? V1.STS_RETRY_EXCEEDED : rnr ? V1.STS_RNR_RETRY_EXCEEDED
+                : access ? V1.STS_REMOTE_ACC_ERR : V1.STS_OK;
+        if (faults.check(FaultKind.RDMA_LATENCY, id)) {
+            faults.injected(FaultKind.RDMA_LATENCY);
+            return faults.delayNanos();
+        }
+        return 0;
+    }
+
+    /**
+     * The fault chosen for the WQE of {@code r}, which passed its local checks: its error status (counted as
+     * injected; the WQE never reaches its end, so nothing of it lands anywhere), or {@link WqePipeline#GO_ON}.
+     */
+    private int injected(Request r) {
+        QueuePair qp = r.qp;
+        if (qp.faultSlot != r.slot || qp.faultStatus == V1.STS_OK) {
+            return WqePipeline.GO_ON;
+        }
+        int st = qp.faultStatus;
+        faults.injected(st == V1.STS_RETRY_EXCEEDED ? FaultKind.RDMA_RETRY_EXC
+                : st == V1.STS_RNR_RETRY_EXCEEDED ? FaultKind.RDMA_RNR : FaultKind.RDMA_REM_ACCESS);
+        r.moved = 0;
+        return st;
+    }
+
+    /** The SQ stops at its head WQE for {@code delayNanos}: nothing behind it goes first (RC order). */
+    private void hold(QueuePair qp, long delayNanos) {
+        qp.delayed = true;
+        qp.delayedUntil = clock.getAsLong() + delayNanos;
+        delayedQps.add(qp);
+        wakeAt.accept(qp.delayedUntil);
+    }
+
+    /**
+     * SQs whose added latency is over by {@code now} go on, oldest hold first (their head WQE is read again and
+     * carried out); then a wake-up is asked for the next. Called by the data path's timer and the RDMA tick.
+     */
+    void wake(long now) {
+        for (;;) {
+            QueuePair due = null;
+            for (int i = 0; i < delayedQps.size(); i++) {
+                if (now - delayedQps.get(i).delayedUntil >= 0) {
+                    due = delayedQps.remove(i);
+                    break;
+                }
+            }
+            if (due == null) {
+                break;
+            }
+            due.delayed = false;
+            if (lif.qps[due.id] == due && !due.inError()) {
+                run(due); // may hold it again for its next WQE, later than now
+            }
+        }
+        if (!delayedQps.isEmpty()) {
+            long next = delayedQps.get(0).delayedUntil;
+            for (int i = 1; i < delayedQps.size(); i++) {
+                if (delayedQps.get(i).delayedUntil - next < 0) {
+                    next = delayedQps.get(i).delayedUntil;
+                }
+            }
+            wakeAt.accept(next);
         }
     }
 
@@ -403,6 +528,7 @@ final class Requester {
             out.status[index] = V1.STS_RNR_RETRY_EXCEEDED;
             out.bytes[index] = 0;
             sq.cons = (index + 1) & sq.mask();
+            qp.faultSlot = -1;
             path.inc(PathCounter.RNR_FAILURES);
             complete(qp); // the error completion moves the QP to ERROR, which flushes the rest
             if (!qp.inError()) {

@@ -1,0 +1,52 @@
+package ernic.server;
+
+import ernic.server.ServeCommandTest.Run;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static ernic.server.ServeCommandTest.serve;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code ernic serve --inject}: a value the parser refuses is one line and exit status 2, before any socket exists. */
+class ServeInjectOptionsTest {
+    private static final String NL = System.lineSeparator();
+
+    private static Run serveIn(Path dir, String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "--socket";
+        all[1] = dir.resolve("s.sock").toString();
+        System.arraycopy(args, 0, all, 2, args.length);
+        return serve(all);
+    }
+
+    @Test
+    void aBadRdmaValueIsOneLine() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        String[][] cases = {
+                {"rdma-latency:us=0", "us=0: must be 1 to 10000000 (10 s)"},
+                {"rdma-latency:every=2", "rdma-latency needs us=N, the time to add in microseconds"},
+                {"rdma-rnr:qp=1", "qp=1: a QP number is 2 to 16777215 (0 and 1 are the special QPs, never RC)"},
+                {"rdma-retry-exc:frac=2", "frac=2: must be more than 0 and at most 1"},
+                {"rx-lost:qp=5", "qp= is for the rdma-* kinds only"},
+                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, rdma-rem-access,"
+                        + " rdma-rnr, rdma-retry-exc, rdma-latency)"},
+        };
+        for (String[] c : cases) {
+            Run r = serveIn(dir, "--inject", "rdma-rem-access:seq=2,qp=5", "--inject", c[0]);
+            assertThat(r.status()).as(c[0]).isEqualTo(2);
+            assertThat(r.stderr()).isEqualTo("ernic serve: --inject " + c[0] + ": " + c[1] + NL);
+            assertThat(dir.resolve("s.sock")).doesNotExist();
+        }
+    }
+
+    @Test
+    void faultsAreTheIonicDevicesOnly() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        Run r = serveIn(dir, "--device", "sample", "--inject", "rx-lost:every=2");
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.stderr()).isEqualTo("ernic serve: --inject needs --device ionic" + NL);
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+    }
+}
