@@ -2,6 +2,7 @@ package ernic.ionic;
 
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.rdma.RdmaLif;
 import ernic.model.rdma.RawCqe;
 import ernic.model.rdma.RawWqe;
 import ernic.model.rdma.RdmaRaw;
@@ -59,6 +60,44 @@ class TrustBoundaryTest {
 
     long refusals(String cause) {
         return dev.refusals().count(cause);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Page-table budget
+
+    /**
+     * The device holds at most {@link RdmaLif#PAGE_BUDGET} page-table entries (8 bytes of server heap each) for the
+     * guest at once: two MRs of the largest table (2^24 entries, every entry the same page, as a hostile guest
+     * would write them) fit, a third is refused with BAD_ATTR and counted, and fits once one of the two is gone.
+     * A reset gives everything back.
+     */
+    @Test
+    void pageTablesBeyondTheDeviceBudgetAreRefusedUntilOneIsFreed() throws IOException {
+        int entries = ernic.ionic.rdma.PageTable.MAX_PAGES;
+        assertThat(2L * entries).isEqualTo(RdmaLif.PAGE_BUDGET);
+        IonicDevice big = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        try (ModelGuest g = new ModelGuest(big, (8L * entries) + (16 << 20))) {
+            RdmaRaw raw = RdmaVerbs.open(g.drv).raw();
+            long page = g.alloc(4096);
+            long table = g.alloc(8L * entries);
+            MemorySegment t = g.at(table, 8L * entries);
+            for (long i = 0; i < entries; i++) {
+                t.setAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, i, page); // little-endian host: as the driver writes it
+            }
+            long length = (long) entries << 12;
+            int a = 1 << 8 | 1, b = 2 << 8 | 2, c = 3 << 8 | 3;
+            assertThat(raw.createMr(a, VA, length, ACCESS_LOCAL_WRITE, entries, table, 12).status()).isZero();
+            assertThat(raw.createMr(b, VA, length, ACCESS_LOCAL_WRITE, entries, table, 12).status()).isZero();
+            assertThat(big.rdma().pagesHeld()).isEqualTo(RdmaLif.PAGE_BUDGET);
+            assertThat(raw.createMr(c, VA, length, ACCESS_LOCAL_WRITE, entries, table, 12).status())
+                    .isEqualTo(ernic.ionic.rdma.V1.ASTS_BAD_ATTR);
+            assertThat(big.refusals().count("rdma-page-budget")).isEqualTo(1);
+            assertThat(raw.destroy(OP_DESTROY_MR, a).status()).isZero();
+            assertThat(raw.createMr(c, VA, length, ACCESS_LOCAL_WRITE, entries, table, 12).status()).isZero();
+            assertThat(big.rdma().pagesHeld()).isEqualTo(RdmaLif.PAGE_BUDGET);
+            big.rdma().reset();
+            assertThat(big.rdma().pagesHeld()).isZero();
+        }
     }
 
     // ---------------------------------------------------------------------------------------------

@@ -191,11 +191,15 @@ final class AdminCommands {
             refusals.refuse("rdma-cq-dbid", "CREATE_CQ " + id + " on doorbell page " + c.dbid());
             return V1.ASTS_BAD_ATTR;
         }
+        if (c.mapCount() > 1 && !lif.pagesFit(c.mapCount())) {
+            return V1.ASTS_BAD_ATTR;
+        }
         PageTable mem = ringMemory(c.dmaAddr(), c.mapCount(), c.pageSizeLog2(), 1L << (depth + stride));
         if (mem == null) {
             refusals.refuse("rdma-cq-addr", "CREATE_CQ " + id + " ring memory refused");
             return V1.ASTS_BAD_ATTR;
         }
+        lif.holdPages(mem);
         CompletionQueue cq = new CompletionQueue(id, eq, mem, depth, stride);
         cq.dbid = c.dbid();
         lif.cqs[id] = cq;
@@ -208,6 +212,7 @@ final class AdminCommands {
             refusals.refuse("rdma-cq-destroy", "DESTROY_CQ " + id + " that does not exist");
             return V1.ASTS_BAD_INDEX;
         }
+        lif.releasePages(lif.cqs[id].mem);
         lif.cqs[id] = null;
         counters.control.add(RdmaCounters.Control.CQS, -1);
         return V1.ASTS_OK;
@@ -262,12 +267,19 @@ final class AdminCommands {
                     + " stride_log2 " + c.strideLog2(rqRing));
             return V1.ASTS_BAD_ATTR;
         }
+        int sqPages = c.mapCount(sqRing) > 1 ? c.mapCount(sqRing) : 0;
+        int rqPages = c.mapCount(rqRing) > 1 ? c.mapCount(rqRing) : 0;
+        if (!lif.pagesFit(sqPages + rqPages)) {
+            return V1.ASTS_BAD_ATTR;
+        }
         WorkQueue sq = workQueue(c, AdminWqe.CreateQp.Ring.SQ, (flags & V1.QPF_SQ_SPEC) != 0);
         WorkQueue rq = workQueue(c, AdminWqe.CreateQp.Ring.RQ, (flags & V1.QPF_RQ_SPEC) != 0);
         if (hasSq && sq == null || hasRq && rq == null) {
             refusals.refuse("rdma-qp-ring", "CREATE_QP " + id + " ring geometry or memory refused");
             return V1.ASTS_BAD_ATTR;
         }
+        lif.holdPages(sq == null ? null : sq.mem);
+        lif.holdPages(rq == null ? null : rq.mem);
         QueuePair qp = new QueuePair(id, type, flags, sqCq, rqCq, sq, rq);
         qp.generation = ++generations;
         qp.dbid = c.dbid();
@@ -459,6 +471,8 @@ final class AdminCommands {
             return V1.ASTS_BAD_INDEX;
         }
         data.forget(qp);
+        lif.releasePages(qp.sq == null ? null : qp.sq.mem);
+        lif.releasePages(qp.rq == null ? null : qp.rq.mem);
         lif.qps[id] = null;
         counters.control.add(RdmaCounters.Control.QPS, -1);
         return V1.ASTS_OK;
@@ -488,6 +502,9 @@ final class AdminCommands {
         if (count == 1) {
             mem = PageTable.contiguous(c.dmaAddr(), length);
         } else if (count > 1) {
+            if (!lif.pagesFit(count)) {
+                return V1.ASTS_BAD_ATTR;
+            }
             long first = pageShift >= 12 && pageShift <= 30 ? va & ((1L << pageShift) - 1) : 0;
             mem = PageTable.read(dma, c.dmaAddr(), count, pageShift, first, length);
         }
@@ -503,6 +520,7 @@ final class AdminCommands {
         mr.pd = c.pdId();
         mr.mem = mem;
         mr.valid = mem != null;
+        lif.holdPages(mem);
         lif.mrs[index] = mr;
         counters.control.inc(RdmaCounters.Control.MRS);
         return V1.ASTS_OK;
@@ -547,6 +565,7 @@ final class AdminCommands {
         if (data.memory().windows.busy(mr)) {
             return V1.ASTS_BAD_STATE;
         }
+        lif.releasePages(mr.mem);
         lif.mrs[index] = null;
         counters.control.add(RdmaCounters.Control.MRS, -1);
         return V1.ASTS_OK;

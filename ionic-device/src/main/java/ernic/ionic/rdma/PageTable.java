@@ -72,6 +72,11 @@ public final class PageTable {
         return new PageTable(size, 0, pages, pageShift, first);
     }
 
+    /** Page addresses this table holds (0 for a contiguous range): what it costs the device's page budget. */
+    public int entries() {
+        return pages == null ? 0 : pages.length;
+    }
+
     public long size() {
         return size;
     }

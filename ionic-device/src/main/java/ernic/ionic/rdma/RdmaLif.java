@@ -281,8 +281,45 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         return m;
     }
 
+    /**
+     * Page-table entries the device may hold for the guest at once (MRs, fast registrations, rings of several
+     * pages): 2^25, 256 MiB of server heap at 8 bytes each, two MRs of the largest page table. Without a total,
+     * a guest could register 65,536 MRs of 2^24 entries each (describing one page over and over) and exhaust
+     * the server's memory.
+     */
+    public static final long PAGE_BUDGET = 1L << 25;
+    private long pagesHeld;
+
+    /** Whether a page table of {@code entries} more fits the budget (refusal {@code rdma-page-budget} if not). */
+    boolean pagesFit(int entries) {
+        if (pagesHeld + entries <= PAGE_BUDGET) {
+            return true;
+        }
+        refusals.refuse("rdma-page-budget", "a page table of " + entries + " entries beyond the device's "
+                + PAGE_BUDGET + " (" + pagesHeld + " held)");
+        return false;
+    }
+
+    void holdPages(PageTable t) {
+        if (t != null) {
+            pagesHeld += t.entries();
+        }
+    }
+
+    void releasePages(PageTable t) {
+        if (t != null) {
+            pagesHeld -= t.entries();
+        }
+    }
+
+    /** Page-table entries held now. */
+    public long pagesHeld() {
+        return pagesHeld;
+    }
+
     /** Forgets every EQ, AQ, CQ, QP, MR and AH (RDMA_RESET_LIF, device reset). */
     public void reset() {
+        pagesHeld = 0;
         java.util.Arrays.fill(eqs, null);
         java.util.Arrays.fill(aqs, null);
         java.util.Arrays.fill(cqs, null);

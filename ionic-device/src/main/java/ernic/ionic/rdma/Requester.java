@@ -423,6 +423,10 @@ final class Requester {
         if (length < 0 || Long.compareUnsigned(va, -1L - length) > 0 || pageShift < 12 || pageShift > 30) {
             return V1.STS_MEM_MGMT_OPER_ERR;
         }
+        if (count > 1 && !lif.pagesFit(count)) {
+            // the old registration's pages still count: its table stays until this one exists
+            return V1.STS_MEM_MGMT_OPER_ERR;
+        }
         long pageMask = (1L << pageShift) - 1;
         PageTable mem = count == 1
                 ? PageTable.contiguous((table & pageMask) == 0 ? table + (offset & pageMask) : table, length)
@@ -434,6 +438,8 @@ final class Requester {
         mr.va = va;
         mr.length = length;
         mr.flags = w.regMrFlags();
+        lif.releasePages(mr.mem);
+        lif.holdPages(mem);
         mr.mem = mem;
         mr.valid = true;
         return V1.STS_OK;
