@@ -1,11 +1,11 @@
 package ernic.it.fuzz;
 
+import ernic.it.harness.GuestFleet;
 import ernic.mesh.MeshNode;
 import ernic.server.ErnicServer;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
@@ -54,9 +54,7 @@ final class MeshFuzz implements FuzzTarget {
         Files.createDirectories(dir);
         socket = dir.resolve("mesh-" + ProcessHandle.current().pid() + ".sock").toString();
         Files.deleteIfExists(Path.of(socket));
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        port = GuestFleet.freePort();
         server = ErnicServer.start(ErnicServer.Settings.ionic(socket).withBackend("tcp:manager:listen:" + port));
         if (server.mesh() == null || server.mesh().role() != MeshNode.Role.MANAGER) {
             throw new IllegalStateException("no mesh manager");

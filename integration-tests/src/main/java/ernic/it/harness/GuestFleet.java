@@ -117,7 +117,8 @@ public final class GuestFleet implements AutoCloseable {
         return segment == null ? "" : "export ERNIC_HOST_IP=" + HOST_IP + " ERNIC_GUEST_IP=" + guestIp(i) + "\n";
     }
 
-    static int freePort() throws IOException {
+    /** A TCP port nothing listens on now (the kernel's pick; another process may take it before use). */
+    public static int freePort() throws IOException {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
             return s.getLocalPort();
         }
