@@ -247,6 +247,11 @@ public final class BenchSuite {
     }
 
     /** Three significant digits, without exponents. */
+    /** Lowest, median and highest of the rounds' ratios. */
+    static String spread(double[] minMedianMax) {
+        return ratio(minMedianMax[0]) + " / " + ratio(minMedianMax[1]) + " / " + ratio(minMedianMax[2]);
+    }
+
     static String ratio(double r) {
         return new java.math.BigDecimal(r).round(new java.math.MathContext(3)).stripTrailingZeros().toPlainString();
     }
@@ -289,7 +294,8 @@ public final class BenchSuite {
             log("  not run: needs --backend");
             return;
         }
-        MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, quick ? 1 : 3, BenchSuite::log).run();
+        int rounds = quick ? 1 : 5;
+        MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, rounds, BenchSuite::log).run();
         if (!r.dataChecked()) {
             throw new IOException("the WRITEs did not land in the other server's guest memory");
         }
@@ -299,10 +305,13 @@ public final class BenchSuite {
                 .append("RTR destination GID is owned by the other server, so every WRITE crosses the mesh; the first ")
                 .append("4 KiB were checked in the other guest's memory afterwards. Bandwidth with ")
                 .append(DataPathBench.WINDOW).append(" WRITEs in flight, latency with one. Reference: a raw TCP ")
-                .append("loopback stream of the same message sizes (latency: message out, one byte back), same ")
-                .append("run, best of rounds.\n\n")
-                .append("| size | WRITE GB/s | TCP GB/s | × TCP bw | WRITE µs | TCP µs | × TCP time |\n")
-                .append("|---:|---:|---:|---:|---:|---:|---:|\n");
+                .append("loopback stream of the same message sizes (latency: message out, one byte back), measured ")
+                .append("in each of ").append(rounds).append(" rounds right before the WRITEs; figures are the best ")
+                .append("of the rounds, and the round columns give each round's own ratio (lowest, median, highest) ")
+                .append("to show how much it moves.\n\n")
+                .append("| size | WRITE GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | WRITE µs | TCP µs | × TCP time ")
+                .append("| rounds: × TCP time |\n")
+                .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         List<Map<String, Object>> jr = new ArrayList<>();
         List<DataPathBench.Row> chartRows = new ArrayList<>();
         for (int i = 0; i < r.write().size(); i++) {
@@ -316,10 +325,14 @@ public final class BenchSuite {
             m.put("writeLatencyNanos", w.latencyNanos());
             m.put("tcpLatencyNanos", t.latencyNanos());
             m.put("latencyRatioToTcp", latRatio);
+            DataPathBench.Spread sp = r.spreads().get(i);
+            m.put("bandwidthRatioRounds", sp.bandwidthRatios());
+            m.put("latencyRatioRounds", sp.latencyRatios());
             jr.add(m);
-            md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | **%s** | %.1f | %.1f | **%s** |%n",
+            md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | **%s** | %s | %.1f | %.1f | **%s** | %s |%n",
                     human(w.size()), w.bytesPerSecond() / 1e9, t.bytesPerSecond() / 1e9, ratio(bwRatio),
-                    w.latencyNanos() / 1e3, t.latencyNanos() / 1e3, ratio(latRatio)));
+                    spread(sp.bandwidth()), w.latencyNanos() / 1e3, t.latencyNanos() / 1e3, ratio(latRatio),
+                    spread(sp.latency())));
             chartRows.add(new DataPathBench.Row("WRITE across the mesh", w.size(), w.bytesPerSecond(), w.latencyNanos(),
                     w.operations()));
         }

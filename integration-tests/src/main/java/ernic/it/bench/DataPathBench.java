@@ -24,7 +24,8 @@ import java.util.function.Consumer;
  * QP B's buffer, for messages of 4 KiB to 4 MiB. Bandwidth keeps a window of WQEs in flight (one posted doorbell
  * per WQE, completions found by polling the CQ in guest memory); latency has one WQE in flight. The reference is
  * a single-thread {@code MemorySegment.copy} of the same sizes between the same two guest-RAM buffers, measured
- * in the same run, interleaved with the operations in rounds; each figure is the best of its rounds. The loops
+ * in the same run, interleaved with the operations in rounds; each figure is the best of its rounds, and each
+ * round's ratio to its own reference is kept ({@link #spreads()}) to show how much the figures move. The loops
  * allocate nothing per operation (the work request and completion are reused).
  */
 public final class DataPathBench {
@@ -34,6 +35,39 @@ public final class DataPathBench {
 
     /** One measurement: bytes per second with a window in flight, nanoseconds per operation with one. */
     public record Row(String op, long size, double bytesPerSecond, double latencyNanos, long operations) {}
+
+    /** What an operation is compared with, measured in each round right before it (memcpy, a TCP stream). */
+    @FunctionalInterface
+    public interface Reference {
+        Row measure(long size, boolean warm) throws IOException;
+    }
+
+    /**
+     * The ratios of one operation and size to the reference of the same round, over the rounds: how much the
+     * figure moves with the machine's load (bandwidth: op ÷ reference; latency: op ÷ reference).
+     */
+    public record Spread(String op, long size, double[] bandwidthRatios, double[] latencyRatios) {
+        static double[] minMedianMax(double[] v) {
+            double[] s = v.clone();
+            java.util.Arrays.sort(s);
+            return new double[] {s[0], s[s.length / 2], s[s.length - 1]};
+        }
+
+        public double[] bandwidth() {
+            return minMedianMax(bandwidthRatios);
+        }
+
+        public double[] latency() {
+            return minMedianMax(latencyRatios);
+        }
+    }
+
+    private final List<Spread> spreads = new ArrayList<>();
+
+    /** Per-round ratio spreads of the last measurement, one per operation and size. */
+    public List<Spread> spreads() {
+        return spreads;
+    }
 
     private final long warmupNanos, measureNanos;
     private final int rounds;
@@ -77,7 +111,7 @@ public final class DataPathBench {
                 mrA = v.regMr(bufA, 0, max, all);
                 mrB = v.regMr(bufB, 0, max, all);
                 bufA.segment().fill((byte) 0x5a);
-                rows.addAll(measure(OPS, true));
+                rows.addAll(measure(OPS, this::memcpy));
             } finally {
                 drv.close();
             }
@@ -94,7 +128,7 @@ public final class DataPathBench {
      * are on two servers.
      */
     List<Row> measure(RdmaVerbs va, Cq cqA, Qp a, Buffer bufA, Mr mrA, RdmaVerbs vb, Cq cqB, Qp b, Mr mrB,
-                      String[] ops) throws IOException {
+                      String[] ops, Reference reference) throws IOException {
         this.v = va;
         this.vB = vb;
         this.drv = vb.driver();
@@ -106,31 +140,37 @@ public final class DataPathBench {
         this.b = b;
         this.mrB = mrB;
         this.bufB = null;
-        return measure(ops, false);
+        return measure(ops, reference);
     }
 
-    private List<Row> measure(String[] ops, boolean withMemcpy) throws IOException {
+    /** The operations and the reference, interleaved in rounds; the reference's rows come first for each size. */
+    private List<Row> measure(String[] ops, Reference reference) throws IOException {
+        spreads.clear();
         List<Row> rows = new ArrayList<>();
         // One unrecorded pass of every operation first, so that the smallest size, measured first, does not
         // pay for the JIT compiling the client's and the device's paths.
         for (String op : ops) {
             rdma(op, SIZES[0], true);
         }
-        if (withMemcpy) {
-            memcpy(SIZES[0], true);
-        }
+        reference.measure(SIZES[0], true);
         for (long size : SIZES) {
             // Rounds interleave the reference and the operations, so a burst of load elsewhere on the
             // machine hits both; each figure is the best of its rounds (the least disturbed one).
             Row[] best = new Row[ops.length + 1];
+            double[][] bw = new double[ops.length][rounds], lat = new double[ops.length][rounds];
             for (int round = 0; round < rounds; round++) {
                 boolean warm = round == 0;
-                if (withMemcpy) {
-                    best[0] = better(best[0], memcpy(size, warm));
-                }
+                Row ref = reference.measure(size, warm);
+                best[0] = better(best[0], ref);
                 for (int o = 0; o < ops.length; o++) {
-                    best[o + 1] = better(best[o + 1], rdma(ops[o], size, warm));
+                    Row r = rdma(ops[o], size, warm);
+                    best[o + 1] = better(best[o + 1], r);
+                    bw[o][round] = r.bytesPerSecond() / ref.bytesPerSecond();
+                    lat[o][round] = r.latencyNanos() / ref.latencyNanos();
                 }
+            }
+            for (int o = 0; o < ops.length; o++) {
+                spreads.add(new Spread(ops[o], size, bw[o], lat[o]));
             }
             for (Row r : best) {
                 if (r == null) {

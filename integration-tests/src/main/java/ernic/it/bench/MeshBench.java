@@ -34,7 +34,8 @@ import java.util.function.Consumer;
 public final class MeshBench {
     static final String GID_A = "10.77.0.1", GID_B = "10.77.0.2";
 
-    public record Result(List<DataPathBench.Row> write, List<DataPathBench.Row> tcp, boolean dataChecked) {}
+    public record Result(List<DataPathBench.Row> write, List<DataPathBench.Row> tcp, List<DataPathBench.Spread> spreads,
+                         boolean dataChecked) {}
 
     private final long warmupNanos, measureNanos;
     private final int rounds;
@@ -52,7 +53,8 @@ public final class MeshBench {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
-        List<DataPathBench.Row> write;
+        List<DataPathBench.Row> write = new ArrayList<>(), tcp = new ArrayList<>();
+        List<DataPathBench.Spread> spreads;
         boolean checked;
         try (ServerFork manager = ServerFork.start(List.of("--backend", "tcp:manager:listen:" + port),
                 Map.of("ERNIC_TCP_GUEST_GIDS", GID_A));
@@ -82,11 +84,16 @@ public final class MeshBench {
             }
             bufA.put(0, pattern);
             DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log);
-            write = bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, new String[] {"WRITE"});
+            // The TCP reference runs in each round right before the WRITEs, so a burst of load hits both.
+            for (DataPathBench.Row r : bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, new String[] {"WRITE"},
+                    (size, warm) -> tcpOnce((int) size, warm))) {
+                (r.op().equals("TCP") ? tcp : write).add(r);
+            }
+            spreads = bench.spreads();
             // The bytes really arrived in the other server's guest memory.
             checked = Arrays.equals(bufB.get(0, pattern.length), pattern);
         }
-        return new Result(write, tcp(), checked);
+        return new Result(write, tcp, spreads, checked);
     }
 
     private void rtrWhenOwned(RdmaVerbs v, Qp qp, int dest, Path path, ServerFork server)
@@ -106,25 +113,8 @@ public final class MeshBench {
         }
     }
 
-    /** The reference: TCP over loopback, the same sizes, bandwidth and latency. */
-    private List<DataPathBench.Row> tcp() throws IOException, InterruptedException {
-        List<DataPathBench.Row> rows = new ArrayList<>();
-        for (long size : DataPathBench.SIZES) {
-            DataPathBench.Row best = null;
-            for (int round = 0; round < rounds; round++) {
-                DataPathBench.Row r = tcpOnce((int) size, round == 0);
-                best = best == null ? r : new DataPathBench.Row("TCP", size, Math.max(best.bytesPerSecond(),
-                        r.bytesPerSecond()), Math.min(best.latencyNanos(), r.latencyNanos()),
-                        best.operations() + r.operations());
-            }
-            log.accept(String.format("  %-6s %8d B: %8.2f GB/s, %10.1f us (best of %d)", "TCP", size,
-                    best.bytesPerSecond() / 1e9, best.latencyNanos() / 1e3, rounds));
-            rows.add(best);
-        }
-        return rows;
-    }
-
-    private DataPathBench.Row tcpOnce(int size, boolean warm) throws IOException, InterruptedException {
+    /** The reference: TCP over loopback, one size, bandwidth (a stream) and latency (message out, a byte back). */
+    private DataPathBench.Row tcpOnce(int size, boolean warm) throws IOException {
         try (ServerSocketChannel listener = ServerSocketChannel.open()
                 .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
             // The peer: reads whole messages; in ping-pong mode answers each with one byte.
@@ -207,7 +197,12 @@ public final class MeshBench {
                 }
                 return new DataPathBench.Row("TCP", size, bw, (lend - lstart) / (double) lops, ops + lops);
             } finally {
-                peer.join(5000);
+                try {
+                    peer.join(5000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("interrupted waiting for the TCP peer");
+                }
             }
         }
     }
