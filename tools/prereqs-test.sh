@@ -218,6 +218,10 @@ reset; CASE_CI='' CASE_ENV=ERNIC_NO_PREREQS=1 launch test -q
 check "ERNIC_NO_PREREQS=1 ./ernic test: no installing, no image, straight to Maven" \
     eval 'rc_is 0 && no_apt && calls_are "mvnw -B verify -q"'
 
+reset; CASE_CI='' CASE_ENV=ERNIC_NO_PREREQS=1 launch test --long -pl integration-tests
+check "./ernic test --long ARGS: the long-tagged tests too (excluded groups none), ARGS to mvnw" \
+    eval 'rc_is 0 && no_apt && calls_are "mvnw -B verify -Dernic.test.excludedGroups=none -pl integration-tests"'
+
 reset; CASE_CI=true launch demo
 check "./ernic demo (CI=true): installs, builds the image, builds, runs demo.sh" \
     eval 'rc_is 0 && apt_is "update -q
