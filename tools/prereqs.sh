@@ -14,7 +14,8 @@
 #
 # demo and guest need a container engine and debootstrap (the guest image build); test needs those
 # too, and iperf3 (the host end of the guest TCP tests), python3-scapy (a test reads a pcap with
-# /usr/bin/python3's scapy) and promtool (package prometheus, installed without its recommends).
+# /usr/bin/python3's scapy), promtool (package prometheus, installed without its recommends) and nft
+# (nftables: MeshFaultTest's packet loss and partitions; this kernel has no netem).
 # A container engine that is present is used, never joined by a second one: dockerd, podman, or a docker
 # command whose engine answers (docker info) means no docker.io; podman alone gets podman-docker, its
 # docker command. A docker client with no engine behind it gets docker.io.
@@ -46,6 +47,8 @@ ernic_prereqs_missing() {
     command -v debootstrap >/dev/null 2>&1 || printf 'debootstrap\tbuilds the guest image from Debian sid\n'
     [[ $kind == test ]] || return 0
     command -v iperf3 >/dev/null 2>&1 || printf 'iperf3\tthe host end of the guest TCP tests\n'
+    command -v nft >/dev/null 2>&1 ||
+        printf 'nftables\tthe mesh fault tests drop packets between network namespaces with nft\n'
     "$ERNIC_PREREQS_PYTHON" -c 'import scapy' >/dev/null 2>&1 ||
         printf 'python3-scapy\ta test reads the --trace-rdma pcap with %s and scapy\n' "$ERNIC_PREREQS_PYTHON"
     command -v promtool >/dev/null 2>&1 ||

@@ -31,7 +31,18 @@ public final class ServerProcess implements AutoCloseable {
     /** Starts {@code ernic serve} with {@code env} added to its environment and waits for its socket. */
     public static ServerProcess start(Path socket, List<String> serverArgs, java.util.Map<String, String> env,
                                       String prefix, PrintStream out) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(
+        return start(List.of(), socket, serverArgs, env, prefix, out);
+    }
+
+    /**
+     * {@link #start(Path, List, java.util.Map, String, PrintStream)} under {@code launcher}, a command that runs the
+     * server in its place by exec, such as {@code ip netns exec NS} (so {@link #process()} is the server itself).
+     */
+    public static ServerProcess start(List<String> launcher, Path socket, List<String> serverArgs,
+                                      java.util.Map<String, String> env, String prefix, PrintStream out)
+            throws IOException {
+        List<String> cmd = new ArrayList<>(launcher);
+        cmd.addAll(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 "ernic.server.Main", "serve", "--socket", socket.toString(),
@@ -86,6 +97,15 @@ public final class ServerProcess implements AutoCloseable {
     public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor();
+    }
+
+    /** Sends the server {@code SIGSTOP} ({@code stop}) or {@code SIGCONT}: a host that hangs, then wakes. */
+    public void suspend(boolean stop) throws IOException, InterruptedException {
+        Process k = new ProcessBuilder("kill", stop ? "-STOP" : "-CONT", Long.toString(process.pid()))
+                .inheritIO().start();
+        if (k.waitFor() != 0) {
+            throw new IOException("kill " + (stop ? "-STOP " : "-CONT ") + process.pid() + " failed");
+        }
     }
 
     @Override
