@@ -7,6 +7,7 @@ import ernic.it.harness.GuestVm;
 import ernic.it.harness.ProcessResources;
 import ernic.it.harness.ServerProcess;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.testcontainers.DockerClientFactory;
 
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The server's fds, mappings and resident size are read from {@code /proc/PID} before the first guest, while it
  * runs, after the kill and after the second guest.
  */
+@Tag("long") // two boots, about 3 to 6 minutes: run by ./ernic test --long (issue 18 keeps CI within 5 more minutes)
 class GuestFaultGuestTest {
     static final String GUEST_IP = "10.9.1.1";
     static final ObjectMapper JSON = new ObjectMapper();
