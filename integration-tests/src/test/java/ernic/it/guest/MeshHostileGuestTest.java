@@ -373,7 +373,7 @@ class MeshHostileGuestTest {
         int unflushed = 0;
         for (String[] c : expected) {
             // The hardware's status for the bad request, then RC's flushes of the two good WRITEs behind it.
-            // Open issue (docs/reliability.md): in 3 to 5 of the 20 cases per run the two flush completions never
+            // Open issue (docs/reliability.md): in 2 to 5 of the 20 cases per run the two flush completions never
             // come, though the device posted its flush completion for the QP (err_wqe_flushed counts one per QP).
             // The bad request's own status is asserted; the flushes, when they come, must be flushes.
             Matcher m = Pattern.compile(Pattern.quote("vm1| ATTACK case=" + c[0] + " status=IBV_WC_" + c[1] + " then=")
