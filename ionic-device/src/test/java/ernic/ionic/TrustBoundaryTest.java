@@ -301,4 +301,68 @@ class TrustBoundaryTest {
         assertThat(next()).isEqualTo(0);
         assertThat(refusals("rdma-ud-controlled-qkey")).isEqualTo(2);
     }
+
+    /**
+     * The Q_Key rule at the receiver, the seed's: a UD QP that has a Q_Key takes datagrams under that key only; a
+     * mismatch is dropped silently, as the IB spec says (the sender completes, UD being unreliable), counted
+     * ({@code rdma.ud.qkey_mismatch}, {@code rdma.ud.dropped}, refusal {@code rdma-ud-qkey}) and logged once. A QP
+     * that MODIFY_QP never gave a Q_Key takes any ({@code rdma.ud.unkeyed}, said once): the IB spec has no such
+     * QP, since the kernel requires a Q_Key for UD at INIT.
+     */
+    @Test
+    void aUdQpTakesItsOwnQkeyOnlyOrAnyWhenItHasNone() throws IOException {
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        root.addAppender(lines);
+        try {
+            ud(4, 0, 0x1234);
+            ud(5, 0, 0x5678);
+            ud(6, 0, null);
+            postRecv(5, VA);
+            postRecv(6, VA + 256);
+            postRecv(6, VA + 512);
+            guest.at(buf + 2048, 4).copyFrom(MemorySegment.ofArray("UDUD".getBytes()));
+
+            // Refused: QP 4's key is not QP 5's. The sender completes; QP 5's receive stays posted.
+            datagram(4, 5, 0x1234);
+            assertThat(next()).as("the sender completes").isEqualTo(0);
+            assertThat(cq.poll()).as("nothing delivered").isNull();
+            datagram(4, 5, 0);
+            assertThat(next()).isEqualTo(0);
+            assertThat(cq.poll()).isNull();
+            assertThat(dev.counters().get("rdma.ud.qkey_mismatch")).isEqualTo(2);
+            assertThat(dev.counters().get("rdma.ud.dropped")).isEqualTo(2);
+            assertThat(refusals("rdma-ud-qkey")).isEqualTo(2);
+
+            // Accepted: QP 5's own key, into the receive the refused ones left.
+            datagram(4, 5, 0x5678);
+            RawCqe recv = cq.poll();
+            assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
+            assertThat(recv.qid()).isEqualTo(5);
+            assertThat(recv.error()).isFalse();
+            assertThat(guest.at(buf + 40, 4).toArray(ValueLayout.JAVA_BYTE)).isEqualTo("UDUD".getBytes());
+            assertThat(next()).isEqualTo(0);
+
+            // QP 6 has no Q_Key: it takes any.
+            for (int key : new int[] {0x1234, 0x0bad_0bad}) {
+                datagram(4, 6, key);
+                recv = cq.poll();
+                assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
+                assertThat(recv.qid()).isEqualTo(6);
+                assertThat(recv.error()).isFalse();
+                assertThat(next()).isEqualTo(0);
+            }
+            assertThat(dev.counters().get("rdma.ud.unkeyed")).isEqualTo(2);
+            assertThat(dev.counters().get("rdma.ud.qkey_mismatch")).isEqualTo(2);
+        } finally {
+            root.detachAppender(lines);
+        }
+        assertThat(lines.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .filter(m -> m.startsWith("rdma-ud-qkey:"))).as("the refusal, logged once").hasSize(1);
+        assertThat(lines.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .filter(m -> m.contains("has no Q_Key"))).as("the unkeyed QP, said once").hasSize(1);
+    }
 }

@@ -50,6 +50,10 @@ final class Links {
         return node.describe();
     }
 
+    OncePerCause warnings() {
+        return node.warnings();
+    }
+
     /** Whether a new connection must authenticate before its link speaks. */
     boolean authRequired() {
         return node.auth().required();
@@ -76,8 +80,8 @@ final class Links {
 
     void protocolError(MeshLink link, String reason) {
         counters.inc(MeshCounter.PROTOCOL_ERRORS);
-        MeshNode.log.warn("mesh {}: protocol violation by {} ({}): {}: closing the connection", describe(),
-                peerName(link), link.remote(), reason);
+        node.warnings().warn("protocol-violation", "mesh {}: protocol violation by {} ({}): {}: closing the"
+                + " connection", describe(), peerName(link), link.remote(), reason);
         link.close();
     }
 
@@ -137,7 +141,8 @@ final class Links {
             return true;
         }
         counters.inc(MeshCounter.REFUSED_HANDSHAKES);
-        MeshNode.log.warn("mesh {}: refused {} from {}: magic 0x{} version {}, this node speaks magic 0x{} version {}",
+        node.warnings().warn("refused-handshake",
+                "mesh {}: refused {} from {}: magic 0x{} version {}, this node speaks magic 0x{} version {}",
                 describe(), what, link.remote(), Integer.toHexString(h.magic()), h.version(),
                 Integer.toHexString(Wire.MAGIC), Wire.VERSION);
         refuseAndClose(link, new Wire.Refuse(Wire.REFUSE_VERSION,
@@ -153,11 +158,12 @@ final class Links {
     void refused(MeshLink link, Wire.Refuse r) {
         if (link.kind() == MeshLink.Kind.UPLINK) {
             counters.inc(MeshCounter.REGISTRATIONS_REFUSED);
-            MeshNode.log.warn("mesh {}: registration refused by the manager at {} (reason {}): {}", describe(),
+            node.warnings().warn("registration-refused",
+                    "mesh {}: registration refused by the manager at {} (reason {}): {}", describe(),
                     link.remote(), r.reason(), r.text());
         } else {
-            MeshNode.log.info("mesh {}: direct connection refused by {} (reason {}): {}", describe(), link.remote(),
-                    r.reason(), r.text());
+            node.warnings().warn("direct-refused", "mesh {}: direct connection refused by {} (reason {}): {}",
+                    describe(), link.remote(), r.reason(), r.text());
         }
         link.close();
     }
@@ -180,8 +186,8 @@ final class Links {
                 case HEARTBEAT_SENT -> counters.inc(MeshCounter.HEARTBEATS_SENT);
                 case SEND_TIMED_OUT -> {
                     counters.inc(MeshCounter.SEND_TIMEOUTS);
-                    MeshNode.log.warn("mesh {}: nothing sent to {} ({}) for {} ms with {} bytes queued: shutting the "
-                            + "connection down", describe(), peerName(l), l.remote(),
+                    node.warnings().warn("send-timeout", "mesh {}: nothing sent to {} ({}) for {} ms with {} bytes"
+                            + " queued: shutting the connection down", describe(), peerName(l), l.remote(),
                             TimeUnit.NANOSECONDS.toMillis(sendTimeoutNanos), l.queuedBytes());
                     l.close();
                 }
@@ -191,14 +197,15 @@ final class Links {
                     l.close();
                 }
                 case HANDSHAKE_TIMED_OUT -> {
-                    MeshNode.log.info("mesh {}: {} from {} did not complete its handshake in three intervals: closing",
+                    node.warnings().warn("handshake-timeout",
+                            "mesh {}: {} from {} did not complete its handshake in three intervals: closing",
                             describe(), l.kind(), l.remote());
                     l.close();
                 }
                 case SILENT -> {
                     counters.inc(MeshCounter.SILENT_CONNECTIONS_CLOSED);
-                    MeshNode.log.warn("mesh {}: heard nothing from {} for {} ms: closing the connection", describe(),
-                            peerName(l), TimeUnit.NANOSECONDS.toMillis(l.quietNanos()));
+                    node.warnings().warn("silent-peer", "mesh {}: heard nothing from {} for {} ms: closing the"
+                            + " connection", describe(), peerName(l), TimeUnit.NANOSECONDS.toMillis(l.quietNanos()));
                     l.close();
                 }
             }

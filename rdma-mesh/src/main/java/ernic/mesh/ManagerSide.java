@@ -61,6 +61,8 @@ final class ManagerSide implements Side {
         switch (table.register(r.nonce(), address)) {
             case ManagerTable.Refused refused -> {
                 node.counterSet().inc(MeshCounter.REGISTRATIONS_REFUSED);
+                node.warnings().warn("table-full", "mesh manager: refused registration from {}: {}", address,
+                        refused.refusal().text());
                 node.links().refuseAndClose(link, refused.refusal());
             }
             case ManagerTable.Admitted a -> admit(link, r, a);

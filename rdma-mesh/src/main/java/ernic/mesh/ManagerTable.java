@@ -87,8 +87,6 @@ final class ManagerTable {
             if (nodes.size() >= capacity) {
                 Node victim = longestDead();
                 if (victim == null) {
-                    log.warn("mesh manager: refused registration from {}: the table holds {} nodes and none is dead",
-                            address, nodes.size());
                     return new Refused(new Wire.Refuse(Wire.REFUSE_FULL,
                             "node table full (" + capacity + " nodes, none dead)"));
                 }

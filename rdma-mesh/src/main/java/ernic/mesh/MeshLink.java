@@ -218,7 +218,8 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
             MeshNode.log.debug("mesh {}: {} {}: {}", links.describe(), kind, channel.remoteAddress(), cause.toString());
             ctx.close();
         } else {
-            MeshNode.log.warn("mesh {}: {} {} failed", links.describe(), kind, channel.remoteAddress(), cause);
+            links.warnings().warn("link-failed", "mesh {}: {} {} failed", links.describe(), kind,
+                    channel.remoteAddress(), cause);
             ctx.close();
         }
     }

@@ -75,6 +75,8 @@ public final class MeshNode {
     private final Links links = new Links(this, counters);
     private final MeshAuth auth;
     private final Sockets sockets;
+    /** WARN lines of connections that fail again and again (reconnect loops): one per cause, then a summary. */
+    private final OncePerCause warnings;
 
     private int nodeId = -1;
     private boolean started;
@@ -101,6 +103,7 @@ public final class MeshNode {
         this.auth = new MeshAuth(config.secret(), counters, this::describe);
         this.sockets = new Sockets(this);
         this.learned = new LearnedGids(counters, ticker::nanoTime, this::claimChanged);
+        this.warnings = new OncePerCause(log, ticker::nanoTime);
     }
 
     private static long randomNonce() {
@@ -532,6 +535,10 @@ public final class MeshNode {
 
     Ticker ticker() {
         return ticker;
+    }
+
+    OncePerCause warnings() {
+        return warnings;
     }
 
     MeshConfig config() {

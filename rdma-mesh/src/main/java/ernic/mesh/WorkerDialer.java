@@ -158,7 +158,7 @@ final class WorkerDialer {
             }
             return out;
         } catch (UnknownHostException | RuntimeException e) {
-            MeshNode.log.warn("mesh {}: cannot resolve {}: {}", node.describe(), a.host(), e.toString());
+            node.warnings().warn("resolve", "mesh {}: cannot resolve {}: {}", node.describe(), a.host(), e.toString());
             return List.of();
         }
     }

@@ -268,7 +268,8 @@ final class WorkerSide implements Side {
                 router.setUplink(null);
                 dialer.uplinkLost(now);
                 if (link.isOpen()) {
-                    MeshNode.log.warn("mesh {}: connection to the manager lost; connecting again", node.describe());
+                    node.warnings().warn("uplink-lost", "mesh {}: connection to the manager lost; connecting again",
+                            node.describe());
                 }
             }
             return;

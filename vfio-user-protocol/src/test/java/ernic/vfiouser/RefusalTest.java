@@ -103,6 +103,35 @@ class RefusalTest {
         });
     }
 
+    /**
+     * A client that connects, breaks the protocol and reconnects, a hundred times: one WARN line (the refusal's
+     * cause), not one per connection; every close is counted.
+     */
+    @Test
+    void aClientReconnectingInALoopIsLoggedOnce() throws Throwable {
+        ch.qos.logback.classic.Logger vfio = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                "ernic.vfiouser");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        vfio.addAppender(lines);
+        try {
+            for (int i = 0; i < 100; i++) {
+                try (VfioUserClient c = VfioUserClient.connect(server.socketPath())) {
+                    c.sendRaw(header(1, Command.DEVICE_GET_INFO.code, 16, 0)); // before VERSION: fatal
+                    assertThat(c.awaitClosed(Long.MAX_VALUE)).isTrue();
+                }
+            }
+        } finally {
+            vfio.detachAppender(lines);
+        }
+        assertThat(server.count(VfioCounter.PROTOCOL_CLOSES)).isEqualTo(100);
+        assertThat(server.refusals().count("DEVICE_GET_INFO (fatal) errno " + LibC.EINVAL)).isEqualTo(100);
+        assertThat(lines.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN)
+                .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage))
+                .singleElement().asString().contains("DEVICE_GET_INFO before VERSION");
+    }
+
     @Test
     void unknownCommand() throws Throwable {
         withClient(c -> {

@@ -56,7 +56,7 @@ final class DataPath implements QpErrors {
         this.refusals = refusals;
         this.counters = counters;
         this.memory = new KeyedMemory(lif, dma, refusals, pathCounters);
-        this.responder = new Responder(lif, memory, counters, pathCounters, this);
+        this.responder = new Responder(lif, memory, refusals, counters, pathCounters, this);
         this.hostMemory = new KeyedHostMemory(memory, pathCounters);
         this.requester = new Requester(lif, memory, refusals, counters, pathCounters,
                 new LocalEnd(lif, memory, responder), this::now, this, faults, this::wakeAt);

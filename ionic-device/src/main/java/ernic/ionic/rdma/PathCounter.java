@@ -12,6 +12,10 @@ public enum PathCounter implements Counter {
     RQ_WQES("rq.wqes"),
     /** Datagrams that found no taker (no QP, wrong Q_Key, no receive). */
     UD_DROPPED("ud.dropped"),
+    /** Of those, the ones under a Q_Key that was not the destination's own (refusal {@code rdma-ud-qkey}). */
+    UD_QKEY_MISMATCH("ud.qkey_mismatch"),
+    /** Datagrams for a UD QP that MODIFY_QP never gave a Q_Key, which takes any (the seed's rule). */
+    UD_UNKEYED("ud.unkeyed"),
     /** Bytes copied through the MR table. */
     BYTES("bytes"),
     /** SQs whose destination in this guest had no receive for 5 s. */

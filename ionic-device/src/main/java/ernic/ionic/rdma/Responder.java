@@ -3,6 +3,9 @@ package ernic.ionic.rdma;
 import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
 import ernic.ionic.layout.Le;
+import ernic.vfiouser.server.Refusals;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -17,9 +20,11 @@ import java.lang.foreign.MemorySegment;
 final class Responder {
     /** No receive is posted on the QP: receiver not ready, the requester waits and asks again. */
     static final int RNR = -1;
+    private static final Logger log = LoggerFactory.getLogger(Responder.class);
 
     private final RdmaLif lif;
     private final KeyedMemory memory;
+    private final Refusals refusals;
     private final RdmaCounters counters;
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment rqeBuf = arena.allocate(1 << RdmaIdentity.MAX_STRIDE, 8);
@@ -30,9 +35,13 @@ final class Responder {
     private final Spans target = new Spans(), here = new Spans();
     private final Counters<PathCounter> path;
     private final QpErrors errors;
+    /** A datagram reached a UD QP that has no Q_Key: said once (the rule is the seed's, unusual for the IB spec). */
+    private boolean unkeyedLogged;
 
-    Responder(RdmaLif lif, KeyedMemory memory, RdmaCounters counters, Counters<PathCounter> path, QpErrors errors) {
+    Responder(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
+              QpErrors errors) {
         this.lif = lif;
+        this.refusals = refusals;
         this.path = path;
         this.errors = errors;
         this.memory = memory;
@@ -155,14 +164,18 @@ final class Responder {
     }
 
     /**
-     * A datagram (its 40-byte GRH area first in {@code payload}) for UD QP {@code destQpn} under {@code qkey}:
-     * delivered into the next receive, or dropped and counted when nothing takes it.
+     * A datagram (its 40-byte GRH area first in {@code payload}) for UD QP {@code destQpn} under {@code qkey} (the
+     * sender's resolved key: a controlled one was replaced by the sending QP's own): delivered into the next
+     * receive, or dropped and counted when nothing takes it. The Q_Key rule is the seed's: a destination that has
+     * a Q_Key takes only that one (IB spec: a mismatch is silently dropped and counted); one that MODIFY_QP never
+     * gave a Q_Key takes any. The IB spec has no such QP (the kernel requires IB_QP_QKEY at INIT for UD), so the
+     * two agree on everything stock software does.
      * {@code cqeFlags}: the source QPN with RECV_IS_IPV4 / RECV_IS_VLAN as the CQE carries them.
      */
     void datagram(int destQpn, int qkey, int cqeFlags, boolean withImm, int imm, Spans payload, long smac,
                   int vlan, boolean solicited) {
         QueuePair dest = destQpn >= 0 && destQpn < lif.qpCount ? lif.qps[destQpn] : null;
-        if (payload.total < Grh.SIZE || dest == null || !dest.datagram() || dest.qkey != qkey
+        if (payload.total < Grh.SIZE || dest == null || !dest.datagram() || !qkeyAccepted(dest, qkey)
                 || !takeReceive(dest)) {
             udDropped();
             return;
@@ -186,6 +199,26 @@ final class Responder {
             errors.failed(dest);
         }
         return status;
+    }
+
+    /** Whether UD QP {@code dest} takes a datagram under {@code qkey}; a refusal is counted and said once. */
+    private boolean qkeyAccepted(QueuePair dest, int qkey) {
+        if (!dest.hasQkey) {
+            path.inc(PathCounter.UD_UNKEYED);
+            if (!unkeyedLogged) {
+                unkeyedLogged = true;
+                log.warn("UD QP {} has no Q_Key (MODIFY_QP never gave it one): it takes datagrams under any Q_Key,"
+                        + " as the seed defines (counted as rdma.ud.unkeyed; not logged again)", dest.id);
+            }
+            return true;
+        }
+        if (dest.qkey == qkey) {
+            return true;
+        }
+        path.inc(PathCounter.UD_QKEY_MISMATCH);
+        refusals.refuse("rdma-ud-qkey", "a datagram for UD QP " + dest.id + " under Q_Key 0x"
+                + Integer.toHexString(qkey) + ", which is not its own: dropped");
+        return false;
     }
 
     void udDropped() {

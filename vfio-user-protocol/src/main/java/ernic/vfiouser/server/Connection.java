@@ -236,7 +236,8 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
             return;
         }
         counters.inc(VfioCounter.PROTOCOL_CLOSES);
-        LOG.warn("closing vfio-user connection: {}", e.getMessage());
+        // The refusal above logged its cause once: a client that reconnects and repeats it logs no line each time.
+        LOG.debug("closing vfio-user connection: {}", e.getMessage());
         if (error != null) {
             ctx.writeAndFlush(error).addListener(ChannelFutureListener.CLOSE);
         } else {
@@ -256,7 +257,8 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
             refusals.refuse("framing", p.getMessage());
             counters.inc(VfioCounter.PROTOCOL_CLOSES);
         } else {
-            LOG.warn("vfio-user connection failed: {}", cause.toString());
+            // Once per kind of failure: a client that connects and fails in a loop must not fill the log.
+            refusals.refuse("connection failed: " + cause.getClass().getSimpleName(), cause.toString());
         }
         ctx.close();
     }

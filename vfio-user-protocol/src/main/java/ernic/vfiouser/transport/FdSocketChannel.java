@@ -365,7 +365,8 @@ public final class FdSocketChannel extends AbstractChannel {
                 pipeline.fireChannelReadComplete();
             }
             if (failure != null) {
-                LOG.warn("closing {}: {}", FdSocketChannel.this, failure.getMessage());
+                // The pipeline's handler is told (exceptionCaught) and logs it, once per cause.
+                LOG.debug("closing {}: {}", FdSocketChannel.this, failure.getMessage());
                 pipeline.fireExceptionCaught(failure);
                 close(voidPromise());
             } else if (eof) {
