@@ -20,8 +20,9 @@ public final class TcpConnection {
     static final int OUR_MSS = 1460, MIN_MSS = 536;
     /**
      * Each direction's buffer limit: the window the store offers and what it keeps in flight. A guest under
-     * TCG acknowledges a batch several milliseconds later, so 256 KiB held a GET to about half of an iperf3
-     * stream over the same NIC; 1 MiB does not (docs/s3.md).
+     * TCG acknowledges a batch several milliseconds later, so 256 KiB in flight could stall a stream between
+     * acknowledgements; 1 MiB (with one ACK per doorbell) took 64 MiB PUTs from about 0.65 of iperf3 to 0.9-1.2
+     * (docs/performance.md, section 7).
      */
     static final int BUFFER = 1024 * 1024;
     /** Our window scale: BUFFER >> RCV_SHIFT fits the 16-bit window field. */
