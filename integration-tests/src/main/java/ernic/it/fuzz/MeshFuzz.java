@@ -23,7 +23,8 @@ import java.util.concurrent.locks.LockSupport;
  * connection's valid REGISTER answered with REGISTER_ACK.
  */
 final class MeshFuzz implements FuzzTarget {
-    static final int MAGIC = 0x45524E4D, VERSION = 1;
+    /** The mesh protocol as docs/operations.md gives it: version 2 since GIDS carries declared and learned GIDs. */
+    static final int MAGIC = 0x45524E4D, VERSION = 2;
     static final int REGISTER = 1, REGISTER_ACK = 2, REFUSE = 3, HELLO = 4, HELLO_ACK = 5, HEARTBEAT = 6,
             HEARTBEAT_ACK = 7, TOPOLOGY = 8, GIDS = 9, GID_UPDATE = 10, DATA = 11;
     static final long TIMEOUT_MS = 10_000;
@@ -186,6 +187,7 @@ final class MeshFuzz implements FuzzTarget {
             end(at);
             what = "HEARTBEAT(_ACK)";
         } else if (k < 20) {
+            // Two lists since version 2, the guest's declared GIDs and its learned ones: a count and 16-byte GIDs each.
             at = begin(GIDS);
             int n = r.nextInt(200) == 0 ? r.nextInt(0, 5000) : r.nextInt(0, 8);
             int declared = r.nextInt(8) == 0 ? r.nextInt(0x10000) : n;
@@ -193,8 +195,15 @@ final class MeshFuzz implements FuzzTarget {
             for (int i = 0; i < Math.min(n, (out.remaining() - 64) / 16); i++) {
                 gid(r);
             }
+            int learned = r.nextInt(4) == 0 ? r.nextInt(0, 80) : r.nextInt(0, 3);
+            if (r.nextInt(16) != 0) { // sometimes the second list is missing altogether
+                out.putShort((short) learned);
+                for (int i = 0; i < Math.min(learned, (out.remaining() - 64) / 16); i++) {
+                    gid(r);
+                }
+            }
             end(at);
-            what = "GIDS " + n + " (declared " + declared + ")";
+            what = "GIDS " + n + " (declared " + declared + "), learned " + learned;
         } else if (k < 70) {
             at = begin(DATA);
             out.putInt(r.nextInt(4) == 0 ? r.nextInt() : r.nextInt(5) != 0 && myId >= 0 ? myId : r.nextInt(-1, 4))
