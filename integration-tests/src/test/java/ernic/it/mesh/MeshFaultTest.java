@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -25,6 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
+import static ernic.it.mesh.MeshProcessTest.alive;
+import static ernic.it.mesh.MeshProcessTest.owns;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -131,20 +132,6 @@ class MeshFaultTest {
         }
     }
 
-    static Set<Integer> alive(JsonNode s) {
-        Set<Integer> ids = new HashSet<>();
-        for (JsonNode n : s.path("mesh").path("nodes")) {
-            if (n.path("alive").asBoolean()) {
-                ids.add(n.path("id").asInt());
-            }
-        }
-        return ids;
-    }
-
-    static boolean owns(JsonNode s, String gid, int node) {
-        JsonNode o = s.path("mesh").path("gids").path(gid);
-        return o.isInt() && o.asInt() == node;
-    }
 
     static int nodeId(JsonNode s) {
         return s.path("mesh").path("node_id").asInt(-1);

@@ -2,6 +2,7 @@ package ernic.it.mesh;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import ernic.it.harness.GuestFleet;
 import ernic.it.harness.ServerProcess;
 import ernic.model.IonicDriverModel;
 import ernic.model.rdma.AdminException;
@@ -17,7 +18,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -108,11 +108,6 @@ class MeshProcessTest {
         return o.isInt() && o.asInt() == node;
     }
 
-    static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     /** One server's guest as the driver model drives it: a CQ, an RC QP and a registered buffer. */
     final class Guest {
@@ -164,7 +159,7 @@ class MeshProcessTest {
     @Test
     void aPeerThatStopsReadingCostsBoundedMemoryAndIsCutOff() throws Exception {
         dir = Files.createTempDirectory("ernic-mesh");
-        int port = freePort();
+        int port = GuestFleet.freePort();
         ServerProcess manager = serve("m", "tcp:manager:listen:" + port,
                 Map.of("ERNIC_TCP_GUEST_GIDS", "10.2.0.1", "ERNIC_TCP_SEND_TIMEOUT_MS", "4000"));
         io.netty.channel.EventLoopGroup loop = new io.netty.channel.MultiThreadIoEventLoopGroup(1,
@@ -229,7 +224,7 @@ class MeshProcessTest {
     @Test
     void aRealManagerRelaysFillsItsTableAndEvicts() throws Exception {
         dir = Files.createTempDirectory("ernic-mesh");
-        int port = freePort();
+        int port = GuestFleet.freePort();
         serve("m", "tcp:manager:listen:" + port, "10.3.0.1");
         ernic.mesh.MeshConfig cfg = ernic.mesh.MeshConfig.defaults().withDirectPeers(id -> false);
         io.netty.channel.EventLoopGroup loops = new io.netty.channel.MultiThreadIoEventLoopGroup(4,
@@ -317,7 +312,7 @@ class MeshProcessTest {
     @Test
     void serversSharingASecretFormAMeshThatOthersCannotJoin() throws Exception {
         dir = Files.createTempDirectory("ernic-mesh");
-        int port = freePort();
+        int port = GuestFleet.freePort();
         java.nio.file.Path secret = secretFile("mesh.key");
         ServerProcess manager = serve("m", "tcp:manager:listen:" + port + ",secret=" + secret, "10.4.0.1");
         ServerProcess w1 = serve("w1", "tcp:worker:127.0.0.1:" + port + ",secret=" + secret, "10.4.0.2");
@@ -363,7 +358,7 @@ class MeshProcessTest {
     @Test
     void serversFormAMeshAndTheirGuestsTalkRdmaThroughIt() throws Exception {
         dir = Files.createTempDirectory("ernic-mesh");
-        int port = freePort();
+        int port = GuestFleet.freePort();
         ServerProcess manager = serve("m", "tcp:manager:listen:" + port, "10.1.0.1");
         ServerProcess w1 = serve("w1", "tcp:worker:127.0.0.1:" + port, "10.1.0.2");
         serve("w2", "tcp:worker:[::1]:" + port, "10.1.0.3");
