@@ -53,6 +53,8 @@ public record MeshConfig(
 
     public static final int MAX_NODES = 64;
     public static final int MAX_PAYLOAD = 16 << 20;
+    /** The least room for replies on a connection, whatever its watermarks ({@link #replyRoom}). */
+    public static final long REPLY_ROOM_MIN = 64L << 20;
 
     public MeshConfig {
         Objects.requireNonNull(heartbeatInterval);
@@ -76,6 +78,16 @@ public record MeshConfig(
         if (listenPort < 0 || listenPort > 65535) {
             throw new IllegalArgumentException("listenPort out of range");
         }
+    }
+
+    /**
+     * The bytes of replies a connection queues for its peer, apart from its requests: twice the high watermark, and
+     * at least {@link #REPLY_ROOM_MIN} (64 MiB, what the default watermarks give). The floor is there because what a
+     * node owes a peer in replies is decided by what the peer asked (a requester bounds the READ data it waits for,
+     * 32 MiB per node in ionic-device), not by this node's send budget: a small budget must not drop replies.
+     */
+    public long replyRoom() {
+        return Math.max(REPLY_ROOM_MIN, 2L * writeBufferHigh);
     }
 
     public static MeshConfig defaults() {

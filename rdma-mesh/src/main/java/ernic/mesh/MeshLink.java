@@ -88,6 +88,8 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
      */
     private final ArrayDeque<Object> recallable = new ArrayDeque<>();
     private long inFlight;
+    /** Bytes of replies queued or being written: they have a room of their own ({@link MeshConfig#replyRoom}). */
+    private long replyBytes;
     private boolean pumpScheduled;
     private boolean heartbeatSlot;
     private boolean answerSlot;
@@ -300,6 +302,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         return out == null ? 0 : out.totalPendingWriteBytes();
     }
 
+    /** Bytes of replies this connection holds for sending (queued or being written). */
+    long replyBytes() {
+        return replyBytes;
+    }
+
     /** Encodes {@code frame} and queues it behind earlier ones. */
     void write(Wire.Frame frame) {
         write(frame.encode(channel.alloc()));
@@ -315,6 +322,18 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
      * {@code payload} (the frame's) when it reaches the head of the queue.
      */
     void write(ByteBuf frame, Recall recall, ByteBuf payload) {
+        write(frame, recall, payload, false);
+    }
+
+    /**
+     * Queues a reply frame behind earlier ones (in order with requests); the link takes it over. Its bytes count in
+     * {@link #replyBytes} until they are written (or the connection closes).
+     */
+    void writeReply(ByteBuf frame) {
+        write(frame, null, null, true);
+    }
+
+    private void write(ByteBuf frame, Recall recall, ByteBuf payload, boolean reply) {
         if (!isActive()) {
             frame.release();
             return;
@@ -322,7 +341,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         if (!busy()) {
             lastProgressNanos = ticker.nanoTime();
         }
-        queue.add(frame, promise(frame.readableBytes()));
+        int size = frame.readableBytes();
+        if (reply) {
+            replyBytes += size;
+        }
+        queue.add(frame, promise(size, reply));
         if (recall != null) {
             recallable.add(frame);
             recallable.add(recall);
@@ -459,10 +482,10 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     private void writeDown(ByteBuf frame) {
         int size = frame.readableBytes();
         inFlight += size;
-        ctx.write(frame, promise(size));
+        ctx.write(frame, promise(size, false));
     }
 
-    private ChannelProgressivePromise promise(int size) {
+    private ChannelProgressivePromise promise(int size, boolean reply) {
         ChannelProgressivePromise p = ctx.newProgressivePromise();
         p.addListener(new ChannelProgressiveFutureListener() {
             @Override
@@ -472,6 +495,9 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
 
             @Override
             public void operationComplete(ChannelProgressiveFuture future) {
+                if (reply) {
+                    replyBytes -= size; // written, or failed with the connection: no longer held for it
+                }
                 // A failed write means the channel is closing (the link is finished with then); a cancelled one
                 // was taken back before it went down.
                 if (future.isSuccess()) {

@@ -269,9 +269,10 @@ public final class MeshNode {
     }
 
     /**
-     * Sends a reply to a request {@code dst} made: like {@link #send}, but a reply has twice the room on its
-     * connection (it is queued while the connection holds less than twice the high watermark), since the node
-     * cannot wait for the requester to read on. BUSY means the reply should be dropped.
+     * Sends a reply to a request {@code dst} made: like {@link #send}, but replies have a room of their own on the
+     * connection, {@link MeshConfig#replyRoom} bytes however many requests it holds (a reply is queued while the
+     * replies it holds, this one included, fit in it), since the node cannot wait for the requester to read on.
+     * BUSY means the reply should be dropped.
      */
     public SendResult sendReply(int dst, ByteBuf payload) {
         return send(dst, payload, true, null);
@@ -288,10 +289,14 @@ public final class MeshNode {
             return SendResult.NO_ROUTE;
         }
         int len = payload.readableBytes();
-        if (reply ? l.queuedBytes() + len > 2L * config.writeBufferHigh() : !l.isWritable()) {
+        if (reply ? l.replyBytes() + len + Wire.DATA_OVERHEAD > config.replyRoom() : !l.isWritable()) {
             return SendResult.BUSY;
         }
-        l.write(Wire.data(alloc, nodeId, dst, payload), recall, payload);
+        if (reply) {
+            l.writeReply(Wire.data(alloc, nodeId, dst, payload));
+        } else {
+            l.write(Wire.data(alloc, nodeId, dst, payload), recall, payload);
+        }
         Counters<PeerCounter> pc = peers.of(dst);
         pc.add(PeerCounter.BYTES_SENT, len);
         pc.inc(PeerCounter.MESSAGES_SENT);
@@ -517,6 +522,11 @@ public final class MeshNode {
                 router.uplink().close();
             }
         });
+    }
+
+    /** The connection that carries traffic to {@code peer} now, or null, for tests. */
+    MeshLink link(int peer) {
+        return onLoop(() -> router.route(peer));
     }
 
     /** The channel to {@code peer} (direct, the manager's, or on the manager the worker's), for tests. */

@@ -55,8 +55,9 @@
  * detection, send time-outs, reconnects) and its state. Its clock is the loop's {@link io.netty.util.concurrent.Ticker}
  * (nothing here reads the system clock), so tests drive time with a mock ticker. What the C design did with accept, receive, send, health and
  * broadcast threads is done here with a server channel, channel reads, a {@link io.netty.channel.PendingWriteQueue}
- * under the channel's write watermarks (sends answer BUSY above the high one), {@code autoRead} (receive-side
- * back-pressure, and the manager holding back a sender whose relay target is full), and one scheduled task.
+ * under the channel's write watermarks (sends answer BUSY above the high one; replies have a room of their own),
+ * {@code autoRead} (receive-side back-pressure, and the manager holding back a sender whose relay target is full),
+ * and one scheduled task.
  *
  * <h2>Rules</h2>
  * <ul>

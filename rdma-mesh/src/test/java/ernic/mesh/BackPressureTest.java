@@ -21,6 +21,8 @@ class BackPressureTest {
     static final int LOW = 64 * 1024;
     static final int HIGH = 128 * 1024;
     static final int MESSAGE = 32 * 1024;
+    static final int LARGE = 1 << 20;
+    private static final byte[] ZEROS = new byte[LARGE];
 
     private static void sleep(long ms) {
         try {
@@ -184,18 +186,19 @@ class BackPressureTest {
     }
 
     /**
-     * The seed's budget rule: replies have twice the room of requests on a connection, since a node cannot wait
-     * for the requester to read on. With the peer not reading, requests are BUSY above the high watermark, while
-     * replies are still queued until one would take the connection past twice the high watermark; that one is
-     * BUSY (the caller drops it), and the queue never holds more than twice the high watermark (plus one frame's
-     * header per reply).
+     * Replies have a room of their own on a connection ({@link MeshConfig#replyRoom}: twice the high watermark, at
+     * least 64 MiB), since a node cannot wait for the requester to read on. With the peer not reading, requests are
+     * BUSY above the high watermark, while replies are still queued until one would take the replies held past the
+     * room; that one is BUSY (the caller drops it). Requests stay BUSY throughout.
      */
     @Test
-    void repliesHaveTwiceTheRoomOfRequests() {
+    void repliesHaveARoomOfTheirOwn() {
         MeshConfig cfg = Cluster.fast()
                 .withSendTimeout(Duration.ofSeconds(20))
                 .withWriteBufferWaterMarks(LOW, HIGH)
                 .withSocketBufferBytes(64 * 1024);
+        long room = cfg.replyRoom();
+        assertThat(room).isEqualTo(MeshConfig.REPLY_ROOM_MIN);
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
             c.startManager();
             MeshNode w1 = c.startWorker();
@@ -205,41 +208,61 @@ class BackPressureTest {
             // One task on w1's loop: nothing else runs on the connection while it measures.
             long[] r = on(w1, () -> {
                 int requests = 0;
-                while (offer(w1, false) == SendResult.QUEUED) {
+                while (offer(w1, false, MESSAGE) == SendResult.QUEUED) {
                     requests++;
                 }
                 long afterRequests = w1.queuedBytes(2);
                 int replies = 0;
-                long before;
-                while (true) {
-                    before = w1.queuedBytes(2);
-                    if (offer(w1, true) != SendResult.QUEUED) {
-                        break;
-                    }
+                while (offer(w1, true, LARGE) == SendResult.QUEUED) {
                     replies++;
                 }
-                long after = w1.queuedBytes(2);
-                SendResult request = offer(w1, false);
-                return new long[] {requests, afterRequests, replies, before, after, request.ordinal()};
+                long held = w1.link(2).replyBytes();
+                SendResult request = offer(w1, false, MESSAGE);
+                return new long[] {requests, afterRequests, replies, held, w1.queuedBytes(2), request.ordinal()};
             });
+            long frame = LARGE + Wire.DATA_OVERHEAD;
             assertThat(r[0]).as("requests queued").isPositive();
             assertThat(r[1]).as("requests stop above the high watermark").isGreaterThan(HIGH);
-            assertThat(r[2]).as("replies queued past it").isGreaterThanOrEqualTo((2L * HIGH - r[1]) / (MESSAGE
-                    + Wire.DATA_OVERHEAD + 64));
-            assertThat(r[2]).isPositive();
-            assertThat(r[3] + MESSAGE).as("the reply refused would pass twice the high watermark")
-                    .isGreaterThan(2L * HIGH);
-            assertThat(r[4]).as("what the connection holds").isGreaterThan(HIGH + (long) MESSAGE)
-                    .isLessThanOrEqualTo(2L * HIGH + Wire.DATA_OVERHEAD + 64L);
+            assertThat(r[2]).as("replies queued past it: the whole room").isEqualTo(room / frame);
+            assertThat(r[3]).as("reply bytes held").isEqualTo(r[2] * frame);
+            assertThat(r[4]).as("what the connection holds").isGreaterThanOrEqualTo(r[1] + r[3]);
             assertThat(SendResult.values()[(int) r[5]]).as("requests are still BUSY").isEqualTo(SendResult.BUSY);
+            w2.setReceiving(1, true);
+            await("queue drained", () -> w1.queuedBytes(2) == 0);
+            assertThat(on(w1, () -> w1.link(2).replyBytes())).as("reply bytes once written").isZero();
+        }
+    }
+
+    /**
+     * Regression (issue 18): with a send budget smaller than one request ({@code queue=64K} and 1 MiB WRITEs), a
+     * request queued while the connection was writable took it past twice the watermark, and every reply behind it
+     * was BUSY and dropped, so two servers writing to each other timed out each other's WRITEs (all of them, after
+     * 30 s). Replies now have their own room: small ones and READ-sized ones still go behind a large request.
+     */
+    @Test
+    void aRequestLargerThanASmallBudgetLeavesRoomForReplies() {
+        MeshConfig cfg = Cluster.fast()
+                .withSendTimeout(Duration.ofSeconds(20))
+                .withWriteBufferWaterMarks(32 * 1024, 64 * 1024)
+                .withSocketBufferBytes(64 * 1024);
+        try (Cluster c = new Cluster("127.0.0.1", cfg)) {
+            c.startManager();
+            MeshNode w1 = c.startWorker();
+            MeshNode w2 = c.startWorker();
+            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
+            w2.setReceiving(1, false);
+            SendResult[] r = on(w1, () -> new SendResult[] {offer(w1, false, LARGE), offer(w1, false, MESSAGE),
+                    offer(w1, true, 64), offer(w1, true, LARGE)});
+            assertThat(r).containsExactly(SendResult.QUEUED, SendResult.BUSY, SendResult.QUEUED, SendResult.QUEUED);
+            assertThat(w1.queuedBytes(2)).isGreaterThan(2L * LARGE);
             w2.setReceiving(1, true);
             await("queue drained", () -> w1.queuedBytes(2) == 0);
         }
     }
 
-    /** A {@link #MESSAGE}-byte request or reply from {@code node} to node 2; released when not taken. */
-    private static SendResult offer(MeshNode node, boolean reply) {
-        ByteBuf b = Unpooled.wrappedBuffer(new byte[MESSAGE]);
+    /** A {@code bytes}-byte request or reply from {@code node} to node 2; released when not taken. */
+    private static SendResult offer(MeshNode node, boolean reply, int bytes) {
+        ByteBuf b = Unpooled.wrappedBuffer(ZEROS, 0, bytes); // the same bytes each time: the heap holds them once
         SendResult r = reply ? node.sendReply(2, b) : node.send(2, b);
         if (r != SendResult.QUEUED) {
             b.release();

@@ -13,9 +13,21 @@ import java.util.concurrent.ConcurrentHashMap;
  * that is gone reads as 0.
  */
 final class RssWatch implements AutoCloseable {
-    /** What a server may add to its idle figure for one peer: the documented budgets (docs/mesh.md). */
-    static final long PEER_BUDGET_KIB = (32L + 64L) << 10; // requests queued for the peer + replies queued for it
+    /** A connection's send budget (its high write watermark) unless {@code queue=} sets another. */
+    static final long DEFAULT_QUEUE_BYTES = 32L << 20;
+    /** The one request that finds a connection under its budget and goes past it: at most a whole message. */
+    static final long CROSSING_REQUEST_KIB = 16L << 10;
     static final long HELD_BUDGET_KIB = 64L << 10; // requests waiting for a receive, one for the whole node
+
+    /**
+     * What a server may add to its idle figure for one peer, by the documented budgets (docs/mesh.md): the requests
+     * queued for it (the send budget and the request that crosses it) and the replies queued for it (their own room:
+     * twice the budget, at least 64 MiB).
+     */
+    static long peerBudgetKiB(long queueBytes) {
+        long q = queueBytes >> 10;
+        return q + CROSSING_REQUEST_KIB + Math.max(64L << 10, 2 * q);
+    }
 
     private final Map<String, long[]> watched = new ConcurrentHashMap<>(); // name -> {pid, idle, max}
     private final Thread sampler;
@@ -56,7 +68,12 @@ final class RssWatch implements AutoCloseable {
 
     /** The bound for a server with {@code peers} peers: idle + the per-peer budgets + the held-request budget. */
     long boundKiB(String name, int peers) {
-        return idleKiB(name) + peers * PEER_BUDGET_KIB + HELD_BUDGET_KIB;
+        return boundKiB(name, peers, DEFAULT_QUEUE_BYTES);
+    }
+
+    /** The same for a server whose connections have a send budget of {@code queueBytes}. */
+    long boundKiB(String name, int peers, long queueBytes) {
+        return idleKiB(name) + peers * peerBudgetKiB(queueBytes) + HELD_BUDGET_KIB;
     }
 
     String describe(String name) {

@@ -32,7 +32,10 @@ public interface PeerPort {
 
     SendResult send(int node, ByteBuf payload, Recall recall);
 
-    /** A reply, which gets twice a request's room (replies must not wait behind requests). */
+    /**
+     * A reply, which has a room of its own on the connection, apart from the requests' (replies must not wait for
+     * the requests' budget); BUSY means it is dropped.
+     */
     SendResult sendReply(int node, ByteBuf payload);
 
     void setReceivingFromAll(boolean on);
