@@ -18,7 +18,8 @@ public final class Backends {
     private static final List<Entry> ENTRIES = List.of(
             new Entry("loopback", "loopback", arg -> bare("loopback", arg, new Backend.Loopback())),
             new Entry("none", "none", arg -> bare("none", arg, new Backend.None())),
-            new Entry("tcp", "tcp:manager:listen:PORT[,secret=FILE], tcp:worker:HOST:PORT[,secret=FILE]",
+            new Entry("tcp", "tcp:manager:listen:PORT[,secret=FILE,queue=BYTES],"
+                    + " tcp:worker:HOST:PORT[,secret=FILE,queue=BYTES]",
                     arg -> new Backend.Mesh(MeshSpec.parse("tcp:" + (arg == null ? "" : arg)),
                             "tcp:" + (arg == null ? "" : arg))),
             new Entry("nvmeof", "nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR]", arg -> {

@@ -17,6 +17,9 @@ class BackendsTest {
         assertThat(mesh.mesh().role()).isEqualTo(MeshNode.Role.MANAGER);
         assertThat(mesh.form()).isEqualTo("tcp:manager:listen:7400");
         assertThat(Backends.parse("tcp:worker:[::1]:7400").mesh().role()).isEqualTo(MeshNode.Role.WORKER);
+        Backend small = Backends.parse("tcp:worker:[::1]:7400,queue=64K");
+        assertThat(small.mesh().queueBytes()).isEqualTo(64 << 10);
+        assertThat(small.form()).isEqualTo("tcp:worker:[::1]:7400,queue=64K");
         assertThat(Backends.parse("none").needsIonic()).isTrue();
         assertThat(Backends.parse("loopback").needsIonic()).isFalse();
     }
@@ -28,8 +31,8 @@ class BackendsTest {
         assertThatThrownBy(() -> Backends.parse("none:x")).hasMessage("--backend none takes no argument (got none:x)");
         assertThatThrownBy(() -> Backends.parse("tcp")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Backends.parse("")).isInstanceOf(IllegalArgumentException.class);
-        assertThat(Backends.usage()).isEqualTo("loopback, none, tcp:manager:listen:PORT[,secret=FILE],"
-                + " tcp:worker:HOST:PORT[,secret=FILE],"
+        assertThat(Backends.usage()).isEqualTo("loopback, none, tcp:manager:listen:PORT[,secret=FILE,queue=BYTES],"
+                + " tcp:worker:HOST:PORT[,secret=FILE,queue=BYTES],"
                 + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
                 + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]");
         assertThatThrownBy(() -> Backends.parse("nvmeof:size=bogus")).hasMessage("nvmeof backend: bad size 'bogus'");

@@ -63,6 +63,26 @@ class ServeCommandTest {
     }
 
     @Test
+    void aQueueThatIsNotASizeFrom64KTo1GIsOneLineAndExitTwo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        for (String bad : new String[] {"lots", "32K", "65535", "2G", "1025M", "", "1.5M"}) {
+            for (String node : new String[] {"tcp:manager:listen:7400", "tcp:worker:127.0.0.1:7400"}) {
+                String spec = node + ",queue=" + bad;
+                Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", spec);
+                assertThat(r.status()).as(spec).isEqualTo(2);
+                assertThat(r.stderr()).as(spec).isEqualTo("ernic serve: queue=" + bad + " in " + spec
+                        + ": expected a size from 64K to 1G (bytes, or with a K, M or G suffix)" + System.lineSeparator());
+                assertThat(dir.resolve("s.sock")).doesNotExist();
+            }
+        }
+        Run twice = serve("--socket", dir.resolve("s.sock").toString(), "--backend",
+                "tcp:worker:127.0.0.1:7400,queue=64K,queue=64K");
+        assertThat(twice.status()).isEqualTo(2);
+        assertThat(twice.stderr()).isEqualTo("ernic serve: queue= given twice in tcp:worker:127.0.0.1:7400,queue=64K,"
+                + "queue=64K" + System.lineSeparator());
+    }
+
+    @Test
     void aManagerWhosePortIsTakenSaysSoAndLeavesNoSocket() throws Exception {
         Path dir = Files.createTempDirectory("ernic-serve");
         try (ServerSocket taken = new ServerSocket(0)) {
@@ -80,7 +100,8 @@ class ServeCommandTest {
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "rxe");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --backend rxe: expected one of loopback, none,"
-                + " tcp:manager:listen:PORT[,secret=FILE], tcp:worker:HOST:PORT[,secret=FILE],"
+                + " tcp:manager:listen:PORT[,secret=FILE,queue=BYTES],"
+                + " tcp:worker:HOST:PORT[,secret=FILE,queue=BYTES],"
                 + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
                 + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]" + System.lineSeparator());
         assertThat(dir.resolve("s.sock")).doesNotExist();
