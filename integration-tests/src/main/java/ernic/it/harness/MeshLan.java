@@ -79,6 +79,16 @@ public final class MeshLan implements AutoCloseable {
         return List.of("ip", "netns", "exec", hosts.get(i).name());
     }
 
+    /**
+     * Host {@code i}'s TCP sockets get at most {@code bytes} of send and of receive buffer (its namespace's
+     * {@code net.ipv4.tcp_wmem} and {@code tcp_rmem}, which the kernel's autotuning stays under): small socket
+     * buffers for every connection a server there makes or accepts, without an option of the server's.
+     */
+    public void socketBuffers(int i, int bytes) throws IOException {
+        String v = "4096 " + Math.min(bytes, 16384) + " " + bytes;
+        hosts.get(i).exec("sysctl", "-q", "-w", "net.ipv4.tcp_wmem=" + v, "net.ipv4.tcp_rmem=" + v);
+    }
+
     /** Host {@code i} loses {@code percent}% of the packets it sends and of those it receives, at random. */
     public void loss(int i, int percent) throws IOException {
         rules(i, "numgen random mod 100 < " + percent + " counter drop");

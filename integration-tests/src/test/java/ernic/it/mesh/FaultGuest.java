@@ -18,7 +18,7 @@ import static ernic.model.rdma.RdmaVerbs.ACCESS_REMOTE_WRITE;
  * One server's guest as the driver model drives it over the server's vfio-user socket: a CQ and one registered
  * buffer of three parts: {@code slots} slots of {@code slotBytes} that peers write into (offset 0), an 8-byte stamp
  * per operation this guest posts (the WRITE's first bytes, or where a FETCH_ADD's old value lands), and a filler
- * for WRITEs longer than 8 bytes. Its memory stays readable after its server died (the memfd is this JVM's).
+ * (a byte pattern, so that what lands can be checked) for WRITEs longer than 8 bytes. Its memory stays readable after its server died (the memfd is this JVM's).
  */
 final class FaultGuest implements AutoCloseable {
     final String ip;
@@ -42,6 +42,13 @@ final class FaultGuest implements AutoCloseable {
             buf = v.buffer(bytes, false);
             mr = v.regMr(buf, 0, bytes, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ
                     | ACCESS_REMOTE_ATOMIC);
+            if (slotBytes > 8) {
+                byte[] pattern = new byte[slotBytes]; // what a peer's WRITE must carry after its stamp
+                for (int i = 0; i < slotBytes; i++) {
+                    pattern[i] = (byte) (i * 131 + 17 ^ i >>> 8);
+                }
+                buf.put(filler(), pattern);
+            }
         } catch (IOException | RuntimeException e) {
             drv.close();
             throw e;

@@ -139,9 +139,14 @@ class MeshFaultTest {
 
     /** A manager on host 0 and a worker on host 1 (through {@code via}, host:port, when not null); their guests. */
     FaultGuest[] twoServers(String via, int slots, int slotBytes) throws Exception {
+        return twoServers(via, "", slots, slotBytes);
+    }
+
+    /** The same, with {@code options} (",queue=64K") after both servers' {@code --backend tcp:...}. */
+    FaultGuest[] twoServers(String via, String options, int slots, int slotBytes) throws Exception {
         dir = Files.createTempDirectory("ernic-mfault");
-        ServerProcess m = serve(0, "m", "tcp:manager:listen:" + PORT, "10.5.0.1");
-        ServerProcess w = serve(1, "w", "tcp:worker:" + (via != null ? via : lan.address(0) + ":" + PORT),
+        ServerProcess m = serve(0, "m", "tcp:manager:listen:" + PORT + options, "10.5.0.1");
+        ServerProcess w = serve(1, "w", "tcp:worker:" + (via != null ? via : lan.address(0) + ":" + PORT) + options,
                 "10.5.0.2");
         await("m", "two nodes", s -> alive(s).equals(Set.of(0, 1)));
         await("w", "the GID table", s -> owns(s, "10.5.0.1", 0) && owns(s, "10.5.0.2", 1));
@@ -359,6 +364,116 @@ class MeshFaultTest {
             System.out.println("OUTCOME full-speed: " + rss.describe(s) + ", bound " + (rss.boundKiB(s, 1) >> 10)
                     + " MiB; " + s + " repliesDropped " + stats(s).path("device").path("rdma.remote.repliesDropped"));
             assertThat(rss.maxKiB(s)).as(rss.describe(s)).isLessThan(rss.boundKiB(s, 1));
+        }
+    }
+
+    /**
+     * The same with the smallest budgets: both servers with {@code queue=64K} (each connection queues 64 KiB of
+     * requests, less than one of the WRITEs) and 64 KiB socket buffers (the hosts' tcp_wmem and tcp_rmem), and
+     * WRITEs of 1 MiB, 256 KiB and 64 bytes mixed with FETCH_ADDs, 64 in flight each way. Every operation completes
+     * OK, each landed once with its bytes (a FETCH_ADD's count; a WRITE's stamp and filler, nothing past it), each
+     * request reached the other server once, no reply was dropped, and the servers stay within their budgets. A
+     * deadlock fails it when neither stream completes anything for three minutes.
+     */
+    @Test
+    void twoServersWritingToEachOtherAtFullSpeedWithTheSmallestBudgetsDoNotDeadlock() throws Exception {
+        lan = MeshLan.create(2);
+        lan.socketBuffers(0, 64 << 10);
+        lan.socketBuffers(1, 64 << 10);
+        FaultGuest[] g = twoServers(null, ",queue=64K", 512, 1 << 20);
+        WriteStream ab = new WriteStream("a-to-b", g[0], g[1], 64).mixed();
+        WriteStream ba = new WriteStream("b-to-a", g[1], g[0], 64).mixed();
+        assertThat(ab.connect() && ba.connect()).isTrue(); // here: the streams' threads then own one guest each
+        ab.reconnect = ba.reconnect = false;
+        long started = System.nanoTime();
+        // What each server queues for the other, as its stats file says (about once a second): the sampled peak.
+        long[] depth = new long[2];
+        Thread sampler = Thread.ofPlatform().daemon().name("queue-depth").start(() -> {
+            while (!Thread.currentThread().isInterrupted()) {
+                depth[0] = Math.max(depth[0], stats("m").path("mesh").path("peers").path("1").path("queueDepth")
+                        .asLong());
+                depth[1] = Math.max(depth[1], stats("w").path("mesh").path("peers").path("0").path("queueDepth")
+                        .asLong());
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
+        Thread t1 = start(ab), t2 = start(ba);
+        try {
+            untilDone(List.of(ab, ba), List.of(t1, t2));
+        } finally {
+            sampler.interrupt();
+        }
+        System.out.println("OUTCOME small-budgets: both streams done in "
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started) + " ms; queued for the peer at most (sampled) "
+                + depth[0] + " bytes on m, " + depth[1] + " on w");
+        // The budget and the one request that crossed it (replies here are a few bytes each).
+        assertThat(Math.max(depth[0], depth[1])).as("queued for a peer").isLessThan((64L << 10) + (2L << 20));
+        for (WriteStream w : List.of(ab, ba)) {
+            WriteStream.Outcome o = w.outcome();
+            System.out.println("OUTCOME " + w.name + ": " + o);
+            assertThat(w.abnormal).isNull();
+            assertThat(o.neverCompleted()).as("never completed").isZero();
+            assertThat(o.failed()).as(w.name + " in error: " + o).isZero();
+            assertThat(o.posted()).as(w.name).isEqualTo(512);
+            assertThat(o.ok()).as(w.name).isEqualTo(512);
+            assertThat(o.landedAfterOk()).as("landed, with the right bytes").isEqualTo(512);
+            assertThat(o.landedTwice()).as("landed twice").isZero();
+            assertThat(o.wrongValue()).as("a slot holding other bytes than its operation's").isZero();
+            assertThat(o.strays()).isZero();
+        }
+        // Each request reached the other server once: as many as the other stream posted, no more.
+        for (String s : List.of("m", "w")) {
+            JsonNode st = await(s, "the other stream's requests counted",
+                    x -> device(x, "rdma.remote.requestsReceived") >= 512);
+            assertThat(device(st, "rdma.remote.requestsReceived")).as(s + " requests received").isEqualTo(512);
+        }
+        for (String s : List.of("m", "w")) {
+            JsonNode st = stats(s);
+            System.out.println("OUTCOME small-budgets: " + rss.describe(s) + ", bound "
+                    + (rss.boundKiB(s, 1, 64 << 10) >> 10) + " MiB; " + s + " requestsReceived "
+                    + device(st, "rdma.remote.requestsReceived") + ", repliesDropped " + device(st, "rdma.remote.repliesDropped") + ", sendTimeouts "
+                    + st.path("mesh").path("counters").path("node.sendTimeouts"));
+            assertThat(device(st, "rdma.remote.repliesDropped")).as(s + " replies dropped").isZero();
+            assertThat(rss.maxKiB(s)).as(rss.describe(s)).isLessThan(rss.boundKiB(s, 1, 64 << 10));
+        }
+    }
+
+    static long device(JsonNode stats, String counter) {
+        return stats.path("device").path(counter).asLong(-1);
+    }
+
+    /**
+     * Waits for the streams' threads to end, as long as the streams make progress: no completion in either for
+     * three minutes (each stream also gives up then, {@link WriteStream#HUNG_NANOS}) fails, naming how far each got.
+     * A stream that may not reconnect is stopped at its first error (the rest of its QP comes flushed).
+     */
+    static void untilDone(List<WriteStream> streams, List<Thread> threads) throws InterruptedException {
+        long last = System.nanoTime();
+        int done = -1;
+        while (threads.stream().anyMatch(Thread::isAlive)) {
+            int now = streams.stream().mapToInt(w -> w.ok + w.failed).sum();
+            if (now != done) {
+                done = now;
+                last = System.nanoTime();
+            }
+            StringBuilder where = new StringBuilder();
+            for (WriteStream w : streams) {
+                where.append(w.name).append(": ").append(w.ok).append(" OK, ").append(w.failed).append(" in error of ")
+                        .append(w.posted).append(" posted; ");
+            }
+            assertThat(System.nanoTime() - last).as("no operation completed for 3 minutes (a deadlock?): " + where)
+                    .isLessThan(TimeUnit.MINUTES.toNanos(3) + TimeUnit.SECONDS.toNanos(30));
+            for (WriteStream w : streams) {
+                assertThat(w.abnormal).as(where.toString()).isNull();
+                if (w.failed > 0 && !w.reconnect) {
+                    w.stop = true; // its QP is in ERROR and it may not connect another: it drains and ends
+                }
+            }
+            Thread.sleep(100);
         }
     }
 }

@@ -8,6 +8,7 @@ import ernic.model.rdma.SendWr;
 import ernic.model.rdma.Wc;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -39,6 +40,11 @@ final class WriteStream implements Runnable {
     volatile boolean reconnect = true;
     volatile boolean stop;
     final int window;
+    /**
+     * The mixed form ({@link #mixed}): with slots larger than 8 bytes, operation {@code seq} is by {@code seq % 4} a
+     * WRITE of the whole slot, a 64-byte WRITE, a quarter-slot WRITE or a FETCH_ADD of 1 on the slot's first word.
+     */
+    private boolean mixed;
     final int[] status;
     final FaultGuest[] target;
     volatile int posted, ok, failed, epochs;
@@ -63,7 +69,25 @@ final class WriteStream implements Runnable {
     }
 
     boolean isAtomic(int seq) {
-        return b.slotBytes == 8 && (seq & 1) == 1;
+        return b.slotBytes == 8 ? (seq & 1) == 1 : mixed && (seq & 3) == 3;
+    }
+
+    /** Large and small operations mixed (see {@link #mixed}); call before the stream starts. */
+    WriteStream mixed() {
+        mixed = true;
+        return this;
+    }
+
+    /** The bytes a WRITE {@code seq} puts into a slot of {@code slotBytes}: its stamp, then the filler. */
+    int writeBytes(int seq, int slotBytes) {
+        if (!mixed || slotBytes <= 64) {
+            return slotBytes;
+        }
+        return switch (seq & 3) {
+            case 1 -> 64;
+            case 2 -> Math.max(64, slotBytes / 4);
+            default -> slotBytes;
+        };
     }
 
     /** Connects a new QP pair; false (after a pause) when an end refused or is gone. */
@@ -145,8 +169,9 @@ final class WriteStream implements Runnable {
             a.buf.putLong(a.stamp(seq), MAGIC | seq);
             wr.opcode = RdmaVerbs.WRITE;
             wr.sge(a.mr.va() + a.stamp(seq), 8, a.mr.lkey());
-            if (t.slotBytes > 8) {
-                wr.sge(a.mr.va() + a.filler(), t.slotBytes - 8, a.mr.lkey());
+            int bytes = writeBytes(seq, t.slotBytes);
+            if (bytes > 8) {
+                wr.sge(a.mr.va() + a.filler(), bytes - 8, a.mr.lkey());
             }
         }
         target[seq] = t;
@@ -218,6 +243,24 @@ final class WriteStream implements Runnable {
         }
     }
 
+    /**
+     * Whether the bytes of slot {@code seq} after its first word are what operation {@code seq} leaves there: for a
+     * WRITE that landed, {@code a}'s filler up to its length; zeros after that, and everywhere for an operation that
+     * did not land or a FETCH_ADD.
+     */
+    private boolean restOfSlotRight(FaultGuest t, int seq, boolean landed) {
+        if (t.slotBytes <= 8) {
+            return true;
+        }
+        MemorySegment slot = t.buf.segment().asSlice(t.slot(seq), t.slotBytes);
+        long data = landed && !isAtomic(seq) ? writeBytes(seq, t.slotBytes) : 8;
+        if (data > 8 && slot.asSlice(8, data - 8).mismatch(a.buf.segment().asSlice(a.filler(), data - 8)) >= 0) {
+            return false;
+        }
+        MemorySegment rest = slot.asSlice(data);
+        return rest.byteSize() == 0 || rest.mismatch(MemorySegment.ofArray(new byte[(int) rest.byteSize()])) < 0;
+    }
+
     /** Landings per operation (a FETCH_ADD's count, a WRITE's 0 or 1), checked against what {@code a} saw. */
     Outcome outcome() {
         int landedOk = 0, landedErr = 0, notLandedErr = 0, twice = 0, okNotLanded = 0, wrong = 0, never = 0;
@@ -232,6 +275,9 @@ final class WriteStream implements Runnable {
                 }
             } else {
                 landed = v == (MAGIC | seq) ? 1 : v == 0 ? 0 : -1;
+            }
+            if (landed >= 0 && !restOfSlotRight(t, seq, landed > 0)) {
+                landed = -1; // a WRITE's bytes after its stamp are not the filler, or something lies past them
             }
             if (landed < 0) {
                 wrong++;
