@@ -22,7 +22,10 @@ import java.util.Locale;
  *                   ({@link MeshConfig#defaults()})
  */
 public record MeshSpec(MeshNode.Role role, int port, MeshAddress manager, Path secretFile, int queueBytes) {
-    /** The smallest {@code queue=}: below it a connection holds less than one large request's worth. */
+    /**
+     * The smallest {@code queue=}, 64 KiB (what MeshFaultTest runs with): a smaller budget would only stop and start
+     * the SQs more often, since a request larger than the budget goes anyway when the connection is under it.
+     */
     public static final int QUEUE_MIN = 64 << 10;
     /** The largest {@code queue=}. */
     public static final int QUEUE_MAX = 1 << 30;
