@@ -251,8 +251,10 @@ class MembershipTest {
     @Test
     void heartbeatIntervalsAreIndependent() {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
-            MeshNode m = c.startManager(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(150)));
-            MeshNode w = c.startWorker(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(30)));
+            // (Intervals long enough that a loaded CI machine answers a heartbeat within three of the worker's: at
+            // 30 ms one run under load 6 saw the answer late and the worker dropped the connection.)
+            MeshNode m = c.startManager(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(750)));
+            MeshNode w = c.startWorker(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(150)));
             // Fifteen of the worker's intervals, three of the manager's, with no data at all: heartbeats alone
             // keep both sides alive.
             await("fifteen heartbeats", () -> w.counters().get("node.heartbeatsSent") >= 15
