@@ -61,12 +61,7 @@ final class WorkerDialer {
         nextDirectAttempt.put(peer, now + node.config().reconnectDelay().toNanos());
     }
 
-    /**
-     * Closes direct connections to nodes the manager says are dead and dials the alive ones above this node's id.
-     * A node the topology does not list keeps its connection: a manager that restarted does not know it until it
-     * registers again, and the two workers' QPs run on meanwhile (a peer that re-registers under another id
-     * closes its direct connections itself; one that is gone is dropped by the connection's heartbeat).
-     */
+    /** Closes direct connections to nodes no longer alive and dials the alive ones above this node's id. */
     void maintainDirect(long now, Map<Integer, NodeInfo> topology) {
         int self = node.id();
         if (self <= 0 || node.isClosed()) {
@@ -75,7 +70,7 @@ final class WorkerDialer {
         Router router = node.router();
         for (MeshLink d : new ArrayList<>(router.peerLinks())) {
             NodeInfo n = topology.get(d.peerId());
-            if (n != null && !n.alive()) {
+            if (n == null || !n.alive()) {
                 router.removePeer(d.peerId(), d);
                 d.close();
             }
