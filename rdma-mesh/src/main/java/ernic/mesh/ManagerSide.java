@@ -58,7 +58,7 @@ final class ManagerSide implements Side {
         }
         InetSocketAddress remote = (InetSocketAddress) link.remote();
         InetSocketAddress address = new InetSocketAddress(remote.getAddress(), r.port());
-        switch (table.register(r.nonce(), address)) {
+        switch (table.register(r.nonce(), address, r.requestedId())) {
             case ManagerTable.Refused refused -> {
                 node.counterSet().inc(MeshCounter.REGISTRATIONS_REFUSED);
                 node.warnings().warn("table-full", "mesh manager: refused registration from {}: {}", address,
@@ -75,7 +75,8 @@ final class ManagerSide implements Side {
             node.peers().forget(a.evicted());
         }
         if (r.requestedId() > 0 && r.requestedId() != a.id()) {
-            MeshNode.log.info("mesh manager: a new instance asked for id {}; it gets id {}", r.requestedId(), a.id());
+            MeshNode.log.info("mesh manager: an instance this manager does not know asked for id {}, given out"
+                    + " already; it gets id {}", r.requestedId(), a.id());
         }
         link.opened(a.id());
         MeshLink old = node.router().putPeer(a.id(), link);

@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeMap;
@@ -18,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * newcomer, to every node) and leaves the sending to its caller, so membership is tested without sockets.
  *
  * <p>Ids go out in arrival order and never twice. An instance is known by its nonce: the same instance coming
- * back keeps its id. A table of {@code capacity} nodes that is full evicts the node dead longest, or refuses the
+ * back keeps its id. A worker that had an id from an earlier manager (this one restarted) asks for it and gets
+ * it if this manager has not given it out, so workers keep their ids, and their direct connections, across a
+ * manager restart. A table of {@code capacity} nodes that is full evicts the node dead longest, or refuses the
  * newcomer when none is dead.
  */
 final class ManagerTable {
@@ -59,6 +62,10 @@ final class ManagerTable {
     private final GidTable gids;
     private final GidClaims claims;
     private int nextId = 1;
+    /** Every id this manager has given out (never again, evicted or not). */
+    private final BitSet issued = new BitSet();
+    /** Above this a requested id is not granted (a hostile REGISTER must not make the set huge). */
+    static final int MAX_REQUESTED_ID = 1 << 20;
     private boolean topologyChanged;
     private final Set<Integer> gidsChanged = new TreeSet<>();
 
@@ -73,8 +80,11 @@ final class ManagerTable {
         nodes.put(0, self);
     }
 
-    /** Registers the instance {@code nonce}, which accepts direct connections at {@code address}. */
-    Admission register(long nonce, InetSocketAddress address) {
+    /**
+     * Registers the instance {@code nonce}, which accepts direct connections at {@code address} and asks for
+     * {@code requestedId} (0 for none: a new instance).
+     */
+    Admission register(long nonce, InetSocketAddress address, int requestedId) {
         Node n = null;
         for (Node x : nodes.values()) {
             if (x.id != 0 && x.nonce == nonce) {
@@ -93,7 +103,7 @@ final class ManagerTable {
                 evict(victim);
                 evicted = victim.id;
             }
-            n = new Node(nextId++, nonce);
+            n = new Node(newId(requestedId), nonce);
             nodes.put(n.id, n);
         }
         n.address = address;
@@ -121,6 +131,19 @@ final class ManagerTable {
             }
         }
         return victim;
+    }
+
+    /** The id asked for when this manager never gave it out, else the next one it has not. */
+    private int newId(int requested) {
+        int id = requested > 0 && requested <= MAX_REQUESTED_ID && !issued.get(requested) ? requested : -1;
+        if (id < 0) {
+            while (issued.get(nextId)) {
+                nextId++;
+            }
+            id = nextId++;
+        }
+        issued.set(id);
+        return id;
     }
 
     private void evict(Node victim) {

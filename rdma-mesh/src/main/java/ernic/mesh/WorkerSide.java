@@ -16,8 +16,14 @@ import java.util.TreeSet;
 final class WorkerSide implements Side {
     private final MeshNode node;
     private final WorkerDialer dialer;
-    /** The topology as the manager last sent it, by node id. */
+    /** The topology as the manager last sent it, by node id, and the nodes it kept ({@link #kept}). */
     private final TreeMap<Integer, NodeInfo> topology = new TreeMap<>();
+    /**
+     * Nodes the manager's topology no longer lists but this node still has a direct connection to: a manager that
+     * restarted does not know them until they register again. They stay alive here while that connection lasts,
+     * so the QPs to them run on; when it closes they are gone.
+     */
+    private final Set<Integer> kept = new TreeSet<>();
     /** This node's claims other nodes own, as last logged. */
     private Set<Gid> lostClaims = Set.of();
 
@@ -178,6 +184,15 @@ final class WorkerSide implements Side {
         for (NodeInfo n : t.nodes()) {
             next.put(n.id(), n);
         }
+        kept.retainAll(topology.keySet());
+        for (NodeInfo n : topology.values()) {
+            if (next.containsKey(n.id())) {
+                kept.remove(n.id());
+            } else if (n.alive() && node.router().hasPeer(n.id())) {
+                next.put(n.id(), n);
+                kept.add(n.id());
+            }
+        }
         Set<Integer> ids = new TreeSet<>(topology.keySet());
         ids.addAll(next.keySet());
         List<Integer> changed = new ArrayList<>();
@@ -282,6 +297,11 @@ final class WorkerSide implements Side {
             if (link.isOpen()) {
                 MeshNode.log.info("mesh {}: direct connection to node {} closed", node.describe(), peer);
                 node.listeners().writable(peer);
+            }
+            if (kept.remove(peer)) { // the manager does not know it: with its connection it is gone
+                topology.remove(peer);
+                node.listeners().nodeState(peer, false);
+                node.listeners().topology(List.copyOf(topology.values()));
             }
         }
     }

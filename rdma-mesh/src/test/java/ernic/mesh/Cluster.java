@@ -91,7 +91,12 @@ final class Cluster implements AutoCloseable {
     }
 
     MeshNode startManager(MeshConfig cfg, MeshListener... listeners) {
-        manager = MeshNode.manager(newLoop("mesh-manager"), 0, cfg.withBindHost(host)).addListener(SIGNAL);
+        return startManager(0, cfg, listeners);
+    }
+
+    /** A manager on {@code port} (0: any free one); the workers started after it register with it. */
+    MeshNode startManager(int port, MeshConfig cfg, MeshListener... listeners) {
+        manager = MeshNode.manager(newLoop("mesh-manager"), port, cfg.withBindHost(host)).addListener(SIGNAL);
         for (MeshListener l : listeners) {
             manager.addListener(l);
         }

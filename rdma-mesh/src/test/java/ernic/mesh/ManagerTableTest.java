@@ -36,13 +36,38 @@ class ManagerTableTest {
     }
 
     private ManagerTable.Admitted admit(ManagerTable t, long nonce) {
-        ManagerTable.Admission a = t.register(nonce, at(4000 + (int) nonce));
+        return admit(t, nonce, 0);
+    }
+
+    private ManagerTable.Admitted admit(ManagerTable t, long nonce, int requestedId) {
+        ManagerTable.Admission a = t.register(nonce, at(4000 + (int) nonce), requestedId);
         assertThat(a).isInstanceOf(ManagerTable.Admitted.class);
         return (ManagerTable.Admitted) a;
     }
 
     private static List<Integer> ids(ManagerTable t) {
         return t.topology().stream().map(NodeInfo::id).toList();
+    }
+
+    @Test
+    void aRestartedManagerGivesWorkersTheIdsTheyHadUnlessItGaveThemOutAlready() {
+        ManagerTable t = table(64); // a manager that restarted: it knows nobody
+        assertThat(admit(t, 12, 2).id()).as("worker b, node 2 under the old manager, comes back first").isEqualTo(2);
+        assertThat(admit(t, 11, 1).id()).as("worker a keeps node 1").isEqualTo(1);
+        assertThat(admit(t, 13, 0).id()).as("a new instance: the next id nobody had").isEqualTo(3);
+        assertThat(admit(t, 14, 3).id()).as("id 3 is given out already").isEqualTo(4);
+        assertThat(admit(t, 15, 0).id()).isEqualTo(5);
+        assertThat(admit(t, 16, 9).id()).as("an id far ahead is granted").isEqualTo(9);
+        assertThat(admit(t, 17, 0).id()).isEqualTo(6);
+        assertThat(admit(t, 18, 0).id()).isEqualTo(7);
+        assertThat(admit(t, 19, 0).id()).isEqualTo(8);
+        assertThat(admit(t, 20, 0).id()).as("9 was granted: skipped").isEqualTo(10);
+        assertThat(admit(t, 21, ManagerTable.MAX_REQUESTED_ID + 1).id()).as("beyond the bound: not granted")
+                .isEqualTo(11);
+        assertThat(admit(t, 22, -5).id()).isEqualTo(12);
+        assertThat(admit(t, 12, 7).id()).as("a known instance keeps its id whatever it asks").isEqualTo(2);
+        assertThat(t.markDead(1)).isTrue();
+        assertThat(admit(t, 23, 1).id()).as("a dead node's id is not given to another instance").isEqualTo(13);
     }
 
     @Test
@@ -117,7 +142,7 @@ class ManagerTableTest {
         admit(t, 13);
         t.claim(1, gid("fe80::a"), Set.of());
         // Nobody is dead: refused, with the reason on the wire.
-        ManagerTable.Admission full = t.register(14, at(5000));
+        ManagerTable.Admission full = t.register(14, at(5000), 0);
         assertThat(full).isInstanceOf(ManagerTable.Refused.class);
         assertThat(((ManagerTable.Refused) full).refusal().reason()).isEqualTo(Wire.REFUSE_FULL);
         assertThat(ids(t)).containsExactly(0, 1, 2, 3);
@@ -143,7 +168,7 @@ class ManagerTableTest {
         assertThat(((Wire.GidUpdate) out.get(1)).records())
                 .contains(new Wire.GidRecord(1, false, true, Set.of()), new Wire.GidRecord(2, false, true, Set.of()));
         // An evicted instance that comes back is a new node.
-        assertThat(t.register(11, at(4011))).isInstanceOf(ManagerTable.Refused.class);
+        assertThat(t.register(11, at(4011), 0)).isInstanceOf(ManagerTable.Refused.class);
         t.markDead(3);
         assertThat(admit(t, 11).id()).isEqualTo(6);
     }
@@ -155,7 +180,7 @@ class ManagerTableTest {
             assertThat(admit(t, 100 + i).id()).isEqualTo(i);
         }
         assertThat(t.topology()).hasSize(64);
-        assertThat(t.register(1000, at(6000))).isInstanceOf(ManagerTable.Refused.class);
+        assertThat(t.register(1000, at(6000), 0)).isInstanceOf(ManagerTable.Refused.class);
         t.markDead(10);
         ManagerTable.Admitted extra = admit(t, 1000);
         assertThat(extra.id()).isEqualTo(64);

@@ -181,6 +181,53 @@ class MembershipTest {
     }
 
     @Test
+    void aRestartedManagerLeavesTheWorkersTheirIdsAndTheirDirectConnection() {
+        Cluster.Recorder r1 = new Cluster.Recorder(), r2 = new Cluster.Recorder();
+        try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
+            MeshNode m = c.startManager();
+            MeshNode w1 = c.startWorker(r1);
+            MeshNode w2 = c.startWorker(r2);
+            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
+            int port = m.localPort();
+            m.close().syncUninterruptibly();
+            await("both lost the manager", () -> !w1.hasRoute(0) && !w2.hasRoute(0));
+            MeshNode m2 = c.startManager(port, c.base);
+            await("both registered with the new manager", () -> m2.isAlive(1) && m2.isAlive(2)
+                    && w1.isAlive(2) && w2.isAlive(1));
+            assertThat(w1.nodeId()).as("ids kept: each asked for its own").isEqualTo(1);
+            assertThat(w2.nodeId()).isEqualTo(2);
+            assertThat(r1.deaths).as("node 2 never went dead at node 1, nor 1 at 2").doesNotContain(2);
+            assertThat(r2.deaths).doesNotContain(1);
+            assertThat(w1.peerCounters().get(2)).as("the direct connection was never made again")
+                    .containsEntry("reconnects", 0L);
+            assertThat(send(w1, 2, "through the restart")).isEqualTo(SendResult.QUEUED);
+            await("1 -> 2", () -> r2.has(1, "through the restart"));
+        }
+    }
+
+    @Test
+    void aPeerTheNewManagerDoesNotKnowLivesAsLongAsItsDirectConnection() {
+        Cluster.Recorder r1 = new Cluster.Recorder();
+        try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
+            MeshNode m = c.startManager();
+            MeshNode w1 = c.startWorker(r1);
+            // Worker 2 waits 30 s before it tries the manager again: the new manager will not know it.
+            MeshNode w2 = c.startWorker(c.base.withReconnectDelay(java.time.Duration.ofSeconds(30)));
+            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
+            int port = m.localPort();
+            m.close().syncUninterruptibly();
+            MeshNode m2 = c.startManager(port, c.base);
+            await("worker 1 registered with the new manager", () -> m2.isAlive(1) && w1.hasRoute(0));
+            assertThat(m2.isAlive(2)).isFalse();
+            assertThat(w1.isAlive(2)).as("kept: its direct connection is up").isTrue();
+            assertThat(send(w1, 2, "still")).isEqualTo(SendResult.QUEUED);
+            w2.close().syncUninterruptibly();
+            await("node 2 gone with its connection", () -> !w1.isAlive(2) && r1.deaths.contains(2));
+            assertThat(send(w1, 2, "gone")).isEqualTo(SendResult.NO_ROUTE);
+        }
+    }
+
+    @Test
     void aRestartedWorkerGetsANewIdAndIdsAreNeverReused() {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
             MeshNode m = c.startManager();
@@ -251,8 +298,10 @@ class MembershipTest {
     @Test
     void heartbeatIntervalsAreIndependent() {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
-            MeshNode m = c.startManager(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(150)));
-            MeshNode w = c.startWorker(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(30)));
+            // (Intervals long enough that a loaded CI machine answers a heartbeat within three of the worker's: at
+            // 30 ms one run under load 6 saw the answer late and the worker dropped the connection.)
+            MeshNode m = c.startManager(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(750)));
+            MeshNode w = c.startWorker(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(150)));
             // Fifteen of the worker's intervals, three of the manager's, with no data at all: heartbeats alone
             // keep both sides alive.
             await("fifteen heartbeats", () -> w.counters().get("node.heartbeatsSent") >= 15

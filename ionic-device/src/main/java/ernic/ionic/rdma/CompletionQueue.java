@@ -3,6 +3,7 @@ package ernic.ionic.rdma;
 import ernic.ionic.layout.Be;
 import ernic.ionic.base.Dma;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -47,27 +48,82 @@ final class CompletionQueue {
     /**
      * Writes {@code cqe} (32 bytes, color bit clear) at the producer index with the current color,
      * the word holding the color last. Returns true when an event is due (the caller posts the EQE).
+     * After {@link #hold} the entry takes its slot but stays unseen until {@link #release}.
      */
     boolean write(Dma dma, MemorySegment cqe, boolean solicited) {
         int qtf = Be.u32(cqe, V1.Cqe.QID_TYPE_FLAGS);
         Be.put32(cqe, V1.Cqe.QID_TYPE_FLAGS, color ? qtf | V1.Cqe.COLOR : qtf & ~V1.Cqe.COLOR);
         long at = mem.addr((long) prod << strideLog2);
-        if (at >= 0) {
-            dma.publish(at, cqe, V1.Cqe.SIZE, V1.Cqe.QID_TYPE_FLAGS, 4);
+        if (holdNext) {
+            holdNext = false;
+            heldAt = at;
+            MemorySegment.copy(cqe, 0, held(), 0, V1.Cqe.SIZE);
+        } else {
+            if (at >= 0) {
+                dma.publish(at, cqe, V1.Cqe.SIZE, V1.Cqe.QID_TYPE_FLAGS, 4);
+            }
         }
         prod = (prod + 1) & (depth() - 1);
         if (prod == 0) {
             color = !color;
         }
         written++;
-        boolean error = (qtf & V1.Cqe.ERROR) != 0;
-        if (armed == ARM_ANY || armed == ARM_SOLICITED && (solicited || error)) {
+        if (heldAt != NONE) { // the event waits until the held entry is out
+            unnotified = true;
+            return false;
+        }
+        return eventDue(solicited || (qtf & V1.Cqe.ERROR) != 0);
+    }
+
+    /** Whether the entry just written raises the event: it disarms an armed CQ. */
+    private boolean eventDue(boolean solicitedOrError) {
+        if (armed == ARM_ANY || armed == ARM_SOLICITED && solicitedOrError) {
             armed = ARM_NONE;
             unnotified = false;
             return true;
         }
         unnotified = true;
         return false;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // An error completion that waits for the flush behind it
+
+    private static final long NONE = Long.MIN_VALUE;
+    private boolean holdNext;
+    /** Where the held entry goes ({@link #NONE} when nothing is held; negative when unmapped). */
+    private long heldAt = NONE;
+    private MemorySegment heldEntry;
+
+    /**
+     * Holds the next entry back until {@link #release}: an error completion that moves its QP to ERROR is
+     * seen by the host only together with the flush completion written after it, if any. libionic
+     * (rdma-core 65, ionic_poll_vcq_cq) drops the flush it owes when a poll call fills its array with the
+     * error completion and finds no entry after it (pyverbs polls one entry at a time, so that is every
+     * such poll): the work posted behind the error would then never complete.
+     */
+    void hold() {
+        holdNext = true;
+    }
+
+    /** Lets the held entry be seen; returns true when an event is due (an error completion). */
+    boolean release(Dma dma) {
+        holdNext = false;
+        if (heldAt == NONE) {
+            return false;
+        }
+        if (heldAt >= 0) {
+            dma.publish(heldAt, heldEntry, V1.Cqe.SIZE, V1.Cqe.QID_TYPE_FLAGS, 4);
+        }
+        heldAt = NONE;
+        return eventDue(true);
+    }
+
+    private MemorySegment held() {
+        if (heldEntry == null) {
+            heldEntry = Arena.ofAuto().allocate(V1.Cqe.SIZE, 8);
+        }
+        return heldEntry;
     }
 
     /** A CQ doorbell; returns true when an event is due now. */

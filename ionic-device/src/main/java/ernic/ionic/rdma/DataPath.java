@@ -216,15 +216,29 @@ final class DataPath implements QpErrors {
     /**
      * An error completion of a connected QP: it moves to ERROR and what it still had is flushed. libionic
      * and ionic_rdma then flush their own copies of the posted work on the flush completions (an extra one
-     * is ignored), so the device posts one per queue, not one per WQE. A UD QP goes on.
+     * is ignored), so the device posts one per queue, not one per WQE. A UD QP goes on. The error
+     * completion, held by its CQ ({@link CompletionQueue#hold}), is let out here, after the flush
+     * completions written behind it.
      */
     @Override
     public void failed(QueuePair qp) {
-        if (!qp.connected() || qp.inError() || lif.qps[qp.id] != qp) {
-            return;
+        if (qp.connected() && !qp.inError() && lif.qps[qp.id] == qp) {
+            qp.state = V1.QPS_ERR;
+            flush(qp);
         }
-        qp.state = V1.QPS_ERR;
-        flush(qp);
+        release(qp.sqCqId);
+        release(qp.rqCqId);
+    }
+
+    private void release(int cqId) {
+        CompletionQueue cq = cq(cqId);
+        if (cq != null) {
+            lif.release(cq);
+        }
+    }
+
+    private CompletionQueue cq(int id) {
+        return id >= 0 && id < lif.cqCount ? lif.cqs[id] : null;
     }
 
     /**
@@ -262,7 +276,7 @@ final class DataPath implements QpErrors {
     }
 
     private void flushCompletion(QueuePair qp, int cqId, int type) {
-        CompletionQueue cq = cqId >= 0 && cqId < lif.cqCount ? lif.cqs[cqId] : null;
+        CompletionQueue cq = cq(cqId);
         if (cq == null) {
             return;
         }

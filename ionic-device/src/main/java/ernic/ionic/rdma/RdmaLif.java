@@ -510,6 +510,13 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         }
     }
 
+    /** Lets the host see the entry {@code cq} held ({@link CompletionQueue#hold}), with its event. */
+    void release(CompletionQueue cq) {
+        if (cq.release(dma)) {
+            notify(cq);
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------
     // Admin queue
 

@@ -575,6 +575,9 @@ final class Requester {
             cqe.npgWqeId(index & qp.sq.mask()).qidType(qp.id, V1.Cqe.TYPE_SEND_NPG, status != V1.STS_OK);
         }
         cqe.statusLength(status);
+        if (status != V1.STS_OK) {
+            cq.hold(); // let out by errors.failed after the flush that follows it
+        }
         lif.complete(cq, cqeBuf, false);
     }
 

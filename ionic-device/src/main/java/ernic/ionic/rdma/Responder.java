@@ -268,6 +268,9 @@ final class Responder {
                 .srcMac(srcMac).vlanTag(vlan)
                 .statusLength(status == V1.STS_OK ? (int) length : status)
                 .qidType(dest.id, V1.Cqe.TYPE_RECV, status != V1.STS_OK);
+        if (status != V1.STS_OK) {
+            cq.hold(); // let out by errors.failed after the flush that follows it
+        }
         lif.complete(cq, cqeBuf, solicited);
     }
 }
