@@ -24,8 +24,9 @@ final class GuestScripts {
     /**
      * Python (pyverbs) that several guest programs start with: the enums as {@code e}, {@code A}, {@code M},
      * {@code S}; {@code ACC} (local write, remote read and write); {@code ipv4_route(ctx)}, the port's
-     * IPv4-mapped GID as a route to itself; {@code rc_qp(pd, cq)}; {@code connect(q, dest, route)}, which
-     * takes an RC QP through INIT, RTR and RTS toward QP number {@code dest}.
+     * IPv4-mapped GID as a route to itself; {@code rc_qp(pd, cq)}; {@code connect(q, dest, route, access=ACC)},
+     * which takes an RC QP through INIT, RTR and RTS toward QP number {@code dest}; {@code status(s)}, a work
+     * completion status by name.
      */
     static final String PYVERBS_RC = """
             import pyverbs.libibverbs_enums as e
@@ -43,10 +44,16 @@ final class GuestScripts {
                 cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=1, max_recv_sge=1)
                 return QP(pd, QPInitAttr(qp_type=e.ibv_qp_type.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
 
-            def connect(q, dest, route):
+            def status(s):
+                try:
+                    return e.ibv_wc_status(s).name
+                except Exception:
+                    return 'UNKNOWN_%d' % s
+
+            def connect(q, dest, route, access=ACC):
                 a = QPAttr(qp_state=S.IBV_QPS_INIT, port_num=1)
                 a.pkey_index = 0
-                a.qp_access_flags = ACC
+                a.qp_access_flags = access
                 q.modify(a, M.IBV_QP_STATE | M.IBV_QP_PKEY_INDEX | M.IBV_QP_PORT | M.IBV_QP_ACCESS_FLAGS)
                 a = QPAttr(qp_state=S.IBV_QPS_RTR)
                 a.ah_attr = AHAttr(gr=route, is_global=1, port_num=1)

@@ -25,7 +25,7 @@ class HostileGuestTest {
     static final String GUEST_IP = "10.9.0.1";
 
     /** pyverbs: one fresh self-connected RC QP pair (and CQ) per case, since an error moves a QP to ERROR. */
-    static final String HOSTILE_PY = """
+    static final String HOSTILE_PY = GuestScripts.PYVERBS_RC + """
             import sys, time
             from pyverbs.device import Context
             from pyverbs.pd import PD
@@ -55,30 +55,9 @@ class HostileGuestTest {
                 ia = QPInitAttr(qp_type=e.ibv_qp_type.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap)
                 a, b = QP(pd, ia), QP(pd, ia)
                 for x, y in ((a, b), (b, a)):
-                    attr = QPAttr(port_num=1)
-                    attr.qp_access_flags = ACC
-                    attr.path_mtu = e.ibv_mtu.IBV_MTU_1024
-                    attr.dest_qp_num = y.qp_num
-                    attr.rq_psn = 0
-                    attr.sq_psn = 0
-                    attr.max_dest_rd_atomic = 1
-                    attr.max_rd_atomic = 1
-                    attr.min_rnr_timer = 12
-                    attr.timeout = 14
-                    attr.retry_cnt = 7
-                    attr.rnr_retry = 7
-                    gr = GlobalRoute(dgid=gid, sgid_index=1)
-                    gr.hop_limit = 64
-                    attr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-                    x.to_rts(attr)
+                    connect(x, y.qp_num, GlobalRoute(dgid=gid, sgid_index=1), ACC)
                 keep.append((cq, a, b))
                 return cq, a, b
-
-            def status(s):
-                try:
-                    return e.ibv_wc_status(s).name
-                except Exception:
-                    return 'UNKNOWN_%d' % s
 
             def completions(cq, want, secs=5.0):
                 got, end = [], time.time() + secs

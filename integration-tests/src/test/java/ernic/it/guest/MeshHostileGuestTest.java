@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class MeshHostileGuestTest {
     /** What both sides start with: verbs objects, statuses by name, an RC QP taken to RTS toward a peer. */
-    static final String COMMON_PY = """
+    static final String COMMON_PY = GuestScripts.PYVERBS_RC + """
             import os, socket, sys, time
             from pyverbs.device import Context
             from pyverbs.pd import PD
@@ -43,33 +43,12 @@ class MeshHostileGuestTest {
             pd = PD(ctx)
             mygid = str(ctx.query_gid(1, GIDX))
 
-            def status(s):
-                try:
-                    return e.ibv_wc_status(s).name
-                except Exception:
-                    return 'UNKNOWN_%d' % s
-
             def rc_qp(cq, depth, recvs=1):
                 cap = QPCap(max_send_wr=depth, max_recv_wr=recvs, max_send_sge=1, max_recv_sge=1)
                 return QP(pd, QPInitAttr(qp_type=e.ibv_qp_type.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
 
             def to_rts(q, access, dest_qpn, dgid):
-                attr = QPAttr(port_num=1)
-                attr.qp_access_flags = access
-                attr.path_mtu = e.ibv_mtu.IBV_MTU_1024
-                attr.dest_qp_num = dest_qpn
-                attr.rq_psn = 0
-                attr.sq_psn = 0
-                attr.max_dest_rd_atomic = 1
-                attr.max_rd_atomic = 1
-                attr.min_rnr_timer = 12
-                attr.timeout = 14
-                attr.retry_cnt = 7
-                attr.rnr_retry = 7
-                gr = GlobalRoute(dgid=GID(dgid), sgid_index=GIDX)
-                gr.hop_limit = 64
-                attr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-                q.to_rts(attr)
+                connect(q, dest_qpn, GlobalRoute(dgid=GID(dgid), sgid_index=GIDX), access)
             """;
 
     /**

@@ -33,7 +33,7 @@ class RdmaFaultInjectionGuestTest {
             "rdma-retry-exc:seq=2,qp=" + RETRY_QP,
             "rdma-latency:us=" + LATENCY_US + ",qp=" + LATENCY_QP);
 
-    static final String FAULTS_PY = """
+    static final String FAULTS_PY = GuestScripts.PYVERBS_RC + """
             import sys, time
             from pyverbs.device import Context
             from pyverbs.pd import PD
@@ -78,34 +78,13 @@ class RdmaFaultInjectionGuestTest {
             peer = dict(zip((REM, RNR, RETRY, LAT), spare[:4]))
             plain, plain_peer = spare[4], spare[5]
 
-            def connect(a, b):
+            def pair(a, b):
                 for x, y in ((a, b), (b, a)):
-                    attr = QPAttr(port_num=1)
-                    attr.qp_access_flags = ACC
-                    attr.path_mtu = e.ibv_mtu.IBV_MTU_1024
-                    attr.dest_qp_num = y.qp_num
-                    attr.rq_psn = 0
-                    attr.sq_psn = 0
-                    attr.max_dest_rd_atomic = 1
-                    attr.max_rd_atomic = 1
-                    attr.min_rnr_timer = 12
-                    attr.timeout = 14
-                    attr.retry_cnt = 7
-                    attr.rnr_retry = 7
-                    gr = GlobalRoute(dgid=gid, sgid_index=1)
-                    gr.hop_limit = 64
-                    attr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-                    x.to_rts(attr)
+                    connect(x, y.qp_num, GlobalRoute(dgid=gid, sgid_index=1), ACC)
 
             for n in (REM, RNR, RETRY, LAT):
-                connect(got[n], peer[n])
-            connect(plain, plain_peer)
-
-            def status(s):
-                try:
-                    return e.ibv_wc_status(s).name
-                except Exception:
-                    return 'UNKNOWN_%d' % s
+                pair(got[n], peer[n])
+            pair(plain, plain_peer)
 
             pending = []
 
