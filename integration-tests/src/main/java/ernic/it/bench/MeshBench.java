@@ -32,7 +32,8 @@ import java.util.function.Consumer;
  * guest's GID with {@code ERNIC_TCP_GUEST_GIDS}), one driver model per server; QP A's RTR destination GID is
  * owned by the other server, so every WRITE crosses the mesh. The reference, measured in the same run, is a
  * raw TCP loopback stream of the same message sizes (bandwidth: a writer streaming, a reader draining;
- * latency: the message out and a one-byte answer back).
+ * latency: the message out and a one-byte answer back). {@link #runOnLan} does the same with the servers on two
+ * hosts of a {@link MeshLan}, the reference crossing the same path.
  */
 public final class MeshBench {
     static final String GID_A = "10.77.0.1", GID_B = "10.77.0.2";
