@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * {@code ./ernic bench}: the benchmark suite. Runs each section, then writes {@code report.md},
@@ -89,7 +90,7 @@ public final class BenchSuite {
                 .append("beside it to explain the ratio. See docs/performance.md for what each figure means.\n\n");
         section(1, "Doorbell path", this::doorbell);
         section(2, "Data path (driver model, one server)", this::dataPath);
-        section(3, "Mesh (cross-server WRITE vs raw TCP loopback)", this::mesh);
+        section(3, "Mesh (cross-server WRITE vs raw TCP, on loopback and over a veth pair)", this::mesh);
         section(4, "Guest perftest vs Soft-RoCE", this::guestPerftest);
         section(5, "Server memory", this::memory);
         section(6, "NVMe-oF target vs the kernel's nvmet-rdma over Soft-RoCE", this::guestNvmeof);
@@ -336,8 +337,101 @@ public final class BenchSuite {
                 .append("| size | WRITE GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | WRITE µs | TCP µs | × TCP time ")
                 .append("| rounds: × TCP time |\n")
                 .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        List<Map<String, Object>> jr = new ArrayList<>();
+        List<Map<String, Object>> jr = meshRows(r, "");
         List<DataPathBench.Row> chartRows = new ArrayList<>();
+        for (DataPathBench.Row w : r.write()) {
+            chartRows.add(new DataPathBench.Row("WRITE across the mesh", w.size(), w.bytesPerSecond(), w.latencyNanos(),
+                    w.operations()));
+        }
+        for (DataPathBench.Row t : r.tcp()) {
+            chartRows.add(new DataPathBench.Row("TCP loopback", t.size(), t.bytesPerSecond(), t.latencyNanos(),
+                    t.operations()));
+        }
+        j.put("rows", jr);
+        Path png = out.resolve("mesh.png");
+        Chart.write(png, "ernic mesh (two servers) WRITE vs raw TCP loopback, " + json.get("generated"), chartRows);
+        j.put("chart", png.getFileName().toString());
+        md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
+        Map<String, Object> loopback = new LinkedHashMap<>();
+        loopback.put("status", "ran");
+        loopback.put("rounds", rounds);
+        loopback.put("rows", jr);
+        j.put("loopback", loopback);
+        meshOnVeth(j);
+    }
+
+    /** The WRITE across the mesh on two hosts of a {@link ernic.it.harness.MeshLan}, without and with delay. */
+    private void meshOnVeth(Map<String, Object> j) throws Exception {
+        String[] keys = {"veth", "veth+100us", "veth+1ms"};
+        long[] delayMicros = {0, 100, 1000};
+        int rounds = quick ? 1 : 3;
+        md.append("### Between two network namespaces over a veth pair\n\n")
+                .append("The same WRITEs with the manager and the worker on two hosts made of network namespaces, ")
+                .append("joined by veth pairs on a bridge (the driver models stay in the suite's namespace: the ")
+                .append("vfio-user sockets are files). `veth`: the worker connects straight to the manager. ")
+                .append("`veth+100us`, `veth+1ms`: it connects through a TCP relay of the suite's (in the suite's own ")
+                .append("namespace, on the same bridge) that holds every chunk that long in each direction; with two ")
+                .append("servers every mesh message travels on that one connection. Reference: a raw TCP stream from ")
+                .append("the worker's host to the manager's host over the same path (through a relay with the same ")
+                .append("delay for the delayed rows), measured in each of ").append(rounds)
+                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio.\n\n");
+        boolean ip = Stream.of("/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip")
+                .anyMatch(f -> Files.isExecutable(Path.of(f)));
+        String notRun = null;
+        if (!"root".equals(System.getProperty("user.name")) || !ip) {
+            notRun = "needs root and ip netns";
+        }
+        ernic.it.harness.MeshLan lan = null;
+        if (notRun == null) {
+            try {
+                lan = ernic.it.harness.MeshLan.create(2);
+            } catch (IOException e) {
+                notRun = "needs root and ip netns (" + e.getMessage().lines().findFirst().orElse("") + ")";
+            }
+        }
+        if (notRun != null) {
+            for (String k : keys) {
+                j.put(k, new LinkedHashMap<>(Map.of("status", "not run", "reason", notRun)));
+            }
+            md.append("**Not run: ").append(notRun).append(".**\n\n");
+            log("  veth rows not run: " + notRun);
+            return;
+        }
+        md.append("| path | size | WRITE GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | WRITE µs | TCP µs ")
+                .append("| × TCP time | rounds: × TCP time |\n")
+                .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        try (ernic.it.harness.MeshLan hosts = lan) {
+            for (int v = 0; v < keys.length; v++) {
+                log("  " + keys[v]);
+                Map<String, Object> jv = new LinkedHashMap<>();
+                jv.put("delayEachWayMicros", delayMicros[v]);
+                jv.put("rounds", rounds);
+                j.put(keys[v], jv);
+                try {
+                    MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, rounds, BenchSuite::log)
+                            .runOnLan(hosts, java.time.Duration.ofNanos(delayMicros[v] * 1000));
+                    if (!r.dataChecked()) {
+                        throw new IOException("the WRITEs did not land in the other server's guest memory");
+                    }
+                    jv.put("status", "ran");
+                    jv.put("rows", meshRows(r, "| " + keys[v] + " "));
+                } catch (IOException | RuntimeException e) {
+                    // One path failing leaves the others' rows.
+                    String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
+                    jv.put("status", "failed");
+                    jv.put("reason", why);
+                    md.append("| ").append(keys[v]).append(" | failed: ").append(why.replace('|', '/'))
+                            .append(" | | | | | | | | |\n");
+                    log("  " + keys[v] + " failed: " + e);
+                }
+            }
+        }
+        md.append("\n");
+    }
+
+    /** Section 3's table rows (after {@code lead}, the cells before the size) in md; their JSON objects. */
+    private List<Map<String, Object>> meshRows(MeshBench.Result r, String lead) {
+        List<Map<String, Object>> jr = new ArrayList<>();
         for (int i = 0; i < r.write().size(); i++) {
             DataPathBench.Row w = r.write().get(i), t = r.tcp().get(i);
             double bwRatio = w.bytesPerSecond() / t.bytesPerSecond(), latRatio = w.latencyNanos() / t.latencyNanos();
@@ -353,22 +447,13 @@ public final class BenchSuite {
             m.put("bandwidthRatioRounds", sp.bandwidthRatios());
             m.put("latencyRatioRounds", sp.latencyRatios());
             jr.add(m);
-            md.append(String.format(Locale.ROOT, "| %s | %.2f | %.2f | **%s** | %s | %.1f | %.1f | **%s** | %s |%n",
+            md.append(lead).append(String.format(Locale.ROOT,
+                    "| %s | %.2f | %.2f | **%s** | %s | %.1f | %.1f | **%s** | %s |%n",
                     human(w.size()), w.bytesPerSecond() / 1e9, t.bytesPerSecond() / 1e9, ratio(bwRatio),
                     spread(sp.bandwidth()), w.latencyNanos() / 1e3, t.latencyNanos() / 1e3, ratio(latRatio),
                     spread(sp.latency())));
-            chartRows.add(new DataPathBench.Row("WRITE across the mesh", w.size(), w.bytesPerSecond(), w.latencyNanos(),
-                    w.operations()));
         }
-        for (DataPathBench.Row t : r.tcp()) {
-            chartRows.add(new DataPathBench.Row("TCP loopback", t.size(), t.bytesPerSecond(), t.latencyNanos(),
-                    t.operations()));
-        }
-        j.put("rows", jr);
-        Path png = out.resolve("mesh.png");
-        Chart.write(png, "ernic mesh (two servers) WRITE vs raw TCP loopback, " + json.get("generated"), chartRows);
-        j.put("chart", png.getFileName().toString());
-        md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
+        return jr;
     }
 
     // ---- 4 -----------------------------------------------------------------------------------------------------

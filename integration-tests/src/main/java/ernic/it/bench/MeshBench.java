@@ -1,5 +1,7 @@
 package ernic.it.bench;
 
+import ernic.it.harness.DelayRelay;
+import ernic.it.harness.MeshLan;
 import ernic.model.IonicDriverModel;
 import ernic.model.rdma.AdminException;
 import ernic.model.rdma.Buffer;
@@ -17,6 +19,7 @@ import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -29,10 +32,13 @@ import java.util.function.Consumer;
  * guest's GID with {@code ERNIC_TCP_GUEST_GIDS}), one driver model per server; QP A's RTR destination GID is
  * owned by the other server, so every WRITE crosses the mesh. The reference, measured in the same run, is a
  * raw TCP loopback stream of the same message sizes (bandwidth: a writer streaming, a reader draining;
- * latency: the message out and a one-byte answer back).
+ * latency: the message out and a one-byte answer back). {@link #runOnLan} does the same with the servers on two
+ * hosts of a {@link MeshLan}, the reference crossing the same path.
  */
 public final class MeshBench {
     static final String GID_A = "10.77.0.1", GID_B = "10.77.0.2";
+    /** The manager's mesh port on its own host of a {@link MeshLan} (a fresh namespace: nothing else there). */
+    static final int LAN_PORT = 7400;
 
     public record Result(List<DataPathBench.Row> write, List<DataPathBench.Row> tcp, List<DataPathBench.Spread> spreads,
                          boolean dataChecked) {}
@@ -48,17 +54,74 @@ public final class MeshBench {
         this.log = log;
     }
 
+    /** Both servers, the driver models and both ends of the TCP reference in this namespace, over loopback. */
     public Result run() throws IOException, InterruptedException {
         int port;
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             port = s.getLocalPort();
         }
+        try (ServerSocketChannel listener = ServerSocketChannel.open()
+                .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            return run(List.of(), List.of(), port, "127.0.0.1:" + port,
+                    new TcpPath(listener, (InetSocketAddress) listener.getLocalAddress(), SocketChannel::open));
+        }
+    }
+
+    /**
+     * The manager on host 0 and the worker on host 1 of {@code lan}, so the mesh crosses the veth pairs and the
+     * bridge as between two machines; the driver models stay in this namespace (the vfio-user sockets are files).
+     * With a {@code delay}, the worker reaches the manager through a {@link DelayRelay} in this namespace that
+     * holds each chunk {@code delay} in each direction: with two servers every mesh message travels on that one
+     * connection. The TCP reference goes from host 1 to host 0 the same way: directly over the bridge, or through
+     * a second relay with the same delay, placed in the same namespace.
+     */
+    public Result runOnLan(MeshLan lan, Duration delay) throws IOException, InterruptedException {
+        InetSocketAddress manager = new InetSocketAddress(lan.address(0), LAN_PORT);
+        ServerSocketChannel listener = lan.host(0).inside(
+                () -> ServerSocketChannel.open().bind(new InetSocketAddress(lan.address(0), 0)));
+        InetSocketAddress peer = (InetSocketAddress) listener.getLocalAddress();
+        DelayRelay meshRelay = null, tcpRelay = null;
+        try (listener) {
+            if (!delay.isZero()) {
+                InetSocketAddress here = new InetSocketAddress(lan.rootAddress(), 0);
+                meshRelay = DelayRelay.start(here, manager, delay, delay);
+                tcpRelay = DelayRelay.start(here, peer, delay, delay);
+                manager = new InetSocketAddress(lan.rootAddress(), meshRelay.port());
+                peer = new InetSocketAddress(lan.rootAddress(), tcpRelay.port());
+            }
+            Result r = run(lan.launcher(0), lan.launcher(1), LAN_PORT,
+                    manager.getHostString() + ":" + manager.getPort(),
+                    new TcpPath(listener, peer, () -> lan.host(1).inside(SocketChannel::open)));
+            if (meshRelay != null && meshRelay.forwarded() == 0) {
+                throw new IOException("nothing crossed the mesh's relay");
+            }
+            return r;
+        } finally {
+            if (meshRelay != null) {
+                meshRelay.close();
+            }
+            if (tcpRelay != null) {
+                tcpRelay.close();
+            }
+        }
+    }
+
+    /** Where the TCP reference runs: its peer's listener, the address its writer connects to, how it opens. */
+    private record TcpPath(ServerSocketChannel listener, InetSocketAddress target, Opener opener) {}
+
+    @FunctionalInterface
+    private interface Opener {
+        SocketChannel open() throws IOException;
+    }
+
+    private Result run(List<String> managerLauncher, List<String> workerLauncher, int port, String managerAddress,
+                       TcpPath tcpPath) throws IOException, InterruptedException {
         List<DataPathBench.Row> write = new ArrayList<>(), tcp = new ArrayList<>();
         List<DataPathBench.Spread> spreads;
         boolean checked;
-        try (ServerFork manager = ServerFork.start(List.of("--backend", "tcp:manager:listen:" + port),
+        try (ServerFork manager = ServerFork.start(managerLauncher, List.of("--backend", "tcp:manager:listen:" + port),
                 Map.of("ERNIC_TCP_GUEST_GIDS", GID_A));
-             ServerFork worker = ServerFork.start(List.of("--backend", "tcp:worker:127.0.0.1:" + port),
+             ServerFork worker = ServerFork.start(workerLauncher, List.of("--backend", "tcp:worker:" + managerAddress),
                      Map.of("ERNIC_TCP_GUEST_GIDS", GID_B));
              IonicDriverModel drvA = IonicDriverModel.connect(manager.socket.toString(), 64L << 20);
              IonicDriverModel drvB = IonicDriverModel.connect(worker.socket.toString(), 64L << 20)) {
@@ -86,7 +149,7 @@ public final class MeshBench {
             DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log);
             // The TCP reference runs in each round right before the WRITEs, so a burst of load hits both.
             for (DataPathBench.Row r : bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, new String[] {"WRITE"},
-                    (size, warm) -> tcpOnce((int) size, warm))) {
+                    (size, warm) -> tcpOnce(tcpPath, (int) size, warm))) {
                 (r.op().equals("TCP") ? tcp : write).add(r);
             }
             spreads = bench.spreads();
@@ -113,96 +176,95 @@ public final class MeshBench {
         }
     }
 
-    /** The reference: TCP over loopback, one size, bandwidth (a stream) and latency (message out, a byte back). */
-    private DataPathBench.Row tcpOnce(int size, boolean warm) throws IOException {
-        try (ServerSocketChannel listener = ServerSocketChannel.open()
-                .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-            // The peer: reads whole messages; in ping-pong mode answers each with one byte.
-            Thread peer = Thread.ofPlatform().daemon().start(() -> {
-                try (SocketChannel c = listener.accept()) {
-                    c.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                    ByteBuffer in = ByteBuffer.allocateDirect(size), ack = ByteBuffer.allocateDirect(1);
-                    ByteBuffer mode = ByteBuffer.allocateDirect(1);
-                    for (;;) {
-                        mode.clear();
-                        while (mode.hasRemaining()) {
-                            if (c.read(mode) < 0) {
-                                return;
-                            }
-                        }
-                        boolean pingPong = mode.get(0) == 1;
-                        in.clear();
-                        while (in.hasRemaining()) {
-                            if (c.read(in) < 0) {
-                                return;
-                            }
-                        }
-                        if (pingPong) {
-                            ack.clear();
-                            c.write(ack);
-                        }
-                    }
-                } catch (IOException e) {
-                    // over
-                }
-            });
-            try (SocketChannel c = SocketChannel.open(listener.getLocalAddress())) {
+    /** The reference: TCP on {@code path}, one size, bandwidth (a stream) and latency (message out, a byte back). */
+    private DataPathBench.Row tcpOnce(TcpPath path, int size, boolean warm) throws IOException {
+        ServerSocketChannel listener = path.listener();
+        // The peer: reads whole messages; in ping-pong mode answers each with one byte.
+        Thread peer = Thread.ofPlatform().daemon().start(() -> {
+            try (SocketChannel c = listener.accept()) {
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
-                ByteBuffer out = ByteBuffer.allocateDirect(size + 1), ack = ByteBuffer.allocateDirect(1);
-                // Stream: a mode byte (0) and the message, back to back.
-                long ops = 0, start = 0, end;
-                long t0 = System.nanoTime();
-                boolean measuring = false;
+                ByteBuffer in = ByteBuffer.allocateDirect(size), ack = ByteBuffer.allocateDirect(1);
+                ByteBuffer mode = ByteBuffer.allocateDirect(1);
                 for (;;) {
-                    out.clear();
-                    out.put(0, (byte) 0);
-                    while (out.hasRemaining()) {
-                        c.write(out);
+                    mode.clear();
+                    while (mode.hasRemaining()) {
+                        if (c.read(mode) < 0) {
+                            return;
+                        }
                     }
-                    long now = System.nanoTime();
-                    if (!measuring) {
-                        if (now - t0 >= (warm ? warmupNanos : 0)) {
-                            measuring = true;
-                            start = now;
+                    boolean pingPong = mode.get(0) == 1;
+                    in.clear();
+                    while (in.hasRemaining()) {
+                        if (c.read(in) < 0) {
+                            return;
                         }
-                    } else {
-                        ops++;
-                        if (now - start >= measureNanos) {
-                            end = now;
-                            break;
-                        }
+                    }
+                    if (pingPong) {
+                        ack.clear();
+                        c.write(ack);
                     }
                 }
-                double bw = ops * (double) size / ((end - start) / 1e9);
-                // Ping-pong: mode byte (1) and message out, one byte back.
-                long lops = 0, lstart = System.nanoTime(), lend;
-                for (;;) {
-                    out.clear();
-                    out.put(0, (byte) 1);
-                    while (out.hasRemaining()) {
-                        c.write(out);
+            } catch (IOException e) {
+                // over
+            }
+        });
+        try (SocketChannel c = path.opener().open()) {
+            c.connect(path.target());
+            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            ByteBuffer out = ByteBuffer.allocateDirect(size + 1), ack = ByteBuffer.allocateDirect(1);
+            // Stream: a mode byte (0) and the message, back to back.
+            long ops = 0, start = 0, end;
+            long t0 = System.nanoTime();
+            boolean measuring = false;
+            for (;;) {
+                out.clear();
+                out.put(0, (byte) 0);
+                while (out.hasRemaining()) {
+                    c.write(out);
+                }
+                long now = System.nanoTime();
+                if (!measuring) {
+                    if (now - t0 >= (warm ? warmupNanos : 0)) {
+                        measuring = true;
+                        start = now;
                     }
-                    ack.clear();
-                    while (ack.hasRemaining()) {
-                        if (c.read(ack) < 0) {
-                            throw new IOException("TCP peer closed");
-                        }
-                    }
-                    lops++;
-                    long now = System.nanoTime();
-                    if (now - lstart >= measureNanos / 2) {
-                        lend = now;
+                } else {
+                    ops++;
+                    if (now - start >= measureNanos) {
+                        end = now;
                         break;
                     }
                 }
-                return new DataPathBench.Row("TCP", size, bw, (lend - lstart) / (double) lops, ops + lops);
-            } finally {
-                try {
-                    peer.join(5000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new java.io.InterruptedIOException("interrupted waiting for the TCP peer");
+            }
+            double bw = ops * (double) size / ((end - start) / 1e9);
+            // Ping-pong: mode byte (1) and message out, one byte back.
+            long lops = 0, lstart = System.nanoTime(), lend;
+            for (;;) {
+                out.clear();
+                out.put(0, (byte) 1);
+                while (out.hasRemaining()) {
+                    c.write(out);
                 }
+                ack.clear();
+                while (ack.hasRemaining()) {
+                    if (c.read(ack) < 0) {
+                        throw new IOException("TCP peer closed");
+                    }
+                }
+                lops++;
+                long now = System.nanoTime();
+                if (now - lstart >= measureNanos / 2) {
+                    lend = now;
+                    break;
+                }
+            }
+            return new DataPathBench.Row("TCP", size, bw, (lend - lstart) / (double) lops, ops + lops);
+        } finally {
+            try {
+                peer.join(5000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted waiting for the TCP peer");
             }
         }
     }

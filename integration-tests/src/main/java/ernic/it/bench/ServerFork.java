@@ -25,10 +25,21 @@ final class ServerFork implements AutoCloseable {
     }
 
     static ServerFork start(List<String> args, Map<String, String> env) throws IOException, InterruptedException {
+        return start(List.of(), args, env);
+    }
+
+    /**
+     * The same under {@code launcher}, a command that runs the server in its place by exec, such as
+     * {@code ip netns exec NS} ({@link ernic.it.harness.MeshLan#launcher}): the socket is a file, so the driver
+     * model reaches it from this namespace.
+     */
+    static ServerFork start(List<String> launcher, List<String> args, Map<String, String> env)
+            throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("ernic-bench-server");
         Path socket = dir.resolve("ernic.sock"), log = dir.resolve("server.log");
         String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> cmd = new ArrayList<>(List.of(javaBin, "--enable-native-access=ALL-UNNAMED"));
+        List<String> cmd = new ArrayList<>(launcher);
+        cmd.addAll(List.of(javaBin, "--enable-native-access=ALL-UNNAMED"));
         String opts = System.getenv("ERNIC_JAVA_OPTS");
         if (opts != null && !opts.isBlank()) {
             cmd.addAll(List.of(opts.trim().split("\\s+")));
