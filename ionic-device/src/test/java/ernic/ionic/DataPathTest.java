@@ -1,6 +1,7 @@
 package ernic.ionic;
 
 import ernic.ionic.eth.EthStats;
+import ernic.ionic.eth.FrameClaimer;
 import ernic.ionic.fault.FaultKind;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
@@ -407,6 +408,41 @@ class DataPathTest {
         postRx(0, 5);
         assertThat(dev.lif().guestQueueBacklog()).isZero();
         assertThat(nextRx(0).len()).isEqualTo(udpFrame(2, 20).length);
+    }
+
+    @Test
+    void postedRxBuffersTellTheClaimersTheQueueHasRoomAgain() throws IOException {
+        start("compat");
+        open(1, false);
+        List<String> told = new ArrayList<>();
+        dev.addTxClaimer(new FrameClaimer() {
+            @Override
+            public boolean claim(MemorySegment frame) {
+                return false;
+            }
+
+            @Override
+            public void guestQueueDrained() {
+                told.add("room, backlog " + dev.lif().guestQueueBacklog());
+                // An endpoint sends what it held back: straight into a buffer left over, without a second call.
+                dev.queueForGuest(seg(udpFrame(9, 90)));
+            }
+        });
+        assertThat(dev.queueForGuest(seg(udpFrame(1, 10)))).isTrue();
+        assertThat(dev.queueForGuest(seg(udpFrame(2, 20)))).isTrue();
+        assertThat(told).isEmpty();
+        postRx(0, 1); // the first queued frame goes in; the hook's frame waits behind the second
+        assertThat(told).containsExactly("room, backlog 1");
+        assertThat(nextRx(0).len()).isEqualTo(udpFrame(1, 10).length);
+        assertThat(dev.lif().guestQueueBacklog()).isEqualTo(2);
+        postRx(0, 4); // both go in, then the hook's next frame fills a third buffer
+        assertThat(told).containsExactly("room, backlog 1", "room, backlog 0");
+        assertThat(nextRx(0).len()).isEqualTo(udpFrame(2, 20).length);
+        assertThat(nextRx(0).len()).isEqualTo(udpFrame(9, 90).length);
+        assertThat(nextRx(0).len()).isEqualTo(udpFrame(9, 90).length);
+        assertThat(dev.lif().guestQueueBacklog()).isZero();
+        postRx(0, 1); // nothing was waiting: nobody is told
+        assertThat(told).hasSize(2);
     }
 
     @Test

@@ -70,7 +70,10 @@ final class S3Backend {
         timer = loop.scheduleAtFixedRate(endpoint::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** The TX claimer of an in-process IP endpoint: its frames, and one answer per doorbell's batch. */
+    /**
+     * The TX claimer of an in-process IP endpoint: its frames, one answer per doorbell's batch, and data held
+     * back for a full guest queue sent as soon as the guest posts RX buffers.
+     */
     static FrameClaimer claimer(IpEndpoint endpoint) {
         return new FrameClaimer() {
             @Override
@@ -81,6 +84,11 @@ final class S3Backend {
             @Override
             public void endOfBatch() {
                 endpoint.endOfBatch();
+            }
+
+            @Override
+            public void guestQueueDrained() {
+                endpoint.roomAgain();
             }
         };
     }

@@ -293,7 +293,7 @@ public final class EthLif {
                 q.enabled = true;
                 if (type == QTYPE_RXQ) {
                     frames.rxQueuesChanged();
-                    frames.drainGuestQueue();
+                    frames.rxBuffersPosted();
                 } else if (type == QTYPE_TXQ) {
                     frames.serviceTx(q);
                 } else if (type == QTYPE_ADMINQ) {
@@ -470,7 +470,7 @@ public final class EthLif {
         switch (qtype) {
             case QTYPE_ADMINQ -> serviceAdminq();
             case QTYPE_TXQ -> frames.serviceTx(q);
-            default -> frames.drainGuestQueue();
+            default -> frames.rxBuffersPosted();
         }
         return true;
     }

@@ -14,4 +14,13 @@ public interface FrameClaimer {
      */
     default void endOfBatch() {
     }
+
+    /**
+     * The guest posted RX buffers and frames waiting in its queue for in-process frames went into them: the
+     * queue has room again. An endpoint that stopped sending for lack of room sends what it can now, instead
+     * of waiting for its next timer or the guest's next frame. Called only from the RX doorbell and RX queue
+     * enable, never from {@code queueForGuest}, so frames queued here do not call it again.
+     */
+    default void guestQueueDrained() {
+    }
 }

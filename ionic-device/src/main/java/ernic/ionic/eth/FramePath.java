@@ -426,8 +426,24 @@ final class FramePath {
         return guestQueueCount;
     }
 
+    /**
+     * The guest posted RX buffers (an RX doorbell, an RX queue enabled): delivers queued in-process frames,
+     * and when that shrank the backlog, tells the TX claimers (the in-process endpoints) that the queue has
+     * room again. Their frames go through {@link #queueForGuest}, which drains without telling anyone, so
+     * the hook never runs inside itself.
+     */
+    void rxBuffersPosted() {
+        int backlog = guestQueueCount;
+        drainGuestQueue();
+        if (guestQueueCount < backlog) {
+            for (int i = 0; i < txClaimers.size(); i++) {
+                txClaimers.get(i).guestQueueDrained();
+            }
+        }
+    }
+
     /** Delivers queued in-process frames while their queues have buffers, in order. */
-    void drainGuestQueue() {
+    private void drainGuestQueue() {
         while (guestQueueCount > 0) {
             int slot = guestQueueHead;
             MemorySegment frame = guestQueue.asSlice((long) slot * frameCapacity, guestQueueLength[slot]);

@@ -6,6 +6,7 @@ import ernic.counters.Counters;
 import io.netty.util.concurrent.Ticker;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -37,6 +38,8 @@ public final class IpEndpoint {
     private final List<TcpConnection> scratch = new ArrayList<>();
     /** Connections that took segments in this TX batch, answered by {@link #endOfBatch}. */
     private final List<TcpConnection> unsettled = new ArrayList<>();
+    /** Connections that stopped sending data for lack of room in the sink, oldest first; see {@link #roomAgain}. */
+    private final ArrayDeque<TcpConnection> waitingForRoom = new ArrayDeque<>(MAX_CONNECTIONS);
     private final byte[] rx = new byte[MAX_FRAME], tx = new byte[MAX_FRAME];
     private final MemorySegment rxSeg = MemorySegment.ofArray(rx), txSeg = MemorySegment.ofArray(tx);
     private int ipId;
@@ -356,6 +359,10 @@ public final class IpEndpoint {
 
     private void close(TcpConnection c) {
         c.state = TcpConnection.State.CLOSED;
+        if (c.waitingForRoom) {
+            c.waitingForRoom = false;
+            waitingForRoom.remove(c);
+        }
         if (connections.remove(c.key) != null) {
             counters.set(NetCounter.CONNECTIONS_OPEN, connections.size());
             c.handler.onClosed();
@@ -368,12 +375,43 @@ public final class IpEndpoint {
             c.unsettled = false;
         }
         unsettled.clear();
+        for (TcpConnection c : waitingForRoom) {
+            c.waitingForRoom = false;
+        }
+        waitingForRoom.clear();
         scratch.clear();
         scratch.addAll(connections.values());
         for (TcpConnection c : scratch) {
             close(c);
         }
         scratch.clear();
+    }
+
+    /** {@code c} stopped sending data because the sink had no room: {@link #roomAgain} resumes it. */
+    void waitForRoom(TcpConnection c) {
+        if (!c.waitingForRoom) {
+            c.waitingForRoom = true;
+            waitingForRoom.addLast(c);
+        }
+    }
+
+    /**
+     * The sink has room again (the guest posted RX buffers and the device delivered its backlog into them):
+     * each connection that stopped for lack of room sends what it can now, oldest first, instead of waiting
+     * for the guest's next segment or the 50 ms tick. One pass: a connection that fills the sink again
+     * goes to the back and waits for the next call, the ones not reached keep their place.
+     */
+    public void roomAgain() {
+        if (waitingForRoom.isEmpty()) {
+            return;
+        }
+        long now = ticker.nanoTime();
+        for (int n = waitingForRoom.size(); n > 0 && roomForData(); n--) {
+            TcpConnection c = waitingForRoom.pollFirst();
+            c.waitingForRoom = false;
+            counters.inc(NetCounter.ROOM_WAKES);
+            settle(c, now);
+        }
     }
 
     /** Runs every connection's timers at the ticker's present time. */

@@ -21,8 +21,10 @@ public enum NetCounter implements Counter {
     IDLE_TIMEOUTS("tcp.idle_timeouts"),
     OUT_OF_ORDER("tcp.out_of_order"),
     WINDOW_PROBES("tcp.window_probes"),
-    /** Data held back because the guest's queue for in-process frames was full (sent on its next ACK). */
+    /** Data held back because the guest's queue for in-process frames was full. */
     SINK_FULL("tcp.guest_queue_full"),
+    /** Connections resumed as soon as the guest's queue had room again ({@link IpEndpoint#roomAgain}), not by a tick. */
+    ROOM_WAKES("tcp.guest_queue_wakes"),
     DROP_LENGTH("drop.length"),
     DROP_IP_HEADER("drop.ip_header"),
     DROP_IP_CHECKSUM("drop.ip_checksum"),

@@ -49,6 +49,8 @@ public final class TcpConnection {
     private boolean closeRequested, finSent, finAcked, peerFin, ackNow, freed;
     /** Taken segments since the endpoint's last end of batch (it answers once per batch). */
     boolean unsettled;
+    /** Stopped sending data for lack of room in the sink: the endpoint's {@link IpEndpoint#roomAgain} resumes it. */
+    boolean waitingForRoom;
     private int dupAcks, retries;
     private long rtoNanos = RTO_NANOS, timerAt, lingerUntil, lastHeard;
 
@@ -255,8 +257,10 @@ public final class TcpConnection {
                 break;
             }
             if (!endpoint.roomForData()) {
-                // the guest's queue is full: its ACKs (or the endpoint's tick) bring us back here
+                // the guest's queue is full: room again (the guest posting RX buffers), its next ACK or the
+                // endpoint's tick brings us back here
                 endpoint.counters().inc(NetCounter.SINK_FULL);
+                endpoint.waitForRoom(this);
                 break;
             }
             // no Nagle: the store answers requests, and a response's last segment should not wait

@@ -290,6 +290,79 @@ class IpEndpointTest {
         assertThat(rig.net.get(NetCounter.RETRANSMITS)).isZero();
     }
 
+    /** Runs the link until nothing moves, never advancing time: no tick, no retransmission timer. */
+    private void untilIdle() {
+        while (rig.deliver()) {
+            // another round
+        }
+    }
+
+    @Test
+    void dataHeldForAFullGuestQueueGoesAsSoonAsItHasRoomAgain() {
+        GuestTcp g = rig.connect(40015);
+        rig.run(() -> g.established, 1000);
+        rig.deliver();
+        rig.guestRoom = IpEndpoint.CONTROL_RESERVE; // the guest's queue is full: only control frames fit
+        byte[] data = random(20_000, 10);
+        g.write(data);
+        untilIdle(); // the guest's segments arrive and are acknowledged; the echo has no room for its data
+        assertThat(g.allAcked()).isTrue();
+        assertThat(g.receivedSize()).isZero();
+        rig.guestRoom = Integer.MAX_VALUE; // the guest posted RX buffers, but nobody has said so yet
+        assertThat(rig.deliver()).isFalse();
+        rig.endpoint.roomAgain(); // what the device does once its backlog went into those buffers
+        untilIdle();
+        assertThat(g.receivedSize()).isEqualTo(data.length);
+        assertThat(g.receivedBytes()).isEqualTo(data);
+        assertThat(g.dupAcksSent).isZero(); // every segment arrived in order
+        assertThat(rig.net.get(NetCounter.RETRANSMITS)).isZero();
+        assertThat(rig.net.get(NetCounter.ROOM_WAKES)).isEqualTo(1);
+    }
+
+    @Test
+    void roomAgainWakesOnlyStoppedConnectionsOldestFirstAndTakesTurns() {
+        GuestTcp a = rig.connect(40016), b = rig.connect(40017), idle = rig.connect(40018);
+        rig.run(() -> a.established && b.established && idle.established, 1000);
+        untilIdle();
+        rig.guestRoom = IpEndpoint.CONTROL_RESERVE;
+        byte[] dataA = random(20_000, 11), dataB = random(20_000, 12);
+        a.write(dataA);
+        untilIdle(); // a stops first
+        b.write(dataB);
+        untilIdle(); // then b
+        assertThat(a.receivedSize() + b.receivedSize()).isZero();
+        // The guest's queue takes four data segments at a time; the guest's stack does not run in between,
+        // so only the wake sends (no ACK comes back to do it).
+        rig.guestRoom = Integer.MAX_VALUE;
+        rig.guestQueueSlots = IpEndpoint.CONTROL_RESERVE + 4;
+        List<byte[]> ring = new ArrayList<>();
+        List<Integer> turns = new ArrayList<>();
+        for (int round = 0; round < 3; round++) {
+            rig.endpoint.roomAgain();
+            while (!rig.toGuest.isEmpty()) {
+                byte[] f = rig.toGuest.poll();
+                turns.add(GuestFrames.parseTcp(f).dport());
+                ring.add(f);
+            }
+        }
+        assertThat(turns).containsExactly(40016, 40016, 40016, 40016, 40017, 40017, 40017, 40017,
+                40016, 40016, 40016, 40016);
+        // The guest's stack runs: what its ring holds, then the rest with the queue no longer in the way.
+        rig.toGuest.addAll(ring);
+        rig.guestQueueSlots = 0;
+        rig.endpoint.roomAgain();
+        untilIdle();
+        assertThat(a.receivedSize()).isEqualTo(dataA.length);
+        assertThat(b.receivedSize()).isEqualTo(dataB.length);
+        assertThat(a.receivedBytes()).isEqualTo(dataA);
+        assertThat(b.receivedBytes()).isEqualTo(dataB);
+        assertThat(a.dupAcksSent + b.dupAcksSent).isZero();
+        assertThat(idle.receivedSize()).isZero();
+        assertThat(rig.net.get(NetCounter.RETRANSMITS)).isZero();
+        // three turns of one connection each, then the two still waiting: the idle one was never woken
+        assertThat(rig.net.get(NetCounter.ROOM_WAKES)).isEqualTo(5);
+    }
+
     @Test
     void aStalledReaderClosesTheWindowAndReopensIt() {
         GuestTcp g = rig.connect(40008);

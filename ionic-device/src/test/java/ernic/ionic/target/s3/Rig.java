@@ -22,6 +22,11 @@ final class Rig {
     final ArrayDeque<byte[]> toGuest = new ArrayDeque<>();
     /** What the sink says it takes now (the guest's queue for in-process frames). */
     int guestRoom = Integer.MAX_VALUE;
+    /**
+     * When positive, the sink is a queue of this many frames instead: its room is what {@link #toGuest} does not
+     * hold yet, so frames sent fill it and frames taken off it free it.
+     */
+    int guestQueueSlots;
     final Map<Integer, GuestTcp> guests = new HashMap<>();
     final Random random = new Random(42);
     double lossToStore, lossToGuest;
@@ -42,7 +47,7 @@ final class Rig {
 
             @Override
             public int room() {
-                return guestRoom;
+                return guestQueueSlots > 0 ? guestQueueSlots - toGuest.size() : guestRoom;
             }
         }, ticker, net, acceptor);
     }
