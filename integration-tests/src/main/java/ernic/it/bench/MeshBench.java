@@ -39,6 +39,8 @@ public final class MeshBench {
     static final String GID_A = "10.77.0.1", GID_B = "10.77.0.2";
     /** The manager's mesh port on its own host of a {@link MeshLan} (a fresh namespace: nothing else there). */
     static final int LAN_PORT = 7400;
+    /** The first pass through both freshly started servers, unrecorded, while their JIT compiles the path. */
+    static final long COLD_START_MILLIS = 4_000;
 
     public record Result(List<DataPathBench.Row> write, List<DataPathBench.Row> tcp, List<DataPathBench.Spread> spreads,
                          boolean dataChecked) {}
@@ -146,7 +148,8 @@ public final class MeshBench {
                 pattern[i] = (byte) (i * 7 + 3);
             }
             bufA.put(0, pattern);
-            DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log);
+            DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log)
+                    .coldStart(COLD_START_MILLIS);
             // The TCP reference runs in each round right before the WRITEs, so a burst of load hits both.
             for (DataPathBench.Row r : bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, new String[] {"WRITE"},
                     (size, warm) -> tcpOnce(tcpPath, (int) size, warm))) {
