@@ -6,6 +6,7 @@ import ernic.mesh.MeshListener;
 import ernic.mesh.Recall;
 import ernic.mesh.SendResult;
 import ernic.vfiouser.server.Refusals;
+import ernic.vfiouser.sys.NativeMemory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import org.slf4j.Logger;
@@ -324,7 +325,9 @@ final class RemotePath implements End, MeshListener {
         int at = m.writerIndex();
         m.ensureWritable(len);
         Spans dst = out.clear();
-        if (len > 0) {
+        if (len > 0 && m.hasMemoryAddress()) {
+            dst.addLocal(NativeMemory.ALL, m.memoryAddress() + at, len); // no view object per message
+        } else if (len > 0) {
             dst.addLocal(MemorySegment.ofBuffer(m.nioBuffer(at, len)), 0, len);
         }
         if (!memory.copy(src, dst, len)) {
@@ -334,11 +337,16 @@ final class RemotePath implements End, MeshListener {
         return true;
     }
 
-    /** The payload of a message as spans to copy from, over its buffers where they lie (no merge). */
+    /**
+     * The payload of a message as spans to copy from, over its buffers where they lie (no merge); a direct buffer
+     * by its address, so the usual message makes no view object.
+     */
     Spans payload(ByteBuf m, int len) {
         Spans s = received.clear();
         int at = m.readerIndex() + WireHeader.SIZE;
-        if (len > 0 && m.nioBufferCount() == 1) {
+        if (len > 0 && m.hasMemoryAddress()) {
+            s.addLocal(NativeMemory.ALL, m.memoryAddress() + at, len);
+        } else if (len > 0 && m.nioBufferCount() == 1) {
             s.addLocal(MemorySegment.ofBuffer(m.nioBuffer(at, len)), 0, len);
         } else if (len > 0) {
             ByteBuffer[] parts = m.nioBuffers(at, len);

@@ -3,6 +3,7 @@ package ernic.vfiouser.server;
 import ernic.counters.Counters;
 import ernic.vfiouser.pci.PciConfigSpace;
 import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.sys.NativeMemory;
 import ernic.vfiouser.transport.FdSocketChannel;
 import ernic.vfiouser.wire.Command;
 import ernic.vfiouser.wire.Header;
@@ -73,8 +74,6 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     private final MemorySegment replyBuffer = arena.allocate(REPLY_BUFFER_SIZE, 64);
     /** The socket, for {@link FdSocketChannel#writeNow}; null under a test channel. */
     private FdSocketChannel socket;
-    /** All of memory, to copy to and from a ByteBuf's native address without making a segment per copy. */
-    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     private final Map<Integer, CompletableFuture<VfioUserMessage>> pendingRequests = new HashMap<>();
     private ChannelHandlerContext ctx;
     private Capabilities peer = Capabilities.DEFAULTS;
@@ -111,7 +110,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     /** Copies {@code count} bytes of {@code src} at {@code index} to the scratch buffer. */
     private void toScratch(ByteBuf src, int index, int count) {
         if (src.hasMemoryAddress()) {
-            MemorySegment.copy(ALL, src.memoryAddress() + index, scratch, 0, count);
+            MemorySegment.copy(NativeMemory.ALL, src.memoryAddress() + index, scratch, 0, count);
         } else if (src.hasArray()) {
             MemorySegment.copy(src.array(), src.arrayOffset() + index, scratch, ValueLayout.JAVA_BYTE, 0, count);
         } else {
@@ -154,7 +153,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         if (count > 0) {
             int at = out.writerIndex();
             if (out.hasMemoryAddress()) {
-                MemorySegment.copy(scratch, 0, ALL, out.memoryAddress() + at, count);
+                MemorySegment.copy(scratch, 0, NativeMemory.ALL, out.memoryAddress() + at, count);
                 out.writerIndex(at + count);
             } else {
                 out.writeBytes(scratchView.clear().limit(count));

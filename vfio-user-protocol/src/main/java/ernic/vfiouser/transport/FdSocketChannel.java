@@ -2,6 +2,7 @@ package ernic.vfiouser.transport;
 
 import ernic.vfiouser.sys.ErrnoException;
 import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.sys.NativeMemory;
 import ernic.vfiouser.sys.ScmRights;
 import ernic.vfiouser.wire.FdChunk;
 import io.netty.buffer.ByteBuf;
@@ -239,13 +240,11 @@ public final class FdSocketChannel extends AbstractChannel {
         unsafe().flush();
         return true;
     }
-    /** All of memory, to copy to and from a ByteBuf's native address without making a segment per copy. */
-    private static final MemorySegment ALL = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
 
     /** Copies {@code n} bytes of {@code src} from {@code index} to the start of the buffer. */
     private void copyOut(ByteBuf src, int index, int n) {
         if (src.hasMemoryAddress()) {
-            MemorySegment.copy(ALL, src.memoryAddress() + index, buffer, 0, n);
+            MemorySegment.copy(NativeMemory.ALL, src.memoryAddress() + index, buffer, 0, n);
         } else if (src.hasArray()) {
             MemorySegment.copy(src.array(), src.arrayOffset() + index, buffer, ValueLayout.JAVA_BYTE, 0, n);
         } else {
@@ -273,7 +272,7 @@ public final class FdSocketChannel extends AbstractChannel {
         }
         int at = data.writerIndex();
         if (data.hasMemoryAddress()) {
-            MemorySegment.copy(buffer, 0, ALL, data.memoryAddress() + at, n);
+            MemorySegment.copy(buffer, 0, NativeMemory.ALL, data.memoryAddress() + at, n);
             data.writerIndex(at + n);
         } else if (data.hasArray()) {
             MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, data.array(), data.arrayOffset() + at, n);
