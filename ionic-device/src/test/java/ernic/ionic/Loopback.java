@@ -101,7 +101,7 @@ final class Loopback {
         }
 
         @Override public int nodeId() { return id; }
-        @Override public ByteBufAllocator alloc() { return PooledByteBufAllocator.DEFAULT; }
+        @Override public ByteBuf message(int bytes) { return PooledByteBufAllocator.DEFAULT.directBuffer(bytes); }
         @Override public Executor loop() { return tasks::add; }
         @Override public void listen(MeshListener l) { listener = l; }
         @Override public void gidsInUse(java.util.function.Predicate<Gid> p) { inUse = p; }

@@ -327,9 +327,19 @@ public final class MeshNode {
         }
     }
 
-    /** The allocator to build payloads for {@link #send} with (pooled, direct). */
+    /** The allocator of this node's connections (pooled, direct). */
     public ByteBufAllocator alloc() {
         return alloc;
+    }
+
+    /**
+     * An empty buffer for a payload of up to {@code bytes} to {@link #send} (pooled, direct), with room before
+     * it for the frame header: the frame then goes to the socket as one buffer, with nothing allocated around
+     * it. Send it once (a second send would find its header room taken).
+     */
+    public ByteBuf message(int bytes) {
+        ByteBuf b = alloc.directBuffer(Wire.DATA_OVERHEAD + bytes);
+        return b.setIndex(Wire.DATA_OVERHEAD, Wire.DATA_OVERHEAD);
     }
 
     /** The largest payload {@link #send} takes: what fits a frame of {@link MeshConfig#maxFrameLength()}. */

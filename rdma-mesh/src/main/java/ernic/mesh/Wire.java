@@ -483,13 +483,36 @@ final class Wire {
         };
     }
 
-    /** A DATA frame around {@code payload}, which it takes over; the send path's encoder (no record). */
+    /**
+     * A DATA frame around {@code payload}, which it takes over; the send path's encoder (no record). A payload made
+     * by {@link MeshNode#message} has room for the header before it: the frame is then the same memory, one
+     * contiguous buffer the socket writes by address (a view that leaves the payload's own indices as they
+     * were). Any other payload gets a header buffer of its own in front of it.
+     */
     static ByteBuf data(ByteBufAllocator alloc, int src, int dst, ByteBuf payload) {
+        int length = DATA_OVERHEAD - LENGTH_BYTES + payload.readableBytes();
+        if (hasHeadroom(payload)) {
+            int at = payload.readerIndex() - DATA_OVERHEAD;
+            payload.setInt(at, length).setByte(at + LENGTH_BYTES, DATA).setInt(at + LENGTH_BYTES + 1, src)
+                    .setInt(at + DATA_DESTINATION, dst);
+            ByteBuf frame = payload.retainedDuplicate().readerIndex(at);
+            payload.release(); // the frame holds it now
+            return frame;
+        }
         ByteBuf h = alloc.buffer(DATA_OVERHEAD);
-        h.writeInt(DATA_OVERHEAD - LENGTH_BYTES + payload.readableBytes()).writeByte(DATA).writeInt(src).writeInt(dst);
+        h.writeInt(length).writeByte(DATA).writeInt(src).writeInt(dst);
         CompositeByteBuf c = alloc.compositeBuffer(2);
         c.addComponents(true, h, payload);
         return c;
+    }
+
+    /**
+     * Whether the bytes before {@code payload}'s reader index are free for a DATA header: a buffer of its own
+     * (not a view of another), held by nobody else, as {@link MeshNode#message} makes them.
+     */
+    private static boolean hasHeadroom(ByteBuf payload) {
+        return payload.readerIndex() == DATA_OVERHEAD && payload.unwrap() == null && payload.refCnt() == 1
+                && payload.hasMemoryAddress() && !payload.isReadOnly();
     }
 
     /** The destination of an outbound DATA frame (one {@link #data} built). */

@@ -46,7 +46,7 @@ class TakeBackTest {
             int queued = on(w1, () -> {
                 int n = 0;
                 for (int id = 0; id < COUNT; id++) {
-                    ByteBuf b = Unpooled.buffer(MESSAGE).writeInt(id).writeZero(MESSAGE - 4);
+                    ByteBuf b = w1.message(MESSAGE).writeInt(id).writeZero(MESSAGE - 4); // framed in its headroom
                     if (w1.send(2, b, recall) != SendResult.QUEUED) {
                         b.release();
                         break;

@@ -3,6 +3,8 @@ package ernic.mesh;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
@@ -101,6 +103,53 @@ class WireTest {
         assertThat(Wire.dataDestination(out)).isEqualTo(2);
         assertThat(out.readableBytes()).isEqualTo(Wire.DATA_OVERHEAD + 3);
         out.release();
+    }
+
+    /** A pooled direct payload with room for the DATA header before it, as {@link MeshNode#message} makes it. */
+    private static ByteBuf withHeadroom(String text) {
+        ByteBuf p = PooledByteBufAllocator.DEFAULT.directBuffer(Wire.DATA_OVERHEAD + text.length());
+        return p.setIndex(Wire.DATA_OVERHEAD, Wire.DATA_OVERHEAD).writeBytes(text.getBytes());
+    }
+
+    @Test
+    void aPayloadWithHeadroomGoesOutAsOneBufferWithTheSameBytes() throws Exception {
+        ByteBuf p = withHeadroom("payload");
+        ByteBuf frame = Wire.data(A, 3, 4, p);
+        assertThat(frame).isNotInstanceOf(CompositeByteBuf.class);
+        assertThat(frame.hasMemoryAddress()).isTrue(); // what epoll's writev takes without a view
+        assertThat(p.readerIndex()).isEqualTo(Wire.DATA_OVERHEAD); // the payload as the sender is asked about it
+        assertThat(p.refCnt()).isEqualTo(1); // the frame's reference, no other
+        ByteBuf composite = Wire.data(A, 3, 4, Unpooled.wrappedBuffer("payload".getBytes()));
+        assertThat(ByteBufUtil.getBytes(frame)).isEqualTo(ByteBufUtil.getBytes(composite));
+        assertThat(Wire.dataDestination(frame)).isEqualTo(4);
+        composite.release();
+        ByteBuf f = cut(frame).getFirst();
+        Wire.Data d = (Wire.Data) Wire.decode(f);
+        assertThat(d.source()).isEqualTo(3);
+        assertThat(new String(ByteBufUtil.getBytes(d.payload()))).isEqualTo("payload");
+        f.release();
+        assertThat(p.refCnt()).isZero();
+    }
+
+    @Test
+    void bytesBeforeAPayloadSomebodyElseHoldsOrViewsAreNotWrittenOver() {
+        ByteBuf held = withHeadroom("payload").retain();
+        held.setByte(0, 0x55);
+        ByteBuf frame = Wire.data(A, 1, 2, held);
+        assertThat(frame).isInstanceOf(CompositeByteBuf.class);
+        assertThat(held.getByte(0)).isEqualTo((byte) 0x55);
+        frame.release();
+        held.release();
+
+        ByteBuf whole = withHeadroom("payload");
+        whole.setByte(0, 0x66);
+        ByteBuf view = whole.retainedDuplicate();
+        frame = Wire.data(A, 1, 2, view);
+        assertThat(frame).isInstanceOf(CompositeByteBuf.class);
+        assertThat(whole.getByte(0)).isEqualTo((byte) 0x66);
+        frame.release();
+        whole.release();
+        assertThat(whole.refCnt()).isZero();
     }
 
     @Test

@@ -6,7 +6,6 @@ import ernic.mesh.MeshNode;
 import ernic.mesh.Recall;
 import ernic.mesh.SendResult;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 
 import java.util.OptionalInt;
 import java.util.concurrent.Executor;
@@ -25,7 +24,8 @@ public interface PeerPort {
 
     OptionalInt ownerOf(Gid gid);
 
-    ByteBufAllocator alloc();
+    /** An empty buffer for a message of up to {@code bytes} to {@link #send} (see {@link MeshNode#message}). */
+    ByteBuf message(int bytes);
 
     /** What {@link #send} would answer now, without a payload. */
     SendResult probe(int node);
@@ -63,7 +63,7 @@ public interface PeerPort {
 
             @Override public int nodeId() { return node.nodeId(); }
             @Override public OptionalInt ownerOf(Gid gid) { return node.ownerOf(gid); }
-            @Override public ByteBufAllocator alloc() { return node.alloc(); }
+            @Override public ByteBuf message(int bytes) { return node.message(bytes); }
             @Override public SendResult probe(int dst) { return node.probe(dst); }
             @Override public SendResult send(int dst, ByteBuf p, Recall r) { return node.send(dst, p, r); }
             @Override public SendResult sendReply(int dst, ByteBuf p) { return node.sendReply(dst, p); }

@@ -8,7 +8,6 @@ import ernic.mesh.SendResult;
 import ernic.vfiouser.server.Refusals;
 import ernic.vfiouser.sys.NativeMemory;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,7 +50,6 @@ final class RemotePath implements End, MeshListener {
     private final Requester requester;
     private final Refusals refusals;
     private final PeerPort port;
-    private final ByteBufAllocator alloc;
     private final LongSupplier clock;
     final RemoteResponder responder;
     private final List<QueuePair> watched = new ArrayList<>();
@@ -80,7 +78,6 @@ final class RemotePath implements End, MeshListener {
         this.memory = memory;
         this.requester = requester;
         this.port = port;
-        this.alloc = port.alloc();
         this.clock = clock;
         this.goneGeneration = new int[lif.qpCount];
         this.goneGivenUpBelow = new long[lif.qpCount];
@@ -284,7 +281,7 @@ final class RemotePath implements End, MeshListener {
         int len = (int) r.payload.total;
         int flags = (r.solicited() ? WireHeader.FLAG_SOLICITED : 0)
                 | (ah.ipv4 ? WireHeader.FLAG_IPV4 : 0) | (ah.vlan >= 0 ? WireHeader.FLAG_VLAN : 0);
-        ByteBuf m = alloc.directBuffer(WireHeader.SIZE + len);
+        ByteBuf m = port.message(WireHeader.SIZE + len);
         WireHeader.start(m, WireHeader.UD_SEND, flags, r.qp.id, r.destQpn, r.qp.generation, 0, 0);
         WireHeader.put32(m, WireHeader.QKEY, r.qkey);
         WireHeader.put32(m, WireHeader.IMM, r.wqe.op() == V1.Wqe.OP_SEND_IMM ? r.wqe.immDataKey() : 0);
@@ -313,7 +310,7 @@ final class RemotePath implements End, MeshListener {
 
     /** A request message of {@code payload} bytes with the requester's fields filled in. */
     private ByteBuf request(Request r, int op, int flags, int payload) {
-        ByteBuf m = alloc.directBuffer(WireHeader.SIZE + payload);
+        ByteBuf m = port.message(WireHeader.SIZE + payload);
         QueuePair qp = r.qp;
         WireHeader.start(m, op, flags, qp.id, qp.destQpn, qp.generation, r.slot, qp.outstanding.nextSeq);
         WireHeader.put64(m, WireHeader.LENGTH, payload);

@@ -4,7 +4,6 @@ import ernic.counters.Counters;
 import ernic.ionic.layout.Le;
 import ernic.mesh.SendResult;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -33,7 +32,6 @@ final class RemoteResponder {
     private final RdmaLif lif;
     private final Responder responder;
     private final PeerPort port;
-    private final ByteBufAllocator alloc;
     private final LongSupplier clock;
     private final MemorySegment old = Arena.ofAuto().allocate(8, 8);
     private final Spans source = new Spans();
@@ -52,7 +50,6 @@ final class RemoteResponder {
         this.lif = lif;
         this.responder = responder;
         this.port = port;
-        this.alloc = port.alloc();
         this.clock = clock;
     }
 
@@ -133,7 +130,7 @@ final class RemoteResponder {
 
     /** Answers {@code request}: its requester fields echoed, a status, and for a READ the data. */
     private void reply(int node, ByteBuf request, int op, int status, Spans data, int len, long was) {
-        ByteBuf r = alloc.directBuffer(WireHeader.SIZE + len);
+        ByteBuf r = port.message(WireHeader.SIZE + len);
         WireHeader.start(r, op, 0, WireHeader.u32(request, WireHeader.SRC_QP), WireHeader.u32(request,
                 WireHeader.DST_QP), WireHeader.u32(request, WireHeader.GENERATION), WireHeader.u32(request,
                 WireHeader.SLOT), WireHeader.u64(request, WireHeader.SEQ));
@@ -189,7 +186,7 @@ final class RemoteResponder {
         if (qp.held.isEmpty()) {
             counters.inc(RemoteCounter.RNR_WAITS);
         }
-        m = alloc.directBuffer(m.readableBytes()).writeBytes(m, m.readerIndex(), m.readableBytes());
+        m = port.message(m.readableBytes()).writeBytes(m, m.readerIndex(), m.readableBytes());
         long now = clock.getAsLong();
         qp.held.add(new Held(node, m, now));
         heldBytes += m.readableBytes();
