@@ -47,6 +47,9 @@ class P4GuestTest {
 
     /** Guest A: forward, rewrite and drop, seen by ping and iperf3. */
     static final String GUEST_A = up(IP_A) + """
+            # Guest B may boot minutes later under TCG (a stalled first boot is retried): wait for the test
+            # to say B is listening before counting pings.
+            for i in $(seq 1 1200); do [ -e /job/b-up ] && break; sleep 0.5; done
             ok=0
             for i in $(seq 1 60); do ping -c 1 -W 2 %1$s > /dev/null && { ok=1; break; }; sleep 1; done
             echo "reached $ok"
@@ -147,6 +150,7 @@ class P4GuestTest {
     /** Guest B: an iperf3 server for guest A, its own RDMA checks, then up until guest A is done. */
     static final String GUEST_B = up(IP_B) + """
             iperf3 -s -D
+            touch /job/b-up
             cat > /tmp/p4rdma.py <<'EOF'
             %sEOF
             python3 /tmp/p4rdma.py
@@ -169,7 +173,7 @@ class P4GuestTest {
         Path work = Files.createDirectories(Path.of("target", "guest", "p4")).toAbsolutePath();
         Path jobA = work.resolve("vm0"), jobB = work.resolve("vm1");
         for (Path f : new Path[] {jobA.resolve("a-done"), jobB.resolve("a-done"), jobB.resolve("rkey"),
-                jobB.resolve("rkey.tmp"), jobB.resolve("rkey-armed")}) {
+                jobB.resolve("rkey.tmp"), jobB.resolve("rkey-armed"), jobA.resolve("b-up"), jobB.resolve("b-up")}) {
             Files.deleteIfExists(f);
         }
         // Server B's entries: the file's (accumulate, convert) and a deny of WRITEs into 0x6e0000000000.
@@ -195,9 +199,16 @@ class P4GuestTest {
             }
             CompletableFuture<GuestResult> runA = run(threads, jobA, 0, serverA, GUEST_A);
             CompletableFuture<GuestResult> runB = run(threads, jobB, 1, serverB, GUEST_B);
-            // The chosen rkey: once guest B has it, a deny entry for it goes in at run time.
+            // Guest B up: guest A may start pinging it. The chosen rkey: once guest B has it, a deny entry
+            // for it goes in at run time.
             while (!runB.isDone() && !Files.exists(jobB.resolve("rkey"))) {
+                if (Files.exists(jobB.resolve("b-up")) && !Files.exists(jobA.resolve("b-up"))) {
+                    Files.writeString(jobA.resolve("b-up"), "");
+                }
                 Thread.sleep(200);
+            }
+            if (!Files.exists(jobA.resolve("b-up"))) {
+                Files.writeString(jobA.resolve("b-up"), ""); // B ended or has its rkey: A's checks show which
             }
             if (Files.exists(jobB.resolve("rkey"))) {
                 long rkey = Long.parseLong(Files.readString(jobB.resolve("rkey")).trim());
