@@ -8,13 +8,16 @@
 #
 # Runs in a guest booted with an ionic device (ernic.it.bench.GuestBench, or
 # ./ernic guest run --no-network guest/bench/perftest-vs-rxe.sh).
-# Environment: PERF_SIZES (default "64 4096 65536 1048576"), PERF_TESTS.
+# Then ibv_rc_pingpong (4 KiB) on each device, polling and with -e: -e sleeps on completion events
+# (CQ arm -> EQE -> MSI-X -> the guest's interrupt -> the completion channel), as most applications do.
+# Environment: PERF_SIZES (default "64 4096 65536 1048576"), PERF_TESTS (empty: none), PINGPONG_MODES (default
+# "poll event"; empty: none), PINGPONG_SIZE (4096), PINGPONG_ITERS (1000), PINGPONG_ROUNDS (3).
 set -u
 
 IONIC_IP=10.9.0.1
 RXE_IP=10.10.0.1
 SIZES=${PERF_SIZES:-64 4096 65536 1048576}
-TESTS=${PERF_TESTS:-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat}
+TESTS=${PERF_TESTS-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat}
 # Raw perftest output: in the job directory when there is one (kept on the host), else /tmp.
 RAW=/job/perf
 mkdir -p $RAW 2>/dev/null && touch $RAW/.w 2>/dev/null || { RAW=/tmp/perf; mkdir -p $RAW; }
@@ -95,6 +98,31 @@ for d in ionic_0 rxe0; do
         done
     done
 done
+
+PP_SIZE=${PINGPONG_SIZE:-4096}
+PP_ITERS=${PINGPONG_ITERS:-1000}
+# Rounds alternate the devices (ionic, rxe, ionic, ...) so both see the same drift of the host's load;
+# the ratio is of the medians.
+for round in $(seq 1 ${PINGPONG_ROUNDS:-3}); do
+  for mode in ${PINGPONG_MODES-poll event}; do
+    flag=; [[ $mode == event ]] && flag=-e
+    for d in ionic_0 rxe0; do
+        ipaddr=$IONIC_IP; [[ $d == rxe0 ]] && ipaddr=$RXE_IP
+        base="$RAW/$d-rc_pingpong_$mode-$PP_SIZE-$round"
+        args="-d $d -g 1 -s $PP_SIZE -n $PP_ITERS $flag"
+        start=$(date +%s%N)
+        timeout 120 ibv_rc_pingpong $args >$base.server 2>&1 &
+        spid=$!
+        sleep 1.5
+        timeout 120 ibv_rc_pingpong $args $ipaddr >$base.client 2>&1; c=$?
+        wait $spid; sv=$?
+        ms=$(( ($(date +%s%N) - start) / 1000000 ))
+        echo "=== $d ibv_rc_pingpong $flag size=$PP_SIZE n=$PP_ITERS round=$round client=$c server=$sv wall_ms=$ms"
+        grep -E 'iters in' $base.client || tail -n 5 $base.client $base.server
+        echo "$d rc_pingpong_$mode $PP_SIZE $PP_ITERS $c $sv $ms $round $base.client" >>$runs
+    done
+  done
+done
 echo "PERFTEST: runs took $(( $(date +%s) - t0 )) s"
 
 python3 - "$runs" <<'PY'
@@ -115,6 +143,17 @@ for dev, test, size, n, c, s, ms, attempts, path in runs:
     r = {"device": dev, "test": test, "size": int(size), "iterations": int(n),
          "client_exit": int(c), "server_exit": int(s), "wall_ms": int(ms), "attempts": int(attempts)}
     rows = []
+    if test.startswith("rc_pingpong"):  # "1000 iters in 0.57 seconds = 573.26 usec/iter"
+        r["round"] = r.pop("attempts")
+        for line in open(path, errors="replace"):
+            m = re.match(r"\s*(\d+) iters in ([\d.]+) seconds = ([\d.]+) usec/iter", line)
+            if m:
+                rows.append(m)
+                r["t_avg_usec"] = float(m.group(3))
+        r["ok"] = r["client_exit"] == 0 and r["server_exit"] == 0 and bool(rows) and r.get("t_avg_usec", 0) > 0
+        ok &= r["ok"]
+        doc["results"].append(r)
+        continue
     for line in open(path, errors="replace"):
         f = line.split()
         if len(f) >= 5 and f[0].isdigit() and f[1].isdigit():
@@ -138,7 +177,18 @@ for dev, test, size, n, c, s, ms, attempts, path in runs:
     r["ok"] = r["client_exit"] == 0 and r["server_exit"] == 0 and bool(rows) and "anomaly" not in r
     ok &= r["ok"]
     doc["results"].append(r)
-by = {(r["device"], r["test"], r["size"]): r for r in doc["results"]}
+pp = {}
+for r in doc["results"]:
+    if r["test"].startswith("rc_pingpong") and r["ok"]:
+        pp.setdefault((r["device"], r["test"], r["size"]), []).append(r["t_avg_usec"])
+for (dev, test, size), ts in sorted(pp.items()):
+    x = pp.get(("rxe0", test, size))
+    if dev == "ionic_0" and x:
+        med = lambda v: sorted(v)[len(v) // 2]
+        doc["ratios"].append({"test": test, "size": size, "rounds": len(ts),
+                              "t_avg_ionic_over_rxe": round(med(ts) / med(x), 3),
+                              "ionic_usec_per_iter": sorted(ts), "rxe_usec_per_iter": sorted(x)})
+by = {(r["device"], r["test"], r["size"]): r for r in doc["results"] if not r["test"].startswith("rc_pingpong")}
 for (dev, test, size), r in by.items():
     x = by.get(("rxe0", test, size))
     if dev != "ionic_0" or not x or not r["ok"] or not x["ok"]:

@@ -62,7 +62,7 @@ public final class GuestBench {
     }
 
     static final Bench PERFTEST = new Bench("perftest", "guest/bench/perftest-vs-rxe.sh", "guest-perftest.json", null,
-            List.of("rdma.sq.wqes", "rdma.sq.errors", "rdma.admin.errors", "rdma.admin.commands", "refused.rdma"), false,
+            List.of("rdma.sq.wqes", "rdma.sq.errors", "rdma.admin.errors", "rdma.admin.commands", "refused.rdma", "intr."), false,
             sizes("64 65536"));
     static final Bench NVMEOF = new Bench("nvmeof", "guest/bench/nvmeof-vs-nvmet.sh", "guest-nvmeof.json",
             "nvmeof:size=256M", List.of("nvmeof.bytes", "nvmeof.err.", "nvmeof.transfers_refused",
