@@ -1,23 +1,34 @@
 #!/bin/bash
-# perftest on the emulated ionic NIC against Soft-RoCE (rdma_rxe), both in this
-# one guest: ib_write_bw, ib_read_bw, ib_send_bw, ib_write_lat and ib_send_lat
-# at a few message sizes, server and client in the same VM on the device's own
-# address. Prints the raw perftest output, then one JSON document between the
-# lines BENCH-JSON-BEGIN and BENCH-JSON-END. Exits non-zero if a device
-# did not come up or any run failed (the JSON still lists every run).
+# perftest on the emulated ionic NIC against Soft-RoCE (rdma_rxe): ib_write_bw, ib_read_bw, ib_send_bw,
+# ib_write_lat and ib_send_lat at a few message sizes, then ibv_rc_pingpong (4 KiB) on each device,
+# polling and with -e (-e sleeps on completion events: CQ arm -> EQE -> MSI-X -> the guest's interrupt ->
+# the completion channel, as most applications do). Prints the raw output, then one JSON document between
+# the lines BENCH-JSON-BEGIN and BENCH-JSON-END. Exits non-zero if a device did not come up or any run
+# failed (the JSON still lists every run).
 #
-# Runs in a guest booted with an ionic device (ernic.it.bench.GuestBench, or
+# One guest (default): server and client in this VM on the device's own address; rxe on a dummy netdev.
+# Runs in a guest booted with an ionic device (ernic.it.bench.GuestBench perftest, or
 # ./ernic guest run --no-network guest/bench/perftest-vs-rxe.sh).
-# Then ibv_rc_pingpong (4 KiB) on each device, polling and with -e: -e sleeps on completion events
-# (CQ arm -> EQE -> MSI-X -> the guest's interrupt -> the completion channel), as most applications do.
+# Two guests (PERF_TWO_GUESTS=1; ernic.it.bench.GuestBench two-guests, or ./ernic guest run --vms 2 ...):
+# each with its own server, the servers in a mesh, the guests' TAPs on one bridge. Guest 0 runs the server
+# ends, guest 1 the client ends and prints the JSON: ionic's bytes cross the mesh; rxe runs on the ionic
+# netdev, so its RoCE frames cross the emulated Ethernet, the TAPs and the bridge.
 # Environment: PERF_SIZES (default "64 4096 65536 1048576"), PERF_TESTS (empty: none), PINGPONG_MODES (default
-# "poll event"; empty: none), PINGPONG_SIZE (4096), PINGPONG_ITERS (1000), PINGPONG_ROUNDS (3).
+# "poll event"; empty: none), PINGPONG_SIZE (4096), PINGPONG_ITERS (1000), PINGPONG_ROUNDS (3), PERF_TWO_GUESTS.
 set -u
 
-IONIC_IP=10.9.0.1
-RXE_IP=10.10.0.1
 SIZES=${PERF_SIZES:-64 4096 65536 1048576}
 TESTS=${PERF_TESTS-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat}
+if [[ ${PERF_TWO_GUESTS:-0} == 1 ]]; then
+    ROLE=$([[ ${ERNIC_VM_INDEX:-0} == 0 ]] && echo server || echo client)
+    IONIC_IP=${ERNIC_GUEST_IP:?two guests need the segment of ernic guest run --vms 2}
+    RXE_IP=$IONIC_IP
+    PEER_IP=192.168.77.1   # guest 0, where the server ends run
+else
+    ROLE=both
+    IONIC_IP=10.9.0.1
+    RXE_IP=10.10.0.1
+fi
 # Raw perftest output: in the job directory when there is one (kept on the host), else /tmp.
 RAW=/job/perf
 mkdir -p $RAW 2>/dev/null && touch $RAW/.w 2>/dev/null || { RAW=/tmp/perf; mkdir -p $RAW; }
@@ -25,8 +36,8 @@ rm -f $RAW/.w
 # perftest converts TSC cycles to time with a frequency it measures at start against gettimeofday;
 # under TCG that fit is sometimes too noisy (it prints "Correlation coefficient r^2: ... < 0.9"),
 # the frequency is then 0 and the result line reads 0.00 MiB/s or inf usec. Such a run is repeated
-# (up to 3 attempts); the JSON records the attempts.
-ATTEMPTS=3
+# (up to 3 attempts; in one guest only, where both ends can start again); the JSON records the attempts.
+ATTEMPTS=$([[ $ROLE == both ]] && echo 3 || echo 1)
 t0=$(date +%s)
 
 # The ionic device, as the guest tests bring it up.
@@ -39,25 +50,42 @@ ip addr add $IONIC_IP/24 dev "$nd"
 for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
 for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state 2>/dev/null && break; sleep 0.5; done
 
-# Soft-RoCE on a dummy netdev with an address of its own (same MTU as the ionic netdev).
-ip link add rxenet0 type dummy
-ip link set rxenet0 mtu "$(cat /sys/class/net/$nd/mtu)" up
-ip addr add $RXE_IP/24 dev rxenet0
 modprobe rdma_rxe
-rdma link add rxe0 type rxe netdev rxenet0
+if [[ $ROLE == both ]]; then
+    # Soft-RoCE on a dummy netdev with an address of its own (same MTU as the ionic netdev).
+    ip link add rxenet0 type dummy
+    ip link set rxenet0 mtu "$(cat /sys/class/net/$nd/mtu)" up
+    ip addr add $RXE_IP/24 dev rxenet0
+    rdma link add rxe0 type rxe netdev rxenet0
+else
+    rdma link add rxe0 type rxe netdev "$nd"
+fi
 for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null && break; sleep 0.5; done
 # rxe logs "speed is unknown" for a dummy netdev on every query: keep the console readable.
 dmesg -n 1
 
+# The GID index of a device's IPv4 address (RoCEv2, IPv4-mapped).
+gidx() {
+    local g
+    for g in /sys/class/infiniband/$1/ports/1/gids/*; do
+        [[ $(cat $g 2>/dev/null) == 0000:0000:0000:0000:0000:ffff:* ]] && { basename $g; return; }
+    done
+    echo 1
+}
 up=1
 for d in ionic_0 rxe0; do
     st=$(cat /sys/class/infiniband/$d/ports/1/state 2>/dev/null)
-    echo "device $d state '$st' gid1 $(cat /sys/class/infiniband/$d/ports/1/gids/1 2>/dev/null)"
+    echo "device $d state '$st' gid $(gidx $d) $(cat /sys/class/infiniband/$d/ports/1/gids/$(gidx $d) 2>/dev/null)"
     [[ $st == *ACTIVE* ]] || up=0
 done
 ibv_devinfo -d ionic_0 | grep -E 'active_mtu|hca_id'
 ibv_devinfo -d rxe0 | grep -E 'active_mtu|hca_id'
 if ((up == 0)); then echo "PERFTEST: a device is not ACTIVE"; exit 3; fi
+if [[ $ROLE != both ]]; then
+    # The other guest may boot minutes later under TCG (a stalled boot is retried).
+    other=$([[ $ROLE == client ]] && echo $PEER_IP || echo 192.168.77.2)
+    for i in $(seq 1 600); do ping -c 1 -W 1 $other > /dev/null && break; sleep 1; done
+fi
 
 # Iterations per run: enough for a steady number, few enough for TCG (whole run < ~8 min).
 iters() { # test size
@@ -67,25 +95,49 @@ iters() { # test size
     esac
 }
 
+# One run of a tool, on its own TCP port: both ends here, or (two guests) the server end in guest 0 and
+# the client end in guest 1, which tries again while the server end is not listening yet (at most 5
+# minutes). Sets c and sv (exit statuses; the other guest's end counts as 0) and ms.
+port=18700
+run_pair() { # base peer-address tool args...
+    local base=$1 addr=$2 end
+    shift 2
+    port=$((port + 1))
+    local start=$(date +%s%N)
+    c=0; sv=0
+    case $ROLE in
+        both)
+            timeout 120 stdbuf -oL "$@" -p $port >$base.server 2>&1 &
+            local spid=$!
+            sleep 1.5
+            timeout 120 stdbuf -oL "$@" -p $port $addr >$base.client 2>&1; c=$?
+            wait $spid; sv=$? ;;
+        server)
+            timeout 300 stdbuf -oL "$@" -p $port >$base.server 2>&1; sv=$?
+            cp $base.server $base.client ;;
+        client)
+            end=$(( $(date +%s) + 300 ))
+            while :; do
+                timeout 120 stdbuf -oL "$@" -p $port $addr >$base.client 2>&1; c=$?
+                ((c != 0)) && grep -q "Couldn't connect" $base.client && [ "$(date +%s)" -lt $end ] || break
+                sleep 1
+            done ;;
+    esac
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+}
+
 runs=$RAW/runs.txt
 : >$runs
 for d in ionic_0 rxe0; do
-    ipaddr=$IONIC_IP; [[ $d == rxe0 ]] && ipaddr=$RXE_IP
+    ipaddr=${PEER_IP:-$IONIC_IP}; [[ $d == rxe0 && $ROLE == both ]] && ipaddr=$RXE_IP
     for t in $TESTS; do
         for s in $SIZES; do
             n=$(iters $t $s)
             base="$RAW/$d-$t-$s"
-            args="-d $d -x 1 -F -s $s -n $n"
             for a in $(seq 1 $ATTEMPTS); do
-                start=$(date +%s%N)
-                timeout 120 stdbuf -oL $t $args >$base.server 2>&1 &
-                spid=$!
-                sleep 1.5
-                timeout 120 stdbuf -oL $t $args $ipaddr >$base.client 2>&1; c=$?
-                wait $spid; sv=$?
-                ms=$(( ($(date +%s%N) - start) / 1000000 ))
+                run_pair $base $ipaddr $t -d $d -x $(gidx $d) -F -s $s -n $n
                 echo "=== $d $t size=$s n=$n attempt=$a client=$c server=$sv wall_ms=$ms"
-                grep -E '^ *[0-9]+ +[0-9]+ ' $base.client || tail -n 5 $base.client $base.server
+                grep -E '^ *[0-9]+ +[0-9]+ ' $base.client || tail -n 5 $base.client $base.server 2>/dev/null
                 # Repeat only a run that worked but whose clock calibration failed.
                 if ((c == 0 && sv == 0)) && grep -q 'Correlation coefficient' $base.client; then
                     grep -h 'Correlation coefficient' $base.client
@@ -107,25 +159,21 @@ for round in $(seq 1 ${PINGPONG_ROUNDS:-3}); do
   for mode in ${PINGPONG_MODES-poll event}; do
     flag=; [[ $mode == event ]] && flag=-e
     for d in ionic_0 rxe0; do
-        ipaddr=$IONIC_IP; [[ $d == rxe0 ]] && ipaddr=$RXE_IP
+        ipaddr=${PEER_IP:-$IONIC_IP}; [[ $d == rxe0 && $ROLE == both ]] && ipaddr=$RXE_IP
         base="$RAW/$d-rc_pingpong_$mode-$PP_SIZE-$round"
-        args="-d $d -g 1 -s $PP_SIZE -n $PP_ITERS $flag"
-        start=$(date +%s%N)
-        timeout 120 ibv_rc_pingpong $args >$base.server 2>&1 &
-        spid=$!
-        sleep 1.5
-        timeout 120 ibv_rc_pingpong $args $ipaddr >$base.client 2>&1; c=$?
-        wait $spid; sv=$?
-        ms=$(( ($(date +%s%N) - start) / 1000000 ))
+        run_pair $base $ipaddr ibv_rc_pingpong -d $d -g $(gidx $d) -s $PP_SIZE -n $PP_ITERS $flag
         echo "=== $d ibv_rc_pingpong $flag size=$PP_SIZE n=$PP_ITERS round=$round client=$c server=$sv wall_ms=$ms"
-        grep -E 'iters in' $base.client || tail -n 5 $base.client $base.server
+        grep -E 'iters in' $base.client || tail -n 5 $base.client $base.server 2>/dev/null
         echo "$d rc_pingpong_$mode $PP_SIZE $PP_ITERS $c $sv $ms $round $base.client" >>$runs
     done
   done
 done
 echo "PERFTEST: runs took $(( $(date +%s) - t0 )) s"
+if [[ $ROLE == server ]]; then
+    exit 0   # guest 1 reports
+fi
 
-python3 - "$runs" <<'PY'
+IONIC_IP_DOC=$IONIC_IP RXE_IP_DOC=$RXE_IP PERF_TWO_GUESTS=${PERF_TWO_GUESTS:-0} python3 - "$runs" <<'PY'
 import json, math, re, sys, subprocess, os
 runs = [l.split() for l in open(sys.argv[1]) if l.strip()]
 doc = {"tool": "perftest", "units": {"bw": "MiB/s (perftest's own; MB/s = MiB/s * 1.048576)", "lat": "usec"},
@@ -136,8 +184,12 @@ def mtu(dev):
     out = subprocess.run(["ibv_devinfo", "-d", dev], capture_output=True, text=True).stdout
     m = re.search(r"active_mtu:\s+(\d+)", out)
     return int(m.group(1)) if m else None
-doc["devices"]["ionic_0"] = {"kind": "emulated ionic (ernic)", "address": "10.9.0.1", "active_mtu": mtu("ionic_0")}
-doc["devices"]["rxe0"] = {"kind": "Soft-RoCE (rdma_rxe) on a dummy netdev", "address": "10.10.0.1", "active_mtu": mtu("rxe0")}
+two = os.environ.get("PERF_TWO_GUESTS") == "1"
+doc["guests"] = 2 if two else 1
+doc["devices"]["ionic_0"] = {"kind": "emulated ionic (ernic)" + (", across the mesh of the two guests' servers" if two else ""),
+                             "address": os.environ.get("IONIC_IP_DOC", ""), "active_mtu": mtu("ionic_0")}
+doc["devices"]["rxe0"] = {"kind": "Soft-RoCE (rdma_rxe) " + ("on the ionic netdev, over the TAPs and their bridge" if two else "on a dummy netdev"),
+                          "address": os.environ.get("RXE_IP_DOC", ""), "active_mtu": mtu("rxe0")}
 ok = True
 for dev, test, size, n, c, s, ms, attempts, path in runs:
     r = {"device": dev, "test": test, "size": int(size), "iterations": int(n),

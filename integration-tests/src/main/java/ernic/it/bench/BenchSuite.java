@@ -51,7 +51,7 @@ public final class BenchSuite {
 
     public static void main(String[] args) throws Exception {
         Path out = Path.of("target", "bench");
-        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7, 8));
+        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7, 8, 9));
         boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -64,7 +64,7 @@ public final class BenchSuite {
                 }
                 case "--quick" -> quick = true;
                 default -> {
-                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7,8] [--quick]");
+                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7,8,9] [--quick]");
                     System.exit(2);
                 }
             }
@@ -96,6 +96,7 @@ public final class BenchSuite {
         section(6, "NVMe-oF target vs the kernel's nvmet-rdma over Soft-RoCE", this::guestNvmeof);
         section(7, "S3 store: HTTP body vs iperf3 over the TAP, token path vs HTTP body", this::guestS3);
         section(8, "P4 engine: Ethernet frames and fp8 WRITEs with the engine on and off", this::p4);
+        section(9, "Two guests: perftest across the mesh vs Soft-RoCE over the TAP bridge", this::guestTwo);
         double secs = (System.nanoTime() - t0) / 1e9;
         json.put("elapsedSeconds", Math.round(secs));
         json.put("loadAverageAtEnd", loadAverage());
@@ -475,12 +476,20 @@ public final class BenchSuite {
         guestBench(j, GuestBench.S3, "curl, iperf3 and a pyverbs token client against the S3 store", "Ratios");
     }
 
+    // ---- 9 -----------------------------------------------------------------------------------------------------
+
+    private void guestTwo(Map<String, Object> j) throws IOException {
+        // Two boots, a server each in a mesh: ionic's bytes cross it; rxe's cross the TAPs and their bridge.
+        guestBench(j, GuestBench.TWO_GUESTS, "perftest between two guests, ionic across the mesh and rxe over the bridge",
+                "Ratios, emulated ionic across the mesh over Soft-RoCE between the same two guests");
+    }
+
     /** One guest bench ({@link GuestBench}), shortened by --quick; without a guest image, an earlier result. */
     private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String ratioTitle) throws IOException {
         Path file = out.resolve(bench.outFile());
         String missing = ernic.it.harness.GuestImage.missing();
         if (missing == null && Files.isRegularFile(Path.of(bench.script()))) {
-            log("  booting a guest: " + what + " (several minutes under TCG)");
+            log("  booting " + (bench.vms() == 2 ? "two guests" : "a guest") + ": " + what + " (several minutes under TCG)");
             Files.deleteIfExists(file);
             int rc = GuestBench.run(bench, file, Path.of(bench.script()), quick ? bench.quick() : "");
             if (rc == GuestBench.SOME_RUNS_FAILED && Files.isRegularFile(file)) {

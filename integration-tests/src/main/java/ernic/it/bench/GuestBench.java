@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import ernic.counters.CounterRegistry;
 import ernic.ionic.IonicDevice;
+import ernic.it.harness.GuestFleet;
 import ernic.it.harness.GuestImage;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
@@ -16,9 +17,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,11 +38,14 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code nvmeof}: {@code guest/bench/nvmeof-vs-nvmet.sh}, fio on the in-process NVMe-oF target
  *       beside the guest kernel's nvmet-rdma over Soft-RoCE, to {@code target/bench/guest-nvmeof.json};</li>
  *   <li>{@code s3}: {@code guest/bench/s3-vs-tap.sh}, curl and a pyverbs token client against the in-process S3
- *       store beside iperf3 to the host over the server's TAP, to {@code target/bench/guest-s3.json}.</li>
+ *       store beside iperf3 to the host over the server's TAP, to {@code target/bench/guest-s3.json};</li>
+ *   <li>{@code two-guests}: the perftest script across two guests, as {@code ./ernic guest run --vms 2} starts
+ *       them (a server each, in a mesh; their TAPs on one bridge): ionic across the mesh beside Soft-RoCE
+ *       over the bridge, to {@code target/bench/guest-two-perftest.json}.</li>
  * </ul>
  *
  * <pre>
- *   java -cp ... ernic.it.bench.GuestBench perftest|nvmeof|s3 [--out FILE] [--script FILE] [--sizes "64 4096"] [--quick]
+ *   java -cp ... ernic.it.bench.GuestBench perftest|nvmeof|s3|two-guests [--out FILE] [--script FILE] [--sizes "64 4096"] [--quick]
  * </pre>
  *
  * Exit status: 0 when every run passed, the script's status otherwise (the JSON is written whenever
@@ -51,11 +60,16 @@ public final class GuestBench {
     /**
      * One bench: its script, where its JSON goes, the server's {@code --backend} (null: loopback), the
      * prefixes of the server counters kept in the document as proof of whose work the numbers are, whether the
-     * server gets a TAP with an iperf3 server at its host end, and the shell lines --quick puts before the
-     * script.
+     * server gets a TAP with an iperf3 server at its host end, the shell lines --quick puts before the
+     * script, and the guests (2: {@link #runTwo}, the script learns it from PERF_TWO_GUESTS).
      */
     record Bench(String name, String script, String outFile, String backend, List<String> counters, boolean tap,
-                 String quick) {
+                 String quick, int vms) {
+        Bench(String name, String script, String outFile, String backend, List<String> counters, boolean tap,
+              String quick) {
+            this(name, script, outFile, backend, counters, tap, quick, 1);
+        }
+
         Path out() {
             return Path.of("target", "bench", outFile);
         }
@@ -70,6 +84,8 @@ public final class GuestBench {
                     "refused.rdma"), false, "export NVME_BENCH_RUNTIME=4\n");
     static final Bench S3 = new Bench("s3", "guest/bench/s3-vs-tap.sh", "guest-s3.json", "s3:size=512M",
             List.of("s3.", "rdma.sq.errors", "refused.rdma"), true, "export S3_BENCH_REPS_1M=5 S3_BENCH_REPS_64M=1\n");
+    static final Bench TWO_GUESTS = new Bench("two-guests", "guest/bench/perftest-vs-rxe.sh",
+            "guest-two-perftest.json", null, List.of(), false, sizes("64 65536") + "export PINGPONG_ROUNDS=1\n", 2);
     /** With a TAP: its host end, in a network namespace of ours, where an iperf3 server listens. */
     static final String TAP_HOST_IP = "192.168.200.3";
 
@@ -80,6 +96,7 @@ public final class GuestBench {
             case "perftest" -> PERFTEST;
             case "nvmeof" -> NVMEOF;
             case "s3" -> S3;
+            case "two-guests" -> TWO_GUESTS;
             default -> null;
         };
         if (bench == null) {
@@ -102,7 +119,7 @@ public final class GuestBench {
     }
 
     private static void usage() {
-        System.err.println("usage: GuestBench perftest|nvmeof|s3 [--out FILE] [--script FILE] [--sizes \"64 4096 ...\"] [--quick]");
+        System.err.println("usage: GuestBench perftest|nvmeof|s3|two-guests [--out FILE] [--script FILE] [--sizes \"64 4096 ...\"] [--quick]");
         System.exit(2);
     }
 
@@ -124,6 +141,9 @@ public final class GuestBench {
         }
         String body = prelude + Files.readString(script);
         Path work = Files.createDirectories(Path.of("target", "bench", "guest-" + bench.name())).toAbsolutePath();
+        if (bench.vms() == 2) {
+            return runTwo(bench, out, "export PERF_TWO_GUESTS=1\n" + body, work);
+        }
         Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
         Instant started = Instant.now();
         GuestResult r;
@@ -166,9 +186,43 @@ public final class GuestBench {
                     counters.put(k, v);
                 }
             });
-        } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+        } catch (InterruptedException | ExecutionException e) {
             throw new IOException("reading the server's counters", e);
         }
+        return report(bench, out, r, started, counters);
+    }
+
+    /**
+     * Two guests as {@code ./ernic guest run --vms 2} starts them: a server each (forked, in a mesh), their TAPs
+     * on one bridge; the script in both, guest 1's JSON is the result. The servers are other processes: no
+     * counters of theirs in the document.
+     */
+    private static int runTwo(Bench bench, Path out, String body, Path work) throws IOException {
+        Instant started = Instant.now();
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (GuestFleet fleet = GuestFleet.start(
+                new GuestFleet.Plan(2, "", true, true, true), "bench", System.out, i -> List.of())) {
+            List<Future<GuestResult>> runs = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                GuestVm vm = new GuestVm(i, work.resolve("vm" + i), fleet.socket(i), System.out)
+                        .withTimeout(Duration.ofMinutes(30));
+                String script = fleet.preamble(i) + body;
+                runs.add(pool.submit(() -> vm.run(script)));
+            }
+            GuestResult server = runs.get(0).get(), client = runs.get(1).get();
+            System.out.println(server);
+            int rc = report(bench, out, client, started, Map.of());
+            return rc != 0 ? rc : server.exitStatus();
+        } catch (InterruptedException | ExecutionException e) {
+            throw new IOException("running the two guests", e);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Writes the JSON guest {@code r} printed to {@code out}, with the run's timings and {@code counters}. */
+    private static int report(Bench bench, Path out, GuestResult r, Instant started, Map<String, Long> counters)
+            throws IOException {
         System.out.println(r);
         String output = r.output();
         int b = output.indexOf(BEGIN), e = output.indexOf(END);
