@@ -90,7 +90,7 @@ public final class BenchSuite {
                 .append("beside it to explain the ratio. See docs/performance.md for what each figure means.\n\n");
         section(1, "Doorbell path", this::doorbell);
         section(2, "Data path (driver model, one server)", this::dataPath);
-        section(3, "Mesh (cross-server WRITE vs raw TCP, on loopback and over a veth pair)", this::mesh);
+        section(3, "Mesh (cross-server WRITE, READ and SEND vs raw TCP, on loopback; WRITE over a veth pair)", this::mesh);
         section(4, "Guest perftest vs Soft-RoCE", this::guestPerftest);
         section(5, "Server memory", this::memory);
         section(6, "NVMe-oF target vs the kernel's nvmet-rdma over Soft-RoCE", this::guestNvmeof);
@@ -321,28 +321,30 @@ public final class BenchSuite {
             return;
         }
         int rounds = quick ? 1 : 5;
-        MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, rounds, BenchSuite::log).run();
+        MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, rounds, BenchSuite::log)
+                .ops("WRITE", "READ", "SEND").run();
         if (!r.dataChecked()) {
             throw new IOException("the WRITEs did not land in the other server's guest memory");
         }
         md.append("Two forked `ernic serve` processes in a mesh (`--backend tcp:manager:listen:PORT` and ")
                 .append("`--backend tcp:worker:127.0.0.1:PORT`, guest GIDs ").append(MeshBench.GID_A).append(" and ")
                 .append(MeshBench.GID_B).append(" given with `ERNIC_TCP_GUEST_GIDS`), one driver model on each. QP A's ")
-                .append("RTR destination GID is owned by the other server, so every WRITE crosses the mesh; the first ")
-                .append("4 KiB were checked in the other guest's memory afterwards. Bandwidth with ")
-                .append(DataPathBench.WINDOW).append(" WRITEs in flight, latency with one. Reference: a raw TCP ")
+                .append("RTR destination GID is owned by the other server, so every WRITE, READ and SEND (into a ")
+                .append("receive posted on QP B) crosses the mesh; the first 4 KiB WRITE was checked in the other ")
+                .append("guest's memory afterwards. Bandwidth with ")
+                .append(DataPathBench.WINDOW).append(" operations in flight, latency with one. Reference: a raw TCP ")
                 .append("loopback stream of the same message sizes (latency: message out, one byte back), measured ")
-                .append("in each of ").append(rounds).append(" rounds right before the WRITEs; figures are the best ")
+                .append("in each of ").append(rounds).append(" rounds right before the operations; figures are the best ")
                 .append("of the rounds, and the round columns give each round's own ratio (lowest, median, highest) ")
                 .append("to show how much it moves.\n\n")
-                .append("| size | WRITE GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | WRITE µs | TCP µs | × TCP time ")
+                .append("| size | op | GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | µs | TCP µs | × TCP time ")
                 .append("| rounds: × TCP time |\n")
-                .append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                .append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         List<Map<String, Object>> jr = meshRows(r, "");
         List<DataPathBench.Row> chartRows = new ArrayList<>();
-        for (DataPathBench.Row w : r.write()) {
-            chartRows.add(new DataPathBench.Row("WRITE across the mesh", w.size(), w.bytesPerSecond(), w.latencyNanos(),
-                    w.operations()));
+        for (DataPathBench.Row w : r.rdma()) {
+            chartRows.add(new DataPathBench.Row(w.op() + " across the mesh", w.size(), w.bytesPerSecond(),
+                    w.latencyNanos(), w.operations()));
         }
         for (DataPathBench.Row t : r.tcp()) {
             chartRows.add(new DataPathBench.Row("TCP loopback", t.size(), t.bytesPerSecond(), t.latencyNanos(),
@@ -350,7 +352,7 @@ public final class BenchSuite {
         }
         j.put("rows", jr);
         Path png = out.resolve("mesh.png");
-        Chart.write(png, "ernic mesh (two servers) WRITE vs raw TCP loopback, " + json.get("generated"), chartRows);
+        Chart.write(png, "ernic mesh (two servers) WRITE, READ, SEND vs raw TCP loopback, " + json.get("generated"), chartRows);
         j.put("chart", png.getFileName().toString());
         md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
         Map<String, Object> loopback = new LinkedHashMap<>();
@@ -398,9 +400,9 @@ public final class BenchSuite {
             log("  veth rows not run: " + notRun);
             return;
         }
-        md.append("| path | size | WRITE GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | WRITE µs | TCP µs ")
+        md.append("| path | size | op | GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | µs | TCP µs ")
                 .append("| × TCP time | rounds: × TCP time |\n")
-                .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                .append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         try (ernic.it.harness.MeshLan hosts = lan) {
             for (int v = 0; v < keys.length; v++) {
                 log("  " + keys[v]);
@@ -422,7 +424,7 @@ public final class BenchSuite {
                     jv.put("status", "failed");
                     jv.put("reason", why);
                     md.append("| ").append(keys[v]).append(" | failed: ").append(why.replace('|', '/'))
-                            .append(" | | | | | | | | |\n");
+                            .append(" | | | | | | | | | |\n");
                     log("  " + keys[v] + " failed: " + e);
                 }
             }
@@ -433,15 +435,16 @@ public final class BenchSuite {
     /** Section 3's table rows (after {@code lead}, the cells before the size) in md; their JSON objects. */
     private List<Map<String, Object>> meshRows(MeshBench.Result r, String lead) {
         List<Map<String, Object>> jr = new ArrayList<>();
-        for (int i = 0; i < r.write().size(); i++) {
-            DataPathBench.Row w = r.write().get(i), t = r.tcp().get(i);
+        for (int i = 0; i < r.rdma().size(); i++) {
+            DataPathBench.Row w = r.rdma().get(i), t = r.tcp(w.size());
             double bwRatio = w.bytesPerSecond() / t.bytesPerSecond(), latRatio = w.latencyNanos() / t.latencyNanos();
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("size", w.size());
-            m.put("writeBytesPerSecond", w.bytesPerSecond());
+            m.put("op", w.op());
+            m.put("bytesPerSecond", w.bytesPerSecond());
             m.put("tcpBytesPerSecond", t.bytesPerSecond());
             m.put("bandwidthRatioToTcp", bwRatio);
-            m.put("writeLatencyNanos", w.latencyNanos());
+            m.put("latencyNanos", w.latencyNanos());
             m.put("tcpLatencyNanos", t.latencyNanos());
             m.put("latencyRatioToTcp", latRatio);
             DataPathBench.Spread sp = r.spreads().get(i);
@@ -449,8 +452,8 @@ public final class BenchSuite {
             m.put("latencyRatioRounds", sp.latencyRatios());
             jr.add(m);
             md.append(lead).append(String.format(Locale.ROOT,
-                    "| %s | %.2f | %.2f | **%s** | %s | %.1f | %.1f | **%s** | %s |%n",
-                    human(w.size()), w.bytesPerSecond() / 1e9, t.bytesPerSecond() / 1e9, ratio(bwRatio),
+                    "| %s | %s | %.2f | %.2f | **%s** | %s | %.1f | %.1f | **%s** | %s |%n",
+                    human(w.size()), w.op(), w.bytesPerSecond() / 1e9, t.bytesPerSecond() / 1e9, ratio(bwRatio),
                     spread(sp.bandwidth()), w.latencyNanos() / 1e3, t.latencyNanos() / 1e3, ratio(latRatio),
                     spread(sp.latency())));
         }

@@ -27,7 +27,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * Section 3 of the suite: RDMA WRITE across two servers of a mesh (two forked {@code ernic serve} processes,
+ * Section 3 of the suite: RDMA WRITE (and READ and SEND, when asked) across two servers of a mesh (two forked {@code ernic serve} processes,
  * {@code --backend tcp:manager:listen:PORT} and {@code --backend tcp:worker:127.0.0.1:PORT}, each given its
  * guest's GID with {@code ERNIC_TCP_GUEST_GIDS}), one driver model per server; QP A's RTR destination GID is
  * owned by the other server, so every WRITE crosses the mesh. The reference, measured in the same run, is a
@@ -42,18 +42,34 @@ public final class MeshBench {
     /** The first pass through both freshly started servers, unrecorded, while their JIT compiles the path. */
     static final long COLD_START_MILLIS = 4_000;
 
-    public record Result(List<DataPathBench.Row> write, List<DataPathBench.Row> tcp, List<DataPathBench.Spread> spreads,
-                         boolean dataChecked) {}
+    /**
+     * {@code rdma}: the operations' rows, per size in the order asked; {@code spreads} in the same order; {@code tcp}:
+     * the reference, one row per size.
+     */
+    public record Result(List<DataPathBench.Row> rdma, List<DataPathBench.Row> tcp, List<DataPathBench.Spread> spreads,
+                         boolean dataChecked) {
+        /** The reference row of {@code size}. */
+        public DataPathBench.Row tcp(long size) {
+            return tcp.stream().filter(t -> t.size() == size).findFirst().orElseThrow();
+        }
+    }
 
     private final long warmupNanos, measureNanos;
     private final int rounds;
     private final Consumer<String> log;
+    private String[] ops = {"WRITE"};
 
     public MeshBench(long warmupMillis, long measureMillis, int rounds, Consumer<String> log) {
         this.warmupNanos = warmupMillis * 1_000_000L;
         this.measureNanos = measureMillis * 1_000_000L;
         this.rounds = rounds;
         this.log = log;
+    }
+
+    /** The operations measured, each size in this order (WRITE, READ, SEND; default WRITE alone). */
+    public MeshBench ops(String... ops) {
+        this.ops = ops.clone();
+        return this;
     }
 
     /** Both servers, the driver models and both ends of the TCP reference in this namespace, over loopback. */
@@ -118,7 +134,7 @@ public final class MeshBench {
 
     private Result run(List<String> managerLauncher, List<String> workerLauncher, int port, String managerAddress,
                        TcpPath tcpPath) throws IOException, InterruptedException {
-        List<DataPathBench.Row> write = new ArrayList<>(), tcp = new ArrayList<>();
+        List<DataPathBench.Row> rdma = new ArrayList<>(), tcp = new ArrayList<>();
         List<DataPathBench.Spread> spreads;
         boolean checked;
         try (ServerFork manager = ServerFork.start(managerLauncher, List.of("--backend", "tcp:manager:listen:" + port),
@@ -150,16 +166,16 @@ public final class MeshBench {
             bufA.put(0, pattern);
             DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log)
                     .coldStart(COLD_START_MILLIS);
-            // The TCP reference runs in each round right before the WRITEs, so a burst of load hits both.
-            for (DataPathBench.Row r : bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, new String[] {"WRITE"},
+            // The TCP reference runs in each round right before the operations, so a burst of load hits both.
+            for (DataPathBench.Row r : bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, ops,
                     (size, warm) -> tcpOnce(tcpPath, (int) size, warm))) {
-                (r.op().equals("TCP") ? tcp : write).add(r);
+                (r.op().equals("TCP") ? tcp : rdma).add(r);
             }
             spreads = bench.spreads();
             // The bytes really arrived in the other server's guest memory.
             checked = Arrays.equals(bufB.get(0, pattern.length), pattern);
         }
-        return new Result(write, tcp, spreads, checked);
+        return new Result(rdma, tcp, spreads, checked);
     }
 
     private void rtrWhenOwned(RdmaVerbs v, Qp qp, int dest, Path path, ServerFork server)
