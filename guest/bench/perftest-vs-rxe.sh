@@ -114,7 +114,7 @@ run_pair() { # base peer-address tool args...
             wait $spid; sv=$? ;;
         server)
             timeout 300 stdbuf -oL "$@" -p $port >$base.server 2>&1; sv=$?
-            cp $base.server $base.client ;;
+            cp $base.server $base.client ;;  # so this guest's log shows the figures of its end too
         client)
             end=$(( $(date +%s) + 300 ))
             while :; do
