@@ -181,7 +181,9 @@ public final class FdServerChannel extends AbstractServerChannel {
 
         @Override
         public void handle(IoRegistration registration, IoEvent event) {
-            if (!open || !config.isAutoRead()) {
+            // Registered before bind: epoll reports EPOLLHUP for a socket that is not listening yet whatever
+            // the interest, and accept() on it would fail with EINVAL. Nothing to accept until listen.
+            if (!open || !active || !config.isAutoRead()) {
                 clearIn();
                 return;
             }

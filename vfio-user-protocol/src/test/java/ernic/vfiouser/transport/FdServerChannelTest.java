@@ -1,0 +1,76 @@
+package ernic.vfiouser.transport;
+
+import ernic.vfiouser.sys.LibC;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.unix.DomainSocketAddress;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The listening socket between registration and bind, and the connections it accepts once listening. */
+class FdServerChannelTest {
+    final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+    final List<Throwable> caught = new CopyOnWriteArrayList<>();
+    final List<Object> accepted = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void stop() {
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    /** Runs a few empty tasks on the loop: each turn of it polls epoll first, so pending events get handled. */
+    void letTheLoopTurn() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            group.next().submit(() -> { }).get(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void aSocketRegisteredButNotListeningYetReportsNothing(@TempDir Path dir) throws Exception {
+        FdServerChannel ch = new FdServerChannel(0600);
+        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                accepted.add(msg);
+                FdSocketChannel child = (FdSocketChannel) msg; // what ServerBootstrap would do: register, then we close
+                group.register(child).addListener(f -> child.close());
+            }
+
+            @Override
+            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                caught.add(cause);
+            }
+        });
+        group.register(ch).sync();
+        // Before bind the unconnected socket reports EPOLLHUP; accept() on it would be EINVAL.
+        ch.eventLoop().submit(ch::read).get(5, TimeUnit.SECONDS);
+        letTheLoopTurn();
+        assertThat(caught).isEmpty();
+
+        String path = dir.resolve("s.sock").toString();
+        ch.bind(new DomainSocketAddress(path)).sync();
+        int client = LibC.socketUnixStream(false);
+        try {
+            assertThat(LibC.connectUnix(client, path)).isZero();
+            for (int i = 0; i < 100 && accepted.isEmpty(); i++) {
+                letTheLoopTurn();
+            }
+        } finally {
+            LibC.close(client);
+        }
+        assertThat(accepted).hasSize(1);
+        assertThat(caught).isEmpty();
+        ch.close().sync();
+    }
+}
