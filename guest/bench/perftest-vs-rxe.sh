@@ -115,7 +115,8 @@ run_pair() { # base peer-address tool args...
             timeout 120 stdbuf -oL "$@" -p $port $addr >$base.client 2>&1; c=$?
             wait $spid; sv=$? ;;
         server)
-            timeout 300 stdbuf -oL "$@" -p $port >$base.server 2>&1; sv=$?
+            # A little longer than the client end's own limit: a pair that hangs ends on both sides.
+            timeout 150 stdbuf -oL "$@" -p $port >$base.server 2>&1; sv=$?
             cp $base.server $base.client ;;  # so this guest's log shows the figures of its end too
         client)
             end=$(( $(date +%s) + 300 ))
