@@ -17,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -202,13 +201,7 @@ public final class GuestBench {
         ExecutorService pool = Executors.newFixedThreadPool(2);
         try (GuestFleet fleet = GuestFleet.start(
                 new GuestFleet.Plan(2, "", true, true, true), "bench", System.out, i -> List.of())) {
-            List<Future<GuestResult>> runs = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                GuestVm vm = new GuestVm(i, work.resolve("vm" + i), fleet.socket(i), System.out)
-                        .withTimeout(Duration.ofMinutes(30));
-                String script = fleet.preamble(i) + body;
-                runs.add(pool.submit(() -> vm.run(script)));
-            }
+            List<Future<GuestResult>> runs = fleet.run(2, pool, work, body, System.out, Duration.ofMinutes(30));
             GuestResult server = runs.get(0).get(), client = runs.get(1).get();
             System.out.println(server);
             int rc = report(bench, out, client, started, Map.of());

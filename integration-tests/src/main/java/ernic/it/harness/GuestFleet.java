@@ -4,11 +4,14 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 
 /**
  * The servers and the Ethernet segment behind N guests, as {@code ./ernic guest run} and {@code ./ernic up}
@@ -115,6 +118,21 @@ public final class GuestFleet implements AutoCloseable {
     /** The lines a guest script starts with: where guest i is on the segment. */
     public String preamble(int i) {
         return segment == null ? "" : "export ERNIC_HOST_IP=" + HOST_IP + " ERNIC_GUEST_IP=" + guestIp(i) + "\n";
+    }
+
+    /**
+     * Boots {@code vms} guests on {@code pool}, guest i with its server's socket, the job directory
+     * {@code work/vmI} and {@code body} after its {@link #preamble}; their results in guest order.
+     */
+    public List<Future<GuestResult>> run(int vms, ExecutorService pool, Path work, String body, PrintStream out,
+                                         Duration timeout) {
+        List<Future<GuestResult>> runs = new ArrayList<>();
+        for (int i = 0; i < vms; i++) {
+            GuestVm vm = new GuestVm(i, work.resolve("vm" + i), socket(i), out).withTimeout(timeout);
+            String script = preamble(i) + body;
+            runs.add(pool.submit(() -> vm.run(script)));
+        }
+        return runs;
     }
 
     /** A TCP port nothing listens on now (the kernel's pick; another process may take it before use). */

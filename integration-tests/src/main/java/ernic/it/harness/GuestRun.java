@@ -8,11 +8,7 @@ import picocli.CommandLine.Parameters;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -76,12 +72,7 @@ public final class GuestRun implements Callable<Integer> {
         try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, serverArgs, !noDevice, !noNetwork, !noMesh,
                 !noDeclaredGids),
                 "run", out, i -> List.of())) {
-            List<Future<GuestResult>> runs = new ArrayList<>();
-            for (int i = 0; i < vms; i++) {
-                GuestVm vm = new GuestVm(i, work.resolve("vm" + i), fleet.socket(i), out);
-                String preamble = fleet.preamble(i);
-                runs.add(pool.submit(() -> vm.run(preamble + body)));
-            }
+            List<Future<GuestResult>> runs = fleet.run(vms, pool, work, body, out, GuestVm.TIMEOUT);
             // The first sign of life can take a while: say so before the consoles start.
             out.println("ernic: booting " + (vms == 1 ? "the guest" : vms + " guests") + " under TCG (QEMU's software"
                     + " CPU): the script starts after about 20-60 s, longer on a busy machine; consoles follow as vm<N>| ...");

@@ -27,13 +27,16 @@ public final class GuestVm {
     /** Where a server's socket directory appears inside the container. */
     public static final String SOCKET_DIR = "/run/ernic";
 
+    /** How long a run may take unless {@link #withTimeout} says otherwise. */
+    public static final Duration TIMEOUT = Duration.ofMinutes(20);
+
     private final int vmIndex;
     private final Path jobDir;
     private final Path socketDir;
     private final String socketName;
     private final PrintStream console;
     private final List<String> extraArgs = new ArrayList<>();
-    private Duration timeout = Duration.ofMinutes(20);
+    private Duration timeout = TIMEOUT;
     private String containerName;
     private Path shareDir;
 
