@@ -129,10 +129,15 @@ run_pair() { # base peer-address tool args...
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
 }
 
+# Where a device's client end connects: guest 0 (two guests), else this guest's address on that device.
+server_addr() {
+    if [[ $ROLE != both ]]; then echo $PEER_IP; elif [[ $1 == rxe0 ]]; then echo $RXE_IP; else echo $IONIC_IP; fi
+}
+
 runs=$RAW/runs.txt
 : >$runs
 for d in ionic_0 rxe0; do
-    ipaddr=${PEER_IP:-$IONIC_IP}; [[ $d == rxe0 && $ROLE == both ]] && ipaddr=$RXE_IP
+    ipaddr=$(server_addr $d)
     for t in $TESTS; do
         for s in $SIZES; do
             n=$(iters $t $s)
@@ -162,7 +167,7 @@ for round in $(seq 1 ${PINGPONG_ROUNDS:-3}); do
   for mode in ${PINGPONG_MODES-poll event}; do
     flag=; [[ $mode == event ]] && flag=-e
     for d in ionic_0 rxe0; do
-        ipaddr=${PEER_IP:-$IONIC_IP}; [[ $d == rxe0 && $ROLE == both ]] && ipaddr=$RXE_IP
+        ipaddr=$(server_addr $d)
         base="$RAW/$d-rc_pingpong_$mode-$PP_SIZE-$round"
         run_pair $base $ipaddr ibv_rc_pingpong -d $d -g $(gidx $d) -s $PP_SIZE -n $PP_ITERS $flag
         echo "=== $d ibv_rc_pingpong $flag size=$PP_SIZE n=$PP_ITERS round=$round client=$c server=$sv wall_ms=$ms"
