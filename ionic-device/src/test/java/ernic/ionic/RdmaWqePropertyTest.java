@@ -645,7 +645,7 @@ class RdmaWqePropertyTest {
 
     /** The next CQE (a copy), or null; the consumer index goes back to the device as ring 0. */
     static RawCqe poll() {
-        RawCqe c = cq.poll();
+        RawCqe c = cq.pollWork();
         if (c != null) {
             rdma.ringCq(CQ, 0, cq.consumer());
         }

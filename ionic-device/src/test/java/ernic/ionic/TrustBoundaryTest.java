@@ -170,7 +170,7 @@ class TrustBoundaryTest {
 
     /** The status of the next completion: 0, or its error status. */
     int next() {
-        RawCqe c = cq.poll();
+        RawCqe c = cq.pollWork();
         assertThat(c).as("a completion").isNotNull();
         return c.error() ? c.statusLength() : 0;
     }

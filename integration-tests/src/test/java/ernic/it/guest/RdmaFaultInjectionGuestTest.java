@@ -89,10 +89,13 @@ class RdmaFaultInjectionGuestTest {
             pending = []
 
             def completions(q, n, secs=5.0):
-                end = time.time() + secs
+                start = time.monotonic()
                 while True:
                     mine = [w for w in pending if w.qp_num == q.qp_num]
-                    if len(mine) >= n or time.time() > end:
+                    if len(mine) >= n or time.monotonic() - start > secs:
+                        if len(mine) < n and secs >= 5.0:
+                            print('FAULT short qp=%d got=%d of %d after %.1f s' % (q.qp_num, len(mine), n,
+                                                                                 time.monotonic() - start), flush=True)
                         for w in mine[:n]:
                             pending.remove(w)
                         return mine[:n]
@@ -166,6 +169,8 @@ class RdmaFaultInjectionGuestTest {
             print('FAULT latency statuses=%s plain-statuses=%s' % (lat_sts, plain_sts), flush=True)
             print('FAULT latency round-trip-us delayed=%.0f plain=%.0f' % (lat_us, plain_us), flush=True)
             print('FAULT leftover=%d' % len(pending), flush=True)
+            for w in pending:  # a completion that came too late for its case says which it was
+                print('FAULT late qp=%d wr=%d status=%s' % (w.qp_num, w.wr_id, status(w.status)), flush=True)
             print('FAULT done', flush=True)
             """;
 

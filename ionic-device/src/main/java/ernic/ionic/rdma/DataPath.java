@@ -203,9 +203,14 @@ final class DataPath implements QpErrors {
      * sleeping on the CQ's event. Answers still to come for it are ignored.
      */
     void flush(QueuePair qp) {
+        flush(qp, false);
+    }
+
+    /** {@link #flush}; {@code afterError}: the SQ's flush completion is written even when the SQ is empty. */
+    private void flush(QueuePair qp, boolean afterError) {
         requester.forget(qp);
         flushRq(qp, false);
-        flushSq(qp, false);
+        flushSq(qp, false, afterError);
         if (remote != null) {
             remote.flush(qp);
         }
@@ -218,13 +223,16 @@ final class DataPath implements QpErrors {
      * and ionic_rdma then flush their own copies of the posted work on the flush completions (an extra one
      * is ignored), so the device posts one per queue, not one per WQE. A UD QP goes on. The error
      * completion, held by its CQ ({@link CompletionQueue#hold}), is let out here, after the flush
-     * completions written behind it.
+     * completions written behind it. The SQ's flush completion ("SQ flush received", which consumes no
+     * WQE) follows a send error even when nothing else is posted yet: the host may have posted more that
+     * the device has not seen (its doorbell is on the way), and libionic flushes that only when an entry
+     * follows the error in the CQ (see {@link CompletionQueue#hold}).
      */
     @Override
     public void failed(QueuePair qp) {
         if (qp.connected() && !qp.inError() && lif.qps[qp.id] == qp) {
             qp.state = V1.QPS_ERR;
-            flush(qp);
+            flush(qp, true);
         }
         release(qp.sqCqId);
         release(qp.rqCqId);
@@ -256,13 +264,16 @@ final class DataPath implements QpErrors {
         qp.rqFlushed = true;
     }
 
-    /** The same for the SQ, including WQEs issued to a peer and not answered yet (their replies are stale). */
-    private void flushSq(QueuePair qp, boolean once) {
+    /**
+     * The same for the SQ, including WQEs issued to a peer and not answered yet (their replies are stale);
+     * {@code always}: with a flush completion even when there is nothing to take back.
+     */
+    private void flushSq(QueuePair qp, boolean once, boolean always) {
         if (qp.sq == null) {
             return;
         }
         boolean unanswered = qp.outstanding != null && qp.outstanding.done != qp.sq.cons;
-        if (!qp.sq.empty() || unanswered) {
+        if (!qp.sq.empty() || unanswered || always) {
             qp.sq.cons = qp.sq.prod;
             if (!(once && qp.sqFlushed)) {
                 flushCompletion(qp, qp.sqCqId, V1.Cqe.TYPE_SEND_NPG);
@@ -328,7 +339,7 @@ final class DataPath implements QpErrors {
         }
         qp.sq.prod = index & qp.sq.mask();
         if (qp.inError()) {
-            flushSq(qp, true);
+            flushSq(qp, true, false);
             return;
         }
         requester.doorbell(qp);

@@ -55,6 +55,15 @@ public record RawCqe(byte[] bytes) {
         return be32(s(), CQE_SEND_MSN_BE);
     }
 
+    /**
+     * "SQ flush received": a SEND_NPG error entry with status WQE_FLUSHED, which consumes no WQE. libionic and
+     * ionic_rdma take it as the start of flushing the SQ (or ignore it when they flush already) and report no
+     * work completion for it.
+     */
+    public boolean sqFlushReceived() {
+        return type() == CQE_TYPE_SEND_NPG && error() && statusLength() == RdmaVerbs.STS_WQE_FLUSHED_ERR;
+    }
+
     /** SEND_NPG: the SQ index of the local WQE. */
     public long npgWqeId() {
         return le64(s(), CQE_SEND_NPG_WQE_ID);
@@ -85,6 +94,18 @@ public record RawCqe(byte[] bytes) {
                 color = !color;
             }
             return new RawCqe(ram.asSlice(at, CQE_SIZE).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        }
+
+        /**
+         * The next CQE that reports work, if there is one: "SQ flush received" entries before it are consumed
+         * as the drivers consume them ({@link #sqFlushReceived}).
+         */
+        public RawCqe pollWork() {
+            RawCqe c = poll();
+            while (c != null && c.sqFlushReceived()) {
+                c = poll();
+            }
+            return c;
         }
 
         /** The consumer index: the slot of the next CQE. */
