@@ -202,7 +202,7 @@ public final class ErnicServer implements AutoCloseable {
         if (dir != null) {
             Files.createDirectories(dir);
         }
-        EventLoopGroup loop = VfioUserServer.newDeviceLoop("ernic-device");
+        EventLoopGroup loop = VfioUserServer.newDeviceLoop("ernic-device", s.vfioUser().busyPollMicros());
         List<AutoCloseable> owned = new ArrayList<>();
         try {
             TapPort tap = null;

@@ -105,6 +105,12 @@ public final class ServeCommand implements Callable<Integer> {
             description = "Largest data transfer in one vfio-user message, in bytes (default: ${DEFAULT-VALUE}).")
     int maxDataXfer;
 
+    @Option(names = "--busy-poll-us", defaultValue = "0", paramLabel = "MICROS",
+            description = "Keep the device thread polling for MICROS (0 to 1000) after its last work before it sleeps:"
+                    + " doorbells and mesh frames arriving meanwhile skip a thread wake-up, for a CPU kept busy while"
+                    + " traffic flows (default: ${DEFAULT-VALUE}, sleep at once; docs/performance.md).")
+    int busyPollMicros;
+
     @Option(names = "--exit-with", paramLabel = "PID",
             description = "Stop, as on SIGTERM, when process PID ends: a harness that starts servers for a run"
                     + " passes its own PID, so no server outlives its run.")
@@ -126,15 +132,15 @@ public final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(Level.toLevel(logLevel, Level.INFO));
-        ErnicServer.Settings settings = new ErnicServer.Settings(device,
-                VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
-                        .withMaxDataXferSize(maxDataXfer),
-                nicProfile, inject, tap, mac, statsFile, backend, System.getenv("ERNIC_TCP_GUEST_GIDS"),
-                P4Options.of(p4, p4Program, p4Entries, p4Scope));
         ErnicServer server;
         MetricsEndpoint endpoint = null;
         PcapTrace trace = null;
         try {
+            ErnicServer.Settings settings = new ErnicServer.Settings(device,
+                    VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
+                            .withMaxDataXferSize(maxDataXfer).withBusyPollMicros(busyPollMicros),
+                    nicProfile, inject, tap, mac, statsFile, backend, System.getenv("ERNIC_TCP_GUEST_GIDS"),
+                    P4Options.of(p4, p4Program, p4Entries, p4Scope));
             MetricsEndpoint.Address metricsAt = metrics == null ? null : MetricsEndpoint.Address.parse(metrics);
             if (traceRdma != null) {
                 if (device != DeviceKind.ionic) {

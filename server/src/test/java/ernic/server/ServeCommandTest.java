@@ -38,6 +38,18 @@ class ServeCommandTest {
     }
 
     @Test
+    void aBusyPollOutside0To1000MicrosecondsIsOneLineAndExitTwo() throws Exception {
+        Path dir = Files.createTempDirectory("ernic-serve");
+        for (String bad : new String[] {"-1", "1001", "100000"}) {
+            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--busy-poll-us", bad);
+            assertThat(r.status()).as(bad).isEqualTo(2);
+            assertThat(r.stderr()).as(bad).isEqualTo("ernic serve: --busy-poll-us " + bad
+                    + ": expected 0 to 1000 (microseconds)" + System.lineSeparator());
+            assertThat(dir.resolve("s.sock")).doesNotExist();
+        }
+    }
+
+    @Test
     void aMeshSecretFileThatIsMissingShortOrOpenIsOneLineAndExitTwo() throws Exception {
         Path dir = Files.createTempDirectory("ernic-serve");
         Path missing = dir.resolve("missing.key");

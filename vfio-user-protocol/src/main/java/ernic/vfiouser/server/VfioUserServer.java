@@ -10,11 +10,13 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.Ticker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,18 +38,35 @@ public final class VfioUserServer implements AutoCloseable {
      * @param maxDataXferSize   the largest data transfer in one message (spec default 1 MiB)
      * @param maxMsgFds         the most fds the client may send in one message
      * @param maxDmaMaps        the most DMA mappings
+     * @param busyPollMicros    how long the device thread keeps polling its sockets after its last work before it
+     *                          sleeps in epoll ({@link BusyPoll}); 0: it sleeps at once
      */
-    public record Options(String socketPath, int socketMode, int maxDataXferSize, int maxMsgFds, int maxDmaMaps) {
+    public record Options(String socketPath, int socketMode, int maxDataXferSize, int maxMsgFds, int maxDmaMaps,
+                          int busyPollMicros) {
+        /** The longest busy poll accepted: beyond a millisecond the thread is a spinning CPU, not a latency saver. */
+        public static final int MAX_BUSY_POLL_MICROS = 1000;
+
+        public Options {
+            if (busyPollMicros < 0 || busyPollMicros > MAX_BUSY_POLL_MICROS) {
+                throw new IllegalArgumentException("--busy-poll-us " + busyPollMicros + ": expected 0 to "
+                        + MAX_BUSY_POLL_MICROS + " (microseconds)");
+            }
+        }
+
         public static Options defaults(String socketPath) {
-            return new Options(socketPath, 0600, 1 << 20, 16, 65535);
+            return new Options(socketPath, 0600, 1 << 20, 16, 65535, 0);
         }
 
         public Options withMaxDataXferSize(int bytes) {
-            return new Options(socketPath, socketMode, bytes, maxMsgFds, maxDmaMaps);
+            return new Options(socketPath, socketMode, bytes, maxMsgFds, maxDmaMaps, busyPollMicros);
         }
 
         public Options withSocketMode(int mode) {
-            return new Options(socketPath, mode, maxDataXferSize, maxMsgFds, maxDmaMaps);
+            return new Options(socketPath, mode, maxDataXferSize, maxMsgFds, maxDmaMaps, busyPollMicros);
+        }
+
+        public Options withBusyPollMicros(int micros) {
+            return new Options(socketPath, socketMode, maxDataXferSize, maxMsgFds, maxDmaMaps, micros);
         }
 
         /** Largest whole message: the data plus room for the header and the largest fixed part before it. */
@@ -77,13 +96,24 @@ public final class VfioUserServer implements AutoCloseable {
 
     /** A new single-thread epoll event loop: the device thread. */
     public static EventLoopGroup newDeviceLoop(String name) {
+        return newDeviceLoop(name, 0);
+    }
+
+    /**
+     * A new single-thread epoll event loop that polls for {@code busyPollMicros} after its last work before it
+     * sleeps ({@link BusyPoll}; 0: Netty's own strategy, which sleeps at once).
+     */
+    public static EventLoopGroup newDeviceLoop(String name, int busyPollMicros) {
         Epoll.ensureAvailability();
-        return new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name, true), EpollIoHandler.newFactory());
+        IoHandlerFactory handlers = busyPollMicros == 0 ? EpollIoHandler.newFactory()
+                : EpollIoHandler.newFactory(0, () -> new BusyPoll(TimeUnit.MICROSECONDS.toNanos(busyPollMicros),
+                        Ticker.systemTicker()));
+        return new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name, true), handlers);
     }
 
     /** Starts a server on its own device thread. */
     public static VfioUserServer start(VfioUserDevice device, Options options) throws IOException {
-        return start(device, options, newDeviceLoop("ernic-device"), true);
+        return start(device, options, newDeviceLoop("ernic-device", options.busyPollMicros()), true);
     }
 
     /** Starts a server on {@code group}'s (single) event loop, which the caller owns. */
