@@ -3,12 +3,15 @@ package ernic.it.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.Options;
 import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
 import org.openjdk.jmh.runner.options.VerboseMode;
+import org.openjdk.jmh.util.ListStatistics;
 
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -145,63 +148,98 @@ public final class BenchSuite {
     private void doorbell(Map<String, Object> j) throws Exception {
         // Rounds of both benchmarks, each round one fork of each, one right after the other: the ratio is taken
         // within a round (the two saw the same machine) and reported as the median of the rounds with their
-        // spread. One long run of each, minutes apart, moved the ratio by ±0.7 on a shared machine.
+        // spread. One long run of each, minutes apart, moved the ratio by ±0.7 on a shared machine. Each
+        // benchmark's error is JMH's own (99.9% confidence of the mean) over the iterations of all rounds, as
+        // JMH gives it for one run with that many forks: one round's 5 iterations gave ±40-70%, ten iterations
+        // in each of three forks ±3-6%.
         int rounds = quick ? 1 : 5;
         Options opt = new OptionsBuilder()
                 .include(DoorbellBenchmark.class.getName() + "\\.")
-                .warmupIterations(quick ? 1 : 3).warmupTime(TimeValue.seconds(1))
-                .measurementIterations(quick ? 2 : 5).measurementTime(TimeValue.seconds(1))
+                .warmupIterations(quick ? 1 : 5).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 2 : 10).measurementTime(TimeValue.seconds(1))
+                .param("busyPollMicros", "0", String.valueOf(BUSY_POLL_MICROS))
                 .forks(1).verbosity(VerboseMode.SILENT)
                 .build();
         double[] ratios = new double[rounds], vfio = new double[rounds], raw = new double[rounds];
-        double vfioErr = 0, rawErr = 0;
+        double[] busy = new double[rounds];
+        ListStatistics vfioIterations = new ListStatistics(), rawIterations = new ListStatistics();
+        ListStatistics busyIterations = new ListStatistics();
         for (int round = 0; round < rounds; round++) {
             Collection<RunResult> results = runJmh(opt);
             for (RunResult r : results) {
                 String name = r.getParams().getBenchmark();
-                double score = r.getPrimaryResult().getScore(), err = r.getPrimaryResult().getScoreError();
-                if (name.endsWith("regionWriteRoundTrip")) {
+                double score = r.getPrimaryResult().getScore();
+                ListStatistics iterations;
+                if (name.endsWith("regionWriteRoundTrip") && !"0".equals(r.getParams().getParam("busyPollMicros"))) {
+                    busy[round] = score;
+                    iterations = busyIterations;
+                } else if (name.endsWith("regionWriteRoundTrip")) {
                     vfio[round] = score;
-                    vfioErr = Math.max(vfioErr, relative(err, score));
+                    iterations = vfioIterations;
                 } else if (name.endsWith("rawUnixSocketEcho")) {
                     raw[round] = score;
-                    rawErr = Math.max(rawErr, relative(err, score));
+                    iterations = rawIterations;
+                } else {
+                    continue;
+                }
+                for (BenchmarkResult b : r.getBenchmarkResults()) {
+                    for (IterationResult i : b.getIterationResults()) {
+                        iterations.addValue(i.getPrimaryResult().getScore());
+                    }
                 }
             }
-            if (vfio[round] == 0 || raw[round] == 0) {
+            if (vfio[round] == 0 || raw[round] == 0 || busy[round] == 0) {
                 throw new IOException("JMH returned no result for one of the two benchmarks");
             }
             ratios[round] = vfio[round] / raw[round];
-            log(String.format(Locale.ROOT, "  round %d: REGION_WRITE %.0f ops/s, raw echo %.0f ops/s: ratio %.3f",
-                    round + 1, vfio[round], raw[round], ratios[round]));
+            log(String.format(Locale.ROOT, "  round %d: REGION_WRITE %.0f ops/s, raw echo %.0f ops/s: ratio %.3f;"
+                    + " with --busy-poll-us %d %.0f ops/s", round + 1, vfio[round], raw[round], ratios[round],
+                    BUSY_POLL_MICROS, busy[round]));
         }
+        double vfioErr = relative(vfioIterations.getMeanErrorAt(0.999), vfioIterations.getMean());
+        double rawErr = relative(rawIterations.getMeanErrorAt(0.999), rawIterations.getMean());
         double[] r = DataPathBench.Spread.minMedianMax(ratios);
         double vfioMedian = DataPathBench.Spread.minMedianMax(vfio)[1];
         double rawMedian = DataPathBench.Spread.minMedianMax(raw)[1];
+        double busyMedian = DataPathBench.Spread.minMedianMax(busy)[1];
+        double busyErr = relative(busyIterations.getMeanErrorAt(0.999), busyIterations.getMean());
         // The error of the ratio: half the spread of the rounds, relative to the median.
         double ratioError = (r[2] - r[0]) / 2 / r[1];
         j.put("regionWriteOpsPerSecond", vfioMedian);
         j.put("regionWriteError99Relative", vfioErr);
         j.put("rawEchoOpsPerSecond", rawMedian);
         j.put("rawEchoError99Relative", rawErr);
+        j.put("iterations", vfioIterations.getN());
+        j.put("busyPollMicros", BUSY_POLL_MICROS);
+        j.put("busyPollRegionWriteOpsPerSecond", busyMedian);
+        j.put("busyPollRegionWriteError99Relative", busyErr);
         j.put("ratio", r[1]);
         j.put("ratioLowest", r[0]);
         j.put("ratioHighest", r[2]);
         j.put("ratioErrorRelative", ratioError);
         j.put("ratioRounds", ratios);
-        log(String.format(Locale.ROOT, "  ratio %.3f (median of %d rounds; lowest %.3f, highest %.3f: ±%.1f%%)",
-                r[1], rounds, r[0], r[2], 100 * ratioError));
+        log(String.format(Locale.ROOT, "  ratio %.3f (median of %d rounds; lowest %.3f, highest %.3f: ±%.1f%%);"
+                        + " JMH error over %d iterations: REGION_WRITE ±%.1f%%, raw echo ±%.1f%%",
+                r[1], rounds, r[0], r[2], 100 * ratioError, vfioIterations.getN(), 100 * vfioErr, 100 * rawErr));
         md.append("A REGION_WRITE of 8 bytes and its reply (the path of every doorbell QEMU forwards), client to ")
                 .append("server over the vfio-user socket, against a raw UNIX-socket echo of the same sizes (40 ")
                 .append("bytes out, 32 back). JMH, one thread, throughput; ").append(rounds)
-                .append(" rounds, each one fork of both, one right after the other; medians of the rounds.\n\n")
+                .append(" rounds, each one fork of both, one right after the other; medians of the rounds. The JMH ")
+                .append("error is JMH's 99.9% confidence interval of the mean over the ")
+                .append(vfioIterations.getN()).append(" iterations of all rounds.\n\n")
                 .append("| | round trips/s | µs each | ratio to raw echo |\n|---|---:|---:|---:|\n")
-                .append(String.format(Locale.ROOT, "| vfio-user REGION_WRITE | %,.0f (JMH error ≤ %.1f%%) | %.2f | "
+                .append(String.format(Locale.ROOT, "| vfio-user REGION_WRITE | %,.0f (JMH error ±%.1f%%) | %.2f | "
                         + "**%s** (rounds %s to %s, ±%.1f%%) |%n", vfioMedian, 100 * vfioErr, 1e6 / vfioMedian,
                         ratio(r[1]), ratio(r[0]), ratio(r[2]), 100 * ratioError))
-                .append(String.format(Locale.ROOT, "| raw UNIX-socket echo (reference) | %,.0f (JMH error ≤ %.1f%%)"
-                        + " | %.2f | 1 |%n%n", rawMedian, 100 * rawErr, 1e6 / rawMedian));
+                .append(String.format(Locale.ROOT, "| raw UNIX-socket echo (reference) | %,.0f (JMH error ±%.1f%%)"
+                        + " | %.2f | 1 |%n", rawMedian, 100 * rawErr, 1e6 / rawMedian))
+                .append(String.format(Locale.ROOT, "| REGION_WRITE, server with `--busy-poll-us %d` | %,.0f (JMH error"
+                        + " ±%.1f%%) | %.2f | %s (not the figure: the echo sleeps) |%n%n", BUSY_POLL_MICROS, busyMedian,
+                        100 * busyErr, 1e6 / busyMedian, ratio(busyMedian / rawMedian)));
     }
+
+    /** The busy poll section 1 also measures: longer than a round trip here (about 40 µs), so the server never sleeps. */
+    static final int BUSY_POLL_MICROS = 200;
 
     private static double relative(double err, double score) {
         return Double.isNaN(err) || score == 0 ? 0 : err / score;

@@ -9,6 +9,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
@@ -29,7 +30,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * The doorbell path: a REGION_WRITE of 8 bytes and its reply, client to server on one machine,
  * beside a plain UNIX-socket echo of the same sizes (40 bytes out, 32 back) measured in the same run.
- * The ratio of the two is the figure that matters; absolute numbers move with the machine.
+ * The ratio of the two is the figure that matters; absolute numbers move with the machine. Both put their client
+ * on CPU 0 and the thread that answers on CPU 1 ({@code pinned}, default true; {@link CpuPin} says why).
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -47,14 +49,31 @@ public class DoorbellBenchmark {
         VfioUserServer server;
         VfioUserClient client;
         long value;
+        /** The server's {@code --busy-poll-us} (0 in the suite: the default a user gets). */
+        @Param("0")
+        public int busyPollMicros;
+        /** The client on CPU 0, the server's device thread on CPU 1 ({@link CpuPin}). */
+        @Param("true")
+        public boolean pinned;
 
         @Setup(Level.Trial)
-        public void start() throws IOException {
+        public void start() throws Exception {
             dir = Files.createTempDirectory("ernic-bench");
             device = new SampleDevice();
-            server = VfioUserServer.start(device, VfioUserServer.Options.defaults(dir.resolve("b.sock").toString()));
+            server = VfioUserServer.start(device, VfioUserServer.Options.defaults(dir.resolve("b.sock").toString())
+                    .withBusyPollMicros(busyPollMicros));
+            if (pinned && CpuPin.possible()) {
+                server.eventLoop().submit(() -> CpuPin.currentThreadTo(1)).get();
+            }
             client = VfioUserClient.connect(server.socketPath());
             client.negotiate();
+        }
+
+        @Setup(Level.Iteration)
+        public void pinClient() {
+            if (pinned && CpuPin.possible()) {
+                CpuPin.currentThreadTo(0); // the benchmark thread (JMH calls iteration setups on it)
+            }
         }
 
         @TearDown(Level.Trial)
@@ -74,6 +93,16 @@ public class DoorbellBenchmark {
         SocketChannel socket;
         final ByteBuffer out = ByteBuffer.allocateDirect(REQUEST);
         final ByteBuffer in = ByteBuffer.allocateDirect(REPLY);
+        /** The client on CPU 0, the echo thread on CPU 1, as for the server. */
+        @Param("true")
+        public boolean pinned;
+
+        @Setup(Level.Iteration)
+        public void pinClient() {
+            if (pinned && CpuPin.possible()) {
+                CpuPin.currentThreadTo(0);
+            }
+        }
 
         @Setup(Level.Trial)
         public void start() throws IOException {
@@ -81,6 +110,9 @@ public class DoorbellBenchmark {
             UnixDomainSocketAddress address = UnixDomainSocketAddress.of(dir.resolve("echo.sock"));
             listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX).bind(address);
             echo = Thread.ofPlatform().daemon().start(() -> {
+                if (pinned && CpuPin.possible()) {
+                    CpuPin.currentThreadTo(1);
+                }
                 try (SocketChannel peer = listener.accept()) {
                     ByteBuffer req = ByteBuffer.allocateDirect(REQUEST);
                     ByteBuffer rep = ByteBuffer.allocateDirect(REPLY);
