@@ -106,6 +106,11 @@ final class CompletionQueue {
         holdNext = true;
     }
 
+    /** Whether an entry is held back ({@link #hold}): an error completion waits for what follows it. */
+    boolean holding() {
+        return heldAt != NONE;
+    }
+
     /** Lets the held entry be seen; returns true when an event is due (an error completion). */
     boolean release(Dma dma) {
         holdNext = false;

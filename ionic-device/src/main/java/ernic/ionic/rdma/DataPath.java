@@ -203,14 +203,14 @@ final class DataPath implements QpErrors {
      * sleeping on the CQ's event. Answers still to come for it are ignored.
      */
     void flush(QueuePair qp) {
-        flush(qp, false);
+        flush(qp, false, false);
     }
 
-    /** {@link #flush}; {@code afterError}: the SQ's flush completion is written even when the SQ is empty. */
-    private void flush(QueuePair qp, boolean afterError) {
+    /** {@link #flush}; {@code sqAlways}, {@code rqAlways}: that queue's flush completion even when it is empty. */
+    private void flush(QueuePair qp, boolean sqAlways, boolean rqAlways) {
         requester.forget(qp);
-        flushRq(qp, false);
-        flushSq(qp, false, afterError);
+        flushRq(qp, false, rqAlways);
+        flushSq(qp, false, sqAlways);
         if (remote != null) {
             remote.flush(qp);
         }
@@ -223,16 +223,18 @@ final class DataPath implements QpErrors {
      * and ionic_rdma then flush their own copies of the posted work on the flush completions (an extra one
      * is ignored), so the device posts one per queue, not one per WQE. A UD QP goes on. The error
      * completion, held by its CQ ({@link CompletionQueue#hold}), is let out here, after the flush
-     * completions written behind it. The SQ's flush completion ("SQ flush received", which consumes no
-     * WQE) follows a send error even when nothing else is posted yet: the host may have posted more that
-     * the device has not seen (its doorbell is on the way), and libionic flushes that only when an entry
-     * follows the error in the CQ (see {@link CompletionQueue#hold}).
+     * completions written behind it. A flush completion (which consumes no WQE) follows a held error
+     * completion in its CQ even when its queue is empty: the host may have posted more that the device has
+     * not seen (its doorbell is on the way), and libionic flushes that only when an entry follows the error
+     * (see {@link CompletionQueue#hold}). A QP that fails with no completion of its own (an RC responder)
+     * holds nothing and gets flush completions only for what it had.
      */
     @Override
     public void failed(QueuePair qp) {
         if (qp.connected() && !qp.inError() && lif.qps[qp.id] == qp) {
             qp.state = V1.QPS_ERR;
-            flush(qp, true);
+            boolean sqHolds = holding(qp.sqCqId);
+            flush(qp, sqHolds, holding(qp.rqCqId) && qp.rqCqId != qp.sqCqId); // one entry per CQ is enough
         }
         release(qp.sqCqId);
         release(qp.rqCqId);
@@ -245,16 +247,21 @@ final class DataPath implements QpErrors {
         }
     }
 
+    private boolean holding(int cqId) {
+        CompletionQueue cq = cq(cqId);
+        return cq != null && cq.holding();
+    }
+
     private CompletionQueue cq(int id) {
         return id >= 0 && id < lif.cqCount ? lif.cqs[id] : null;
     }
 
     /**
      * Takes back what the RQ holds, with a flush completion ({@code once}: unless the driver has had one
-     * since the QP entered ERROR; it flushes later receives itself).
+     * since the QP entered ERROR; it flushes later receives itself; {@code always}: even when it holds none).
      */
-    private void flushRq(QueuePair qp, boolean once) {
-        if (qp.rq == null || qp.rq.empty()) {
+    private void flushRq(QueuePair qp, boolean once, boolean always) {
+        if (qp.rq == null || qp.rq.empty() && !always) {
             return;
         }
         qp.rq.cons = qp.rq.prod;
@@ -313,7 +320,7 @@ final class DataPath implements QpErrors {
         }
         qp.rq.prod = index & qp.rq.mask();
         if (qp.inError()) { // flushed, not executed: one flush completion tells the driver so
-            flushRq(qp, true);
+            flushRq(qp, true, false);
             return;
         }
         if (remote != null && remote.responder.holds(qp)) {
