@@ -25,19 +25,30 @@ final class CpuPin {
             Linker.nativeLinker().defaultLookup().find("sched_setaffinity").orElseThrow(),
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS));
 
-    /** Whether the machine has the two CPUs the placement needs. */
-    static boolean possible() {
-        return Runtime.getRuntime().availableProcessors() >= 2;
+    /** Pins the calling thread, the client, to CPU 0 (on a machine with two CPUs or more). */
+    static void client() {
+        currentThreadTo(0);
     }
 
-    /** Pins the calling thread to {@code cpu} (below 64); false when the kernel refused. */
-    static boolean currentThreadTo(int cpu) {
+    /** Pins the calling thread, the one that answers the client, to CPU 1 (on a machine with two CPUs or more). */
+    static void answerer() {
+        currentThreadTo(1);
+    }
+
+    /**
+     * Pins the calling thread to {@code cpu} (below 64), on a machine with two CPUs or more; a refusal by the
+     * kernel leaves the thread where it was (the benchmark still runs, as the scheduler places it).
+     */
+    private static void currentThreadTo(int cpu) {
+        if (Runtime.getRuntime().availableProcessors() < 2) {
+            return;
+        }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment mask = arena.allocate(JAVA_LONG);
             mask.set(JAVA_LONG, 0, 1L << cpu);
-            return (int) SCHED_SETAFFINITY.invokeExact(0, 8L, mask) == 0;
+            int refused = (int) SCHED_SETAFFINITY.invokeExact(0, 8L, mask); // non-zero: left to the scheduler
         } catch (Throwable e) {
-            return false;
+            // left to the scheduler
         }
     }
 }

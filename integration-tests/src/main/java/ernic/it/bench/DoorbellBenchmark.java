@@ -62,8 +62,8 @@ public class DoorbellBenchmark {
             device = new SampleDevice();
             server = VfioUserServer.start(device, VfioUserServer.Options.defaults(dir.resolve("b.sock").toString())
                     .withBusyPollMicros(busyPollMicros));
-            if (pinned && CpuPin.possible()) {
-                server.eventLoop().submit(() -> CpuPin.currentThreadTo(1)).get();
+            if (pinned) {
+                server.eventLoop().submit(CpuPin::answerer).get();
             }
             client = VfioUserClient.connect(server.socketPath());
             client.negotiate();
@@ -71,8 +71,8 @@ public class DoorbellBenchmark {
 
         @Setup(Level.Iteration)
         public void pinClient() {
-            if (pinned && CpuPin.possible()) {
-                CpuPin.currentThreadTo(0); // the benchmark thread (JMH calls iteration setups on it)
+            if (pinned) {
+                CpuPin.client(); // the benchmark thread (JMH calls iteration setups on it)
             }
         }
 
@@ -99,8 +99,8 @@ public class DoorbellBenchmark {
 
         @Setup(Level.Iteration)
         public void pinClient() {
-            if (pinned && CpuPin.possible()) {
-                CpuPin.currentThreadTo(0);
+            if (pinned) {
+                CpuPin.client();
             }
         }
 
@@ -110,8 +110,8 @@ public class DoorbellBenchmark {
             UnixDomainSocketAddress address = UnixDomainSocketAddress.of(dir.resolve("echo.sock"));
             listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX).bind(address);
             echo = Thread.ofPlatform().daemon().start(() -> {
-                if (pinned && CpuPin.possible()) {
-                    CpuPin.currentThreadTo(1);
+                if (pinned) {
+                    CpuPin.answerer();
                 }
                 try (SocketChannel peer = listener.accept()) {
                     ByteBuffer req = ByteBuffer.allocateDirect(REQUEST);

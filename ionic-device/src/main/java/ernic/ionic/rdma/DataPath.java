@@ -233,8 +233,7 @@ final class DataPath implements QpErrors {
     public void failed(QueuePair qp) {
         if (qp.connected() && !qp.inError() && lif.qps[qp.id] == qp) {
             qp.state = V1.QPS_ERR;
-            boolean sqHolds = holding(qp.sqCqId);
-            flush(qp, sqHolds, holding(qp.rqCqId) && qp.rqCqId != qp.sqCqId); // one entry per CQ is enough
+            flush(qp, holding(qp.sqCqId), holding(qp.rqCqId) && qp.rqCqId != qp.sqCqId); // one entry per CQ is enough
         }
         release(qp.sqCqId);
         release(qp.rqCqId);
