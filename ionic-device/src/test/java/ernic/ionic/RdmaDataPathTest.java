@@ -386,6 +386,46 @@ class RdmaDataPathTest {
         assertThat(le64(mem(bufVa + 128, 8), 0)).as("the WRITE behind the error did not run").isZero();
     }
 
+    /**
+     * A receive error on a QP whose RQ completes on a CQ of its own: behind the error there comes an RQ flush entry
+     * (RECV, WQE_FLUSHED) in that CQ, so the host flushes receives it posted that the device has not seen. The
+     * requester's error is followed by its SQ flush entry in its CQ.
+     */
+    @Test
+    void aReceiveErrorOnAnRqWithItsOwnCqIsFollowedByAnRqFlushEntryThere() throws IOException {
+        int rqCqId = 9;
+        long ring = drv.alloc(32L << CQ_LOG2);
+        assertThat(rdma.createCq(rqCqId, 2, ring, CQ_LOG2).status()).isZero();
+        RawCqe.Ring rqCq = rdma.cqRing(ring, CQ_LOG2);
+        qp(2, RC, 0, 3);
+        sq[3] = drv.alloc(64 * DEPTH);
+        rq[3] = drv.alloc(64 * DEPTH);
+        assertThat(rdma.createQp(3, RC, 0, CQ, rqCqId, sq[3], LOG2, rq[3], LOG2, 0).status()).isZero();
+        assertThat(rdma.modifyQp(3, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0, QP_REMOTE_WRITE).status()).isZero();
+        assertThat(rdma.modifyQp(3, IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, 2).status()).isZero();
+        assertThat(rdma.modifyQp(3, IB_QP_STATE, RTS, 0, 0).status()).isZero();
+        postRecv(3, bufVa + 8192, 4, MR); // too small for the SEND
+        postSend(2, w -> w.op(SEND).numSgeKey(1).flags(WQE_FLAG_SIG).length(8).sge(WQE_PLD, 0, bufVa, 8, MR));
+
+        RawCqe recvError = rqCq.poll(), rqFlush = rqCq.poll();
+        assertThat(recvError.qid()).isEqualTo(3);
+        assertThat(recvError.type()).isEqualTo(CQE_TYPE_RECV);
+        assertThat(recvError.error()).isTrue();
+        assertThat(recvError.statusLength()).isEqualTo(STS_LOCAL_LEN_ERR);
+        assertThat(rqFlush.qid()).isEqualTo(3);
+        assertThat(rqFlush.type()).isEqualTo(CQE_TYPE_RECV);
+        assertThat(rqFlush.error()).isTrue();
+        assertThat(rqFlush.statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
+        assertThat(rqCq.poll()).isNull();
+
+        RawCqe sendError = entry(), sqFlush = entry();
+        assertThat(sendError.qid()).isEqualTo(2);
+        assertThat(sendError.statusLength()).isEqualTo(STS_REMOTE_INV_REQ_ERR);
+        assertThat(sqFlush.qid()).isEqualTo(2);
+        assertThat(sqFlush.sqFlushReceived()).isTrue();
+        assertThat(entry()).as("QP 3's SQ held nothing and its CQ no error of its own").isNull();
+    }
+
     @Test
     void aSendWithNoReceiveFailsWithRnrAfterFiveSecondsAndWhatFollowsIsFlushed() throws IOException {
         qp(2, RC, 0, 3);

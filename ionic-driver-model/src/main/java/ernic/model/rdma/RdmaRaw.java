@@ -74,16 +74,22 @@ public final class RdmaRaw {
     /** CREATE_QP whose SQ and RQ are rung on doorbell page {@code dbid} (a user context's; 0 is the kernel's). */
     public AdminCqe createQp(int id, int type, int privFlags, int cq, long sq, int sqDepthLog2, long rq,
                              int rqDepthLog2, int dbid) throws IOException {
+        return createQp(id, type, privFlags, cq, cq, sq, sqDepthLog2, rq, rqDepthLog2, dbid);
+    }
+
+    /** CREATE_QP whose SQ completes on {@code sqCq} and RQ on {@code rqCq}, rung on doorbell page {@code dbid}. */
+    public AdminCqe createQp(int id, int type, int privFlags, int sqCq, int rqCq, long sq, int sqDepthLog2, long rq,
+                             int rqDepthLog2, int dbid) throws IOException {
         return admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
             le16(c, CQP_DBID_FLAGS, dbid);
             be32(c, CQP_PRIV_FLAGS_BE, privFlags);
-            le32(c, CQP_SQ_CQ_ID, cq);
+            le32(c, CQP_SQ_CQ_ID, sqCq);
             u8(c, CQP_SQ_DEPTH_LOG2, sqDepthLog2);
             u8(c, CQP_SQ_STRIDE_LOG2, 6);
             le32(c, CQP_SQ_TBL_INDEX, -1);
             le32(c, CQP_SQ_MAP_COUNT, 1);
             le64(c, CQP_SQ_DMA_ADDR, sq);
-            le32(c, CQP_RQ_CQ_ID, cq);
+            le32(c, CQP_RQ_CQ_ID, rqCq);
             u8(c, CQP_RQ_DEPTH_LOG2, rqDepthLog2);
             u8(c, CQP_RQ_STRIDE_LOG2, 6);
             le32(c, CQP_RQ_TBL_INDEX, -1);
