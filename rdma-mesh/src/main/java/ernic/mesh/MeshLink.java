@@ -20,7 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * One mesh connection: the last handler of its pipeline, after the frame decoder. Everything here runs on the
+ * One mesh connection: the last handler of its pipeline, after the {@link FrameReader}. Everything here runs on the
  * node's event loop.
  *
  * <p>Send side: data and ordered control frames wait in a {@link PendingWriteQueue} (whose bytes count toward the
@@ -177,7 +177,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         ByteBuf frame = (ByteBuf) msg;
         if (!ctx.channel().isActive()) {
-            // Closed (a protocol error in an earlier frame of the same read): the frames the decoder still holds
+            // Closed (a protocol error in an earlier frame of the same read): the frames the reader still cuts from it
             // are the closed peer's and are dropped unread, so one read cannot log or count thousands of errors.
             frame.release();
             return;

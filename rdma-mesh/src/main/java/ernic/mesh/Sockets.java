@@ -8,7 +8,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 
 import java.net.InetSocketAddress;
 import java.util.function.Supplier;
@@ -17,7 +16,7 @@ import java.util.function.Supplier;
  * The node's sockets: the listening one and the ones it dials, with the same options (no Nagle, the node's
  * pooled allocator, its write watermarks and socket buffers) and the same pipeline: the authentication handshake
  * ({@link AuthHandshake}, or a {@link NoSecretGuard} on a node without a secret; either removes itself when done),
- * the frame decoder, then the connection's {@link MeshLink}.
+ * the {@link FrameReader} (which also chooses the channel's read buffers), then the connection's {@link MeshLink}.
  */
 final class Sockets {
     private final MeshNode node;
@@ -90,10 +89,9 @@ final class Sockets {
     }
 
     private void init(Channel ch, MeshLink link) {
-        ch.pipeline().addLast(
-                node.auth().handler(link.kind()),
-                new LengthFieldBasedFrameDecoder(config.maxFrameLength(), 0, Wire.LENGTH_BYTES, 0, Wire.LENGTH_BYTES),
-                link);
+        FrameReader frames = new FrameReader(config.maxFrameLength());
+        ch.config().setRecvByteBufAllocator(frames.recvAllocator());
+        ch.pipeline().addLast(node.auth().handler(link.kind()), frames, link);
         node.links().add(link);
     }
 }

@@ -19,7 +19,7 @@ import java.util.Set;
 /**
  * The mesh wire format: one record per frame type, its encoder and its decoder side by side. Every frame is
  * {@code u32 length} (of what follows), {@code u8 type}, then the body; integers are big-endian. Inbound frames
- * are cut by Netty's {@code LengthFieldBasedFrameDecoder}, which strips the length; outbound frames carry it,
+ * are cut by {@link FrameReader}, which strips the length; outbound frames carry it,
  * written here, so that one frame is one buffer on the channel (its write promise then reports progress).
  *
  * <pre>

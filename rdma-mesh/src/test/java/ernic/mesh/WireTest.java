@@ -7,7 +7,6 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import org.junit.jupiter.api.Test;
 
 import java.net.Inet6Address;
@@ -26,7 +25,7 @@ class WireTest {
     private static final ByteBufAllocator A = ByteBufAllocator.DEFAULT;
 
     private static List<ByteBuf> cut(ByteBuf... frames) {
-        EmbeddedChannel ch = new EmbeddedChannel(new LengthFieldBasedFrameDecoder(1 << 20, 0, 4, 0, 4));
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameReader(1 << 20));
         for (ByteBuf f : frames) {
             while (f.isReadable()) {
                 ch.writeInbound(f.readRetainedSlice(1));

@@ -1,0 +1,196 @@
+package ernic.mesh;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.ChannelConfig;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.handler.codec.TooLongFrameException;
+import io.netty.util.UncheckedBooleanSupplier;
+
+/**
+ * Cuts a mesh connection's byte stream into frames ({@code u32 length}, stripped, then that many bytes) and passes
+ * each on as one buffer. A frame that lies whole in what the socket gave is passed as a slice of it; a frame that
+ * does not gets a buffer of its own length, allocated once, and once its body is missing at least
+ * {@link #LEND_MIN} bytes the channel reads the rest straight into that buffer ({@link #recvAllocator()}). So a
+ * large WRITE's payload is copied once, by the kernel, on its way in, instead of through a read buffer into a
+ * cumulation that doubles as it grows (what Netty's {@code LengthFieldBasedFrameDecoder} costs: about twice the
+ * payload in extra copies). One per connection, on its event loop.
+ */
+final class FrameReader extends ChannelInboundHandlerAdapter {
+    /** A body still missing this many bytes is read into its own buffer rather than through a read buffer. */
+    static final int LEND_MIN = 16 * 1024;
+
+    private final int maxFrameLength;
+    /** Bytes of the length field read so far (it may be split between reads) and their value, unsigned. */
+    private int lengthBytes;
+    private long length;
+    /** The frame being filled, allocated at its full length; null between frames. */
+    private ByteBuf body;
+    /** After a bad length: the connection is being closed and the rest of its bytes are dropped. */
+    private boolean failed;
+
+    FrameReader(int maxFrameLength) {
+        this.maxFrameLength = maxFrameLength;
+    }
+
+    /** The channel's read buffers: a slice of the frame being filled when enough of it is missing, else the usual. */
+    RecvByteBufAllocator recvAllocator() {
+        return new RecvByteBufAllocator() {
+            @Override
+            public Handle newHandle() {
+                return new Lender((ExtendedHandle) new AdaptiveRecvByteBufAllocator().newHandle());
+            }
+        };
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuf in = (ByteBuf) msg;
+        try {
+            if (body != null && in.unwrap() == body) {
+                // Read straight into the frame: its bytes are already where they belong.
+                body.writerIndex(body.writerIndex() + in.readableBytes());
+                if (!body.isWritable()) {
+                    pass(ctx);
+                }
+                return;
+            }
+            while (in.isReadable() && !failed) {
+                if (body == null) {
+                    if (!readLength(in)) {
+                        break;
+                    }
+                    if (length > maxFrameLength) {
+                        failed = true;
+                        ctx.fireExceptionCaught(
+                                new TooLongFrameException("frame length " + length + " exceeds " + maxFrameLength));
+                        break;
+                    }
+                    int len = (int) length;
+                    if (in.readableBytes() >= len) {
+                        ctx.fireChannelRead(in.readRetainedSlice(len));
+                        continue;
+                    }
+                    body = ctx.alloc().directBuffer(len, len);
+                }
+                body.writeBytes(in, Math.min(body.writableBytes(), in.readableBytes()));
+                if (!body.isWritable()) {
+                    pass(ctx);
+                }
+            }
+        } finally {
+            in.release();
+        }
+    }
+
+    /** Reads the length field, whole or the part of it {@code in} has; true when it is complete. */
+    private boolean readLength(ByteBuf in) {
+        if (lengthBytes == 0 && in.readableBytes() >= Wire.LENGTH_BYTES) {
+            length = in.readUnsignedInt();
+        } else {
+            if (lengthBytes == 0) {
+                length = 0;
+            }
+            while (lengthBytes < Wire.LENGTH_BYTES && in.isReadable()) {
+                length = length << 8 | in.readUnsignedByte();
+                lengthBytes++;
+            }
+            if (lengthBytes < Wire.LENGTH_BYTES) {
+                return false;
+            }
+            lengthBytes = 0;
+        }
+        return true;
+    }
+
+    private void pass(ChannelHandlerContext ctx) {
+        ByteBuf frame = body;
+        body = null;
+        ctx.fireChannelRead(frame);
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (body != null) {
+            body.release();
+            body = null;
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        handlerRemoved(ctx); // a frame cut off by the close is dropped
+        ctx.fireChannelInactive();
+    }
+
+    /** The channel's read-buffer handle: Netty's adaptive one, except that it lends the frame being filled. */
+    private final class Lender implements RecvByteBufAllocator.ExtendedHandle {
+        private final RecvByteBufAllocator.ExtendedHandle usual;
+
+        Lender(RecvByteBufAllocator.ExtendedHandle usual) {
+            this.usual = usual;
+        }
+
+        @Override
+        public ByteBuf allocate(ByteBufAllocator alloc) {
+            if (body != null && body.writableBytes() >= LEND_MIN) {
+                // A slice over the missing bytes, empty: the read fills it and can never run past the frame.
+                return body.retainedSlice(body.writerIndex(), body.writableBytes()).clear();
+            }
+            return usual.allocate(alloc);
+        }
+
+        @Override
+        public int guess() {
+            return usual.guess();
+        }
+
+        @Override
+        public void reset(ChannelConfig config) {
+            usual.reset(config);
+        }
+
+        @Override
+        public void incMessagesRead(int numMessages) {
+            usual.incMessagesRead(numMessages);
+        }
+
+        @Override
+        public void lastBytesRead(int bytes) {
+            usual.lastBytesRead(bytes);
+        }
+
+        @Override
+        public int lastBytesRead() {
+            return usual.lastBytesRead();
+        }
+
+        @Override
+        public void attemptedBytesRead(int bytes) {
+            usual.attemptedBytesRead(bytes);
+        }
+
+        @Override
+        public int attemptedBytesRead() {
+            return usual.attemptedBytesRead();
+        }
+
+        @Override
+        public boolean continueReading() {
+            return usual.continueReading();
+        }
+
+        @Override
+        public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
+            return usual.continueReading(maybeMoreDataSupplier);
+        }
+
+        @Override
+        public void readComplete() {
+            usual.readComplete();
+        }
+    }
+}
