@@ -136,6 +136,11 @@ final class Loopback {
         }
 
         @Override
+        public SendResult sendMore(int node, ByteBuf payload, Recall recall) {
+            return enqueue(node, payload, recall, 1 << 20); // never BUSY
+        }
+
+        @Override
         public SendResult sendReply(int node, ByteBuf payload) {
             return enqueue(node, payload, null, 2);
         }

@@ -336,6 +336,109 @@ class RemoteDataPathTest {
         assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.repliesSent", 8L);
     }
 
+    /** The pieces a long WRITE crosses in ({@code RemotePath.WRITE_PIECE}). */
+    static final int PIECE = 256 << 10;
+
+    /** A's QP 2 and B's QP 3 connected, both with the 4 MiB MR, and {@code len} bytes of a pattern at A's BIG_VA. */
+    void bigPair(int len) {
+        assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
+        assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
+        run(() -> {
+            a.bigMr();
+            b.bigMr();
+            MemorySegment src = a.bigMem(0, len);
+            for (int i = 0; i < len; i++) {
+                src.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + (i >> 12)));
+            }
+        });
+    }
+
+    /**
+     * A WRITE longer than a piece crosses as pieces, each placed as it arrives, and completes once, after the last
+     * piece's answer; the bytes land whole, at the right offsets.
+     */
+    @Test
+    void aLongWriteCrossesInPiecesAndCompletesOnce() {
+        int len = 1 << 20 | 100, pieces = len / PIECE + 1;
+        bigPair(len);
+        run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).flags(WQE_FLAG_SIG).rdma(BIG_VA + 4000, BIG)
+                .length(len).sge(WQE_PLD, 0, BIG_VA, len, BIG)));
+        RawCqe done = next(a);
+        assertThat(done.error()).isFalse();
+        assertThat(on(a::poll)).as("one completion for the WQE").isNull();
+        assertThat(on(() -> b.bigMem(4000, len).mismatch(a.bigMem(0, len)))).isEqualTo(-1L);
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", (long) pieces)
+                .containsEntry("rdma.remote.repliesReceived", 1L).containsEntry("rdma.remote.staleReplies", 0L);
+        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.requestsReceived", (long) pieces)
+                .containsEntry("rdma.remote.repliesSent", 1L);
+    }
+
+    /**
+     * A piece that fails (here the fourth of eight runs past the end of B's MR) answers for its WRITE at once: the
+     * WQE fails with the responder's status, once; the pieces behind it find B's QP in ERROR and are dropped, and
+     * the last message's answer comes to a WQE already completed (stale).
+     */
+    @Test
+    void aPieceThatFailsFailsItsWriteOnce() {
+        int len = 2 << 20;
+        bigPair(len);
+        long start = BIG_VA + BIG_BYTES - 3L * PIECE - 8; // the fourth piece ends past the MR
+        run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).flags(WQE_FLAG_SIG).rdma(start, BIG)
+                .length(len).sge(WQE_PLD, 0, BIG_VA, len, BIG)));
+        RawCqe failed = next(a);
+        assertThat(failed.error()).isTrue();
+        assertThat(failed.statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
+        assertThat(on(a::poll)).isNull();
+        await("every answer in", () -> counter(a, "rdma.remote.repliesReceived") == 2L);
+        assertThat(counter(a, "rdma.remote.staleReplies")).isEqualTo(1L);
+        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.requestsReceived", 8L)
+                .containsEntry("rdma.remote.repliesSent", 2L);
+        // The three pieces before it were placed (a failed RC WRITE may leave part of its data).
+        assertThat(on(() -> b.bigMem(start - BIG_VA, 3L * PIECE).mismatch(a.bigMem(0, 3L * PIECE)))).isEqualTo(-1L);
+    }
+
+    /**
+     * A long WRITE_IMM goes as one message: the receive completion reports its whole length with the immediate.
+     */
+    @Test
+    void aLongWriteWithImmediateGoesWhole() {
+        int len = 300_000;
+        bigPair(len);
+        run(() -> {
+            b.postRecv(3, VA, 0);
+            a.postSend(2, w -> w.op(WRITE_IMM).immDataKey(77).numSgeKey(1).rdma(BIG_VA, BIG).length(len)
+                    .sge(WQE_PLD, 0, BIG_VA, len, BIG));
+        });
+        RawCqe recv = next(b);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.statusLength()).isEqualTo(len);
+        assertThat(recv.immDataRkey()).isEqualTo(77);
+        assertThat(next(a).error()).isFalse();
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", 1L);
+        assertThat(on(() -> b.bigMem(0, len).mismatch(a.bigMem(0, len)))).isEqualTo(-1L);
+    }
+
+    /**
+     * A QP flushed while a long WRITE of it is still queued in pieces takes the pieces still queued back: only
+     * what was already being written arrives, and its answer is stale.
+     */
+    @Test
+    void aFlushedQpTakesBackTheQueuedPiecesOfItsWrite() {
+        int len = 4 << 20;
+        bigPair(len);
+        net.b.setReceiving(false);
+        run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(BIG_VA, BIG).length(len)
+                .sge(WQE_PLD, 0, BIG_VA, len, BIG)));
+        assertThat(on(() -> a.rdma.modifyQp(2, IB_QP_STATE, ERR, 0, 0).status())).isZero();
+        assertThat(nextEntry(a).statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
+        net.b.setReceiving(true);
+        await("every piece received or taken back", () -> counter(b, "rdma.remote.requestsReceived")
+                + counter(a, "rdma.remote.takenBack") == (4 << 20) / PIECE);
+        assertThat(counter(a, "rdma.remote.takenBack")).isPositive();
+        assertThat(counter(b, "rdma.remote.repliesSent")).as("no last piece arrived: nothing to answer").isZero();
+        assertThat(on(a::poll)).isNull();
+    }
+
     /**
      * A type 2 memory window on the responder's server: bound by its guest on QP 3, it opens its range to the
      * requests that arrive on QP 3 from the mesh and to no other QP's; a SEND_INV across the mesh frees it.
@@ -462,8 +565,15 @@ class RemoteDataPathTest {
             orphan.setInt(4, 3);
             orphan.setInt(8, 77);
             net.b.send(0, orphan, null);
+            // A SEND marked as a piece: only a WRITE comes in pieces.
+            io.netty.buffer.ByteBuf piece = io.netty.buffer.Unpooled.buffer(96).writeZero(96);
+            piece.setByte(0, 1);
+            piece.setByte(1, 8);
+            piece.setInt(4, 3);
+            piece.setInt(8, 2);
+            net.b.send(0, piece, null);
         });
-        await("the refusals", () -> on(() -> a.dev.counters()).get("rdma.remote.badMessages") == 2L
+        await("the refusals", () -> on(() -> a.dev.counters()).get("rdma.remote.badMessages") == 3L
                 && on(() -> a.dev.counters()).get("rdma.remote.staleReplies") == 1L
                 && on(() -> b.dev.counters()).get("rdma.remote.staleReplies") == 1L);
         assertThat(on(() -> a.dev.refusals().snapshot())).containsKey("rdma-remote-message");

@@ -278,7 +278,20 @@ public final class MeshNode {
         return send(dst, payload, true, null);
     }
 
+    /**
+     * Sends a later piece of a message whose first piece {@link #send(int, ByteBuf, Recall)} took, behind it: queued
+     * however full the connection is (the sender was let in for the whole message and must not be cut off in the
+     * middle of it), so never BUSY. The connection's watermarks hold back the sender's next message instead.
+     */
+    public SendResult sendMore(int dst, ByteBuf payload, Recall recall) {
+        return send(dst, payload, false, recall, true);
+    }
+
     private SendResult send(int dst, ByteBuf payload, boolean reply, Recall recall) {
+        return send(dst, payload, reply, recall, false);
+    }
+
+    private SendResult send(int dst, ByteBuf payload, boolean reply, Recall recall, boolean more) {
         requireLoop("send");
         int max = maxPayload();
         if (payload.readableBytes() > max) {
@@ -289,7 +302,7 @@ public final class MeshNode {
             return SendResult.NO_ROUTE;
         }
         int len = payload.readableBytes();
-        if (reply ? l.replyBytes() + len + Wire.DATA_OVERHEAD > config.replyRoom() : !l.isWritable()) {
+        if (reply ? l.replyBytes() + len + Wire.DATA_OVERHEAD > config.replyRoom() : !more && !l.isWritable()) {
             return SendResult.BUSY;
         }
         if (reply) {

@@ -46,8 +46,11 @@ import java.util.Set;
  */
 final class Wire {
     static final int MAGIC = 0x45524E4D; // "ERNM"
-    /** 2: GIDS carries declared and learned GIDs, GID_UPDATE what each node owns. */
-    static final int VERSION = 2;
+    /**
+     * 2: GIDS carries declared and learned GIDs, GID_UPDATE what each node owns. 3: the ionic messages in DATA
+     * frames carry a long WRITE in pieces ({@code WireHeader.FLAG_MORE} in ionic-device).
+     */
+    static final int VERSION = 3;
     static final int LENGTH_BYTES = 4;
 
     static final int REGISTER = 1;

@@ -54,7 +54,7 @@ class AuthTest {
         Mac mac = Mac.getInstance("HmacSHA256");
         mac.init(new SecretKeySpec(key, "HmacSHA256"));
         mac.update("ernic-mesh-auth".getBytes(StandardCharsets.US_ASCII));
-        mac.update(new byte[] {0, 1, 0, 2, (byte) proverRole}); // auth version 1, mesh protocol version 2
+        mac.update(new byte[] {0, 1, 0, 3, (byte) proverRole}); // auth version 1, mesh protocol version 3
         mac.update(dialerNonce);
         mac.update(acceptorNonce);
         return mac.doFinal();

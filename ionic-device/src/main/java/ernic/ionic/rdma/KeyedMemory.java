@@ -199,7 +199,12 @@ final class KeyedMemory {
      * else through the 64 KiB bounce buffer. False when guest memory cannot be reached.
      */
     boolean copy(Spans src, Spans dst, long len) {
-        if (!transfer(src, 0, dst, len)) {
+        return copy(src, 0, dst, len);
+    }
+
+    /** The same from offset {@code from} of {@code src}. */
+    boolean copy(Spans src, long from, Spans dst, long len) {
+        if (!transfer(src, from, dst, len)) {
             return false;
         }
         counters.add(PathCounter.BYTES, len);

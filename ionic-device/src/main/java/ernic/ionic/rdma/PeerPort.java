@@ -33,6 +33,12 @@ public interface PeerPort {
     SendResult send(int node, ByteBuf payload, Recall recall);
 
     /**
+     * A later piece of a request whose first piece {@link #send} took: queued behind it however much the connection
+     * holds (the request was let in whole), so it is never BUSY; NO_ROUTE when the peer is gone.
+     */
+    SendResult sendMore(int node, ByteBuf payload, Recall recall);
+
+    /**
      * A reply, which has a room of its own on the connection, apart from the requests' (replies must not wait for
      * the requests' budget); BUSY means it is dropped.
      */
@@ -66,6 +72,7 @@ public interface PeerPort {
             @Override public ByteBuf message(int bytes) { return node.message(bytes); }
             @Override public SendResult probe(int dst) { return node.probe(dst); }
             @Override public SendResult send(int dst, ByteBuf p, Recall r) { return node.send(dst, p, r); }
+            @Override public SendResult sendMore(int dst, ByteBuf p, Recall r) { return node.sendMore(dst, p, r); }
             @Override public SendResult sendReply(int dst, ByteBuf p) { return node.sendReply(dst, p); }
             @Override public void setReceivingFromAll(boolean on) { node.setReceivingFromAll(on); }
             @Override public Executor loop() { return node.eventLoop(); }

@@ -42,6 +42,8 @@ final class RemotePath implements End, MeshListener {
 
     static final long REPLY_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
     static final long READ_REPLIES_MAX = 32L << 20;
+    /** WRITEs longer than this go in pieces of this size ({@link WireHeader#FLAG_MORE}). */
+    static final int WRITE_PIECE = 256 << 10;
     /** No node owns the GID. */
     static final int UNOWNED = -2;
 
@@ -212,7 +214,11 @@ final class RemotePath implements End, MeshListener {
         return carry(r, r.wqe.op() == V1.Wqe.OP_RDMA_WRITE_IMM ? WireHeader.WRITE_IMM : WireHeader.WRITE);
     }
 
-    /** A request with the WQE's payload (SEND or WRITE). */
+    /**
+     * A request with the WQE's payload (SEND or WRITE). A WRITE (without immediate data) longer than
+     * {@link #WRITE_PIECE} goes as pieces ({@link WireHeader#FLAG_MORE}), each sent as soon as it is gathered, so
+     * that the peer places one while the next is on its way instead of waiting for the whole payload.
+     */
     private int carry(Request r, int op) {
         if (r.payload.total > WireHeader.MAX_PAYLOAD) {
             return V1.STS_LOCAL_LEN_ERR;
@@ -221,20 +227,54 @@ final class RemotePath implements End, MeshListener {
             return Requester.WAIT_ROOM; // no message built only to be refused; onWritable runs this SQ again
         }
         int len = (int) r.payload.total;
-        ByteBuf m = request(r, op, r.solicited() ? WireHeader.FLAG_SOLICITED : 0, len);
-        if (op == WireHeader.WRITE || op == WireHeader.WRITE_IMM) {
+        boolean write = op == WireHeader.WRITE || op == WireHeader.WRITE_IMM;
+        int at = 0;
+        // A WRITE_IMM goes whole: the responder reports the length of the message with the immediate in its receive.
+        for (; op == WireHeader.WRITE && len - at > WRITE_PIECE; at += WRITE_PIECE) {
+            ByteBuf piece = request(r, WireHeader.WRITE, WireHeader.FLAG_MORE, WRITE_PIECE);
+            WireHeader.put32(piece, WireHeader.RKEY, r.wqe.rkey());
+            WireHeader.put64(piece, WireHeader.VA, r.wqe.remoteVa() + at);
+            if (!fill(piece, r.payload, at, WRITE_PIECE)) {
+                piece.release();
+                return abandon(r.qp, at > 0, V1.STS_LOCAL_PROT_ERR);
+            }
+            SendResult sent = at == 0 ? port.send(r.qp.node, piece, takeBack)
+                    : port.sendMore(r.qp.node, piece, takeBack);
+            if (sent != SendResult.QUEUED) {
+                piece.release();
+                if (sent == SendResult.BUSY) {
+                    return Requester.WAIT_ROOM; // only the first piece can be refused: nothing went
+                }
+                counters.inc(RemoteCounter.NO_ROUTE);
+                return abandon(r.qp, at > 0, V1.STS_RETRY_EXCEEDED);
+            }
+            counters.inc(RemoteCounter.REQUESTS_SENT);
+        }
+        ByteBuf m = request(r, op, r.solicited() ? WireHeader.FLAG_SOLICITED : 0, len - at);
+        if (write) {
             WireHeader.put32(m, WireHeader.RKEY, r.wqe.rkey());
-            WireHeader.put64(m, WireHeader.VA, r.wqe.remoteVa());
+            WireHeader.put64(m, WireHeader.VA, r.wqe.remoteVa() + at);
         }
         if (op != WireHeader.SEND && op != WireHeader.WRITE) {
             WireHeader.put32(m, WireHeader.IMM, r.wqe.immDataKey());
         }
-        if (!fill(m, r.payload, len)) {
+        if (!fill(m, r.payload, at, len - at)) {
             m.release();
-            return V1.STS_LOCAL_PROT_ERR;
+            return abandon(r.qp, at > 0, V1.STS_LOCAL_PROT_ERR);
         }
         r.moved = len;
-        return transmit(r.qp, m, r.slot, 0);
+        return transmit(r.qp, m, r.slot, 0, at > 0);
+    }
+
+    /**
+     * A WQE fails after some of its pieces were queued: its sequence number is used up, so that when the QP is
+     * flushed for the error (which gives up everything numbered below the next one) the pieces are taken back.
+     */
+    private static int abandon(QueuePair qp, boolean piecesQueued, int status) {
+        if (piecesQueued) {
+            qp.outstanding.nextSeq++;
+        }
+        return status;
     }
 
     @Override
@@ -254,7 +294,7 @@ final class RemotePath implements End, MeshListener {
         WireHeader.put32(m, WireHeader.RKEY, r.wqe.rkey());
         WireHeader.put64(m, WireHeader.VA, r.wqe.remoteVa());
         WireHeader.put64(m, WireHeader.LENGTH, total);
-        return transmit(r.qp, m, r.slot, total);
+        return transmit(r.qp, m, r.slot, total, false);
     }
 
     @Override
@@ -268,7 +308,7 @@ final class RemotePath implements End, MeshListener {
         WireHeader.put64(m, WireHeader.COMPARE, r.wqe.compare());
         WireHeader.put64(m, WireHeader.SWAP_ADD, r.wqe.swapAdd());
         r.moved = 8;
-        return transmit(r.qp, m, r.slot, 0);
+        return transmit(r.qp, m, r.slot, 0, false);
     }
 
     /** A remote datagram: sent with its GRH, completed at once (a send completion does not mean delivery). */
@@ -319,6 +359,11 @@ final class RemotePath implements End, MeshListener {
 
     /** Appends {@code len} bytes gathered from {@code src} to the message. */
     boolean fill(ByteBuf m, Spans src, int len) {
+        return fill(m, src, 0, len);
+    }
+
+    /** Appends {@code len} bytes gathered from {@code src}, from its offset {@code from}, to the message. */
+    private boolean fill(ByteBuf m, Spans src, long from, int len) {
         int at = m.writerIndex();
         m.ensureWritable(len);
         Spans dst = out.clear();
@@ -327,7 +372,7 @@ final class RemotePath implements End, MeshListener {
         } else if (len > 0) {
             dst.addLocal(MemorySegment.ofBuffer(m.nioBuffer(at, len)), 0, len);
         }
-        if (!memory.copy(src, dst, len)) {
+        if (!memory.copy(src, from, dst, len)) {
             return false;
         }
         m.writerIndex(at + len);
@@ -357,9 +402,12 @@ final class RemotePath implements End, MeshListener {
         return s;
     }
 
-    /** Hands a request to the port, which asks {@link #takeBack} before it writes it. */
-    private int transmit(QueuePair qp, ByteBuf m, int slot, long readBytes) {
-        SendResult r = port.send(qp.node, m, takeBack);
+    /**
+     * Hands a request to the port, which asks {@link #takeBack} before it writes it; {@code last}: the last piece
+     * of a WRITE whose other pieces are queued, queued behind them whatever the connection holds.
+     */
+    private int transmit(QueuePair qp, ByteBuf m, int slot, long readBytes, boolean last) {
+        SendResult r = last ? port.sendMore(qp.node, m, takeBack) : port.send(qp.node, m, takeBack);
         switch (r) {
             case QUEUED -> {
                 Outstanding o = qp.outstanding;
@@ -380,7 +428,7 @@ final class RemotePath implements End, MeshListener {
             default -> {
                 m.release();
                 counters.inc(RemoteCounter.NO_ROUTE);
-                return V1.STS_RETRY_EXCEEDED;
+                return abandon(qp, last, V1.STS_RETRY_EXCEEDED);
             }
         }
     }

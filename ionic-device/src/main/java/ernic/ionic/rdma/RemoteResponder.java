@@ -69,12 +69,19 @@ final class RemoteResponder {
             datagram(m);
             return;
         }
+        if (piece(m) && op != WireHeader.WRITE) {
+            path.bad(node, "a piece of a request opcode " + op + " (only a WRITE comes in pieces)");
+            return;
+        }
         int dst = WireHeader.u32(m, WireHeader.DST_QP);
         QueuePair qp = dst >= 0 && dst < lif.qpCount ? lif.qps[dst] : null;
         if (qp == null || !qp.connected() || qp.destQpn != WireHeader.u32(m, WireHeader.SRC_QP)
                 || qp.node != node || !(qp.state == V1.QPS_RTR || qp.state == V1.QPS_RTS || qp.state == V1.QPS_SQD)) {
-            // No QP here takes it: a NIC drops such a packet and the requester's retries run out.
-            reply(node, m, WireHeader.ACK, V1.STS_RETRY_EXCEEDED, null, 0, 0);
+            // No QP here takes it: a NIC drops such a packet and the requester's retries run out. A piece is
+            // dropped unanswered: the WRITE's last piece answers for it.
+            if (!piece(m)) {
+                reply(node, m, WireHeader.ACK, V1.STS_RETRY_EXCEEDED, null, 0, 0);
+            }
             return;
         }
         if (holds(qp) || apply(qp, node, m) == Responder.RNR) {
@@ -105,7 +112,9 @@ final class RemoteResponder {
                 if (st == Responder.RNR) {
                     return st;
                 }
-                reply(node, m, WireHeader.ACK, st, null, 0, 0);
+                if (st != V1.STS_OK || !piece(m)) {
+                    reply(node, m, WireHeader.ACK, st, null, 0, 0); // a failed piece answers for its WRITE
+                }
             }
             case WireHeader.READ -> {
                 long want = WireHeader.u64(m, WireHeader.LENGTH);
@@ -126,6 +135,11 @@ final class RemoteResponder {
             default -> path.bad(node, "request opcode " + op);
         }
         return V1.STS_OK;
+    }
+
+    /** A piece of a longer WRITE, answered only when it fails ({@link WireHeader#FLAG_MORE}). */
+    private static boolean piece(ByteBuf m) {
+        return (WireHeader.flags(m) & WireHeader.FLAG_MORE) != 0;
     }
 
     /** Answers {@code request}: its requester fields echoed, a status, and for a READ the data. */
@@ -226,10 +240,12 @@ final class RemoteResponder {
         ArrayDeque<Held> held = qp.held;
         while (held != null && !held.isEmpty()) {
             Held h = held.poll();
-            if (status == V1.STS_RNR_RETRY_EXCEEDED) {
-                counters.inc(RemoteCounter.RNR_FAILURES);
+            if (!piece(h.message())) { // a piece goes unanswered: its WRITE's last piece answers for it
+                if (status == V1.STS_RNR_RETRY_EXCEEDED) {
+                    counters.inc(RemoteCounter.RNR_FAILURES);
+                }
+                reply(h.node(), h.message(), WireHeader.ACK, status, null, 0, 0);
             }
-            reply(h.node(), h.message(), WireHeader.ACK, status, null, 0, 0);
             unhold(h);
         }
         resumeIfRoom();

@@ -9,7 +9,8 @@ import io.netty.buffer.ByteBuf;
  *
  * <p>A request names the requester's QP, its generation (numbered afresh at every creation, so a reply
  * meant for a destroyed QP never reaches the QP that took its id), and the SQ slot and sequence number of
- * the WQE; the reply echoes them. Accessors read and write at absolute offsets of the message buffer.
+ * the WQE; the reply echoes them. A WRITE (not WRITE_IMM) longer than {@link RemotePath#WRITE_PIECE} travels
+ * as several messages ({@link #FLAG_MORE}). Accessors read and write at absolute offsets of the message buffer.
  */
 final class WireHeader {
     private WireHeader() {
@@ -22,6 +23,12 @@ final class WireHeader {
     static final int ACK = 16, READ_RESP = 17, ATOMIC_RESP = 18;
 
     static final int FLAG_SOLICITED = 1, FLAG_IPV4 = 2, FLAG_VLAN = 4;
+    /**
+     * A WRITE whose payload is one piece of a longer WRITE: the next message of the same QP (same slot and
+     * sequence number, a higher VA) goes on with it, and the last piece, without this flag, is answered for the
+     * whole WQE. A piece is answered only when it fails.
+     */
+    static final int FLAG_MORE = 8;
 
     static final int OP = 0, FLAGS = 1, STATUS = 2, SRC_QP = 4, DST_QP = 8, GENERATION = 12, SLOT = 16, RKEY = 20,
             SEQ = 24, VA = 32, LENGTH = 40, COMPARE = 48, SWAP_ADD = 56, IMM = 64, QKEY = 68, VLAN = 72, SMAC = 80;
