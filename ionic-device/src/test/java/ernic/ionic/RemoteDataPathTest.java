@@ -367,10 +367,11 @@ class RemoteDataPathTest {
         assertThat(done.error()).isFalse();
         assertThat(on(a::poll)).as("one completion for the WQE").isNull();
         assertThat(on(() -> b.bigMem(4000, len).mismatch(a.bigMem(0, len)))).isEqualTo(-1L);
-        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", (long) pieces)
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", 1L)
+                .containsEntry("rdma.remote.piecesSent", pieces - 1L)
                 .containsEntry("rdma.remote.repliesReceived", 1L).containsEntry("rdma.remote.staleReplies", 0L);
-        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.requestsReceived", (long) pieces)
-                .containsEntry("rdma.remote.repliesSent", 1L);
+        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.requestsReceived", 1L)
+                .containsEntry("rdma.remote.piecesReceived", pieces - 1L).containsEntry("rdma.remote.repliesSent", 1L);
     }
 
     /**
@@ -391,8 +392,8 @@ class RemoteDataPathTest {
         assertThat(on(a::poll)).isNull();
         await("every answer in", () -> counter(a, "rdma.remote.repliesReceived") == 2L);
         assertThat(counter(a, "rdma.remote.staleReplies")).isEqualTo(1L);
-        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.requestsReceived", 8L)
-                .containsEntry("rdma.remote.repliesSent", 2L);
+        assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.requestsReceived", 1L)
+                .containsEntry("rdma.remote.piecesReceived", 7L).containsEntry("rdma.remote.repliesSent", 2L);
         // The three pieces before it were placed (a failed RC WRITE may leave part of its data).
         assertThat(on(() -> b.bigMem(start - BIG_VA, 3L * PIECE).mismatch(a.bigMem(0, 3L * PIECE)))).isEqualTo(-1L);
     }
@@ -433,7 +434,7 @@ class RemoteDataPathTest {
         assertThat(nextEntry(a).statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
         net.b.setReceiving(true);
         await("every piece received or taken back", () -> counter(b, "rdma.remote.requestsReceived")
-                + counter(a, "rdma.remote.takenBack") == (4 << 20) / PIECE);
+                + counter(b, "rdma.remote.piecesReceived") + counter(a, "rdma.remote.takenBack") == (4 << 20) / PIECE);
         assertThat(counter(a, "rdma.remote.takenBack")).isPositive();
         assertThat(counter(b, "rdma.remote.repliesSent")).as("no last piece arrived: nothing to answer").isZero();
         assertThat(on(a::poll)).isNull();

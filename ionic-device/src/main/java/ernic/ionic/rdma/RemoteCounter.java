@@ -23,7 +23,12 @@ public enum RemoteCounter implements Counter {
     /** Queued requests of a flushed or timed-out QP taken back before they were written. */
     TAKEN_BACK("takenBack"),
     /** MODIFY_QPs to RTR that waited for the mesh to name the owner of their destination GID (at most 1 s). */
-    RTR_WAITS("rtrWaits");
+    RTR_WAITS("rtrWaits"),
+    /**
+     * Pieces of long WRITEs sent and received before their last message ({@code WireHeader.FLAG_MORE}); the
+     * request counters count each WRITE once, by its last message.
+     */
+    PIECES_SENT("piecesSent"), PIECES_RECEIVED("piecesReceived");
 
     private final String key;
 

@@ -248,7 +248,7 @@ final class RemotePath implements End, MeshListener {
                 counters.inc(RemoteCounter.NO_ROUTE);
                 return abandon(r.qp, at > 0, V1.STS_RETRY_EXCEEDED);
             }
-            counters.inc(RemoteCounter.REQUESTS_SENT);
+            counters.inc(RemoteCounter.PIECES_SENT);
         }
         ByteBuf m = request(r, op, r.solicited() ? WireHeader.FLAG_SOLICITED : 0, len - at);
         if (write) {
@@ -590,7 +590,7 @@ final class RemotePath implements End, MeshListener {
             if (WireHeader.isReply(WireHeader.op(m))) {
                 onReply(sourceNode, m);
             } else {
-                counters.inc(RemoteCounter.REQUESTS_RECEIVED);
+                counters.inc(WireHeader.piece(m) ? RemoteCounter.PIECES_RECEIVED : RemoteCounter.REQUESTS_RECEIVED);
                 responder.onRequest(sourceNode, m);
             }
         } finally {

@@ -69,7 +69,7 @@ final class RemoteResponder {
             datagram(m);
             return;
         }
-        if (piece(m) && op != WireHeader.WRITE) {
+        if (WireHeader.piece(m) && op != WireHeader.WRITE) {
             path.bad(node, "a piece of a request opcode " + op + " (only a WRITE comes in pieces)");
             return;
         }
@@ -79,7 +79,7 @@ final class RemoteResponder {
                 || qp.node != node || !(qp.state == V1.QPS_RTR || qp.state == V1.QPS_RTS || qp.state == V1.QPS_SQD)) {
             // No QP here takes it: a NIC drops such a packet and the requester's retries run out. A piece is
             // dropped unanswered: the WRITE's last piece answers for it.
-            if (!piece(m)) {
+            if (!WireHeader.piece(m)) {
                 reply(node, m, WireHeader.ACK, V1.STS_RETRY_EXCEEDED, null, 0, 0);
             }
             return;
@@ -112,7 +112,7 @@ final class RemoteResponder {
                 if (st == Responder.RNR) {
                     return st;
                 }
-                if (st != V1.STS_OK || !piece(m)) {
+                if (st != V1.STS_OK || !WireHeader.piece(m)) {
                     reply(node, m, WireHeader.ACK, st, null, 0, 0); // a failed piece answers for its WRITE
                 }
             }
@@ -135,11 +135,6 @@ final class RemoteResponder {
             default -> path.bad(node, "request opcode " + op);
         }
         return V1.STS_OK;
-    }
-
-    /** A piece of a longer WRITE, answered only when it fails ({@link WireHeader#FLAG_MORE}). */
-    private static boolean piece(ByteBuf m) {
-        return (WireHeader.flags(m) & WireHeader.FLAG_MORE) != 0;
     }
 
     /** Answers {@code request}: its requester fields echoed, a status, and for a READ the data. */
@@ -240,7 +235,7 @@ final class RemoteResponder {
         ArrayDeque<Held> held = qp.held;
         while (held != null && !held.isEmpty()) {
             Held h = held.poll();
-            if (!piece(h.message())) { // a piece goes unanswered: its WRITE's last piece answers for it
+            if (!WireHeader.piece(h.message())) { // a piece goes unanswered: its WRITE's last piece answers for it
                 if (status == V1.STS_RNR_RETRY_EXCEEDED) {
                     counters.inc(RemoteCounter.RNR_FAILURES);
                 }

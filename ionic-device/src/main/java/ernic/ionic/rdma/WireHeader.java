@@ -36,6 +36,11 @@ final class WireHeader {
     /** Largest payload of one message (16 MiB): a longer SEND, WRITE or READ fails with a length error. */
     static final int MAX_PAYLOAD = 16 << 20;
 
+    /** A piece of a longer WRITE, answered only when it fails ({@link #FLAG_MORE}). */
+    static boolean piece(ByteBuf m) {
+        return (flags(m) & FLAG_MORE) != 0;
+    }
+
     static boolean isReply(int op) {
         return op >= ACK;
     }
