@@ -22,6 +22,12 @@ import io.netty.util.UncheckedBooleanSupplier;
 final class FrameReader extends ChannelInboundHandlerAdapter {
     /** A body still missing this many bytes is read into its own buffer rather than through a read buffer. */
     static final int LEND_MIN = 16 * 1024;
+    /**
+     * The largest read buffer between frames (Netty's adaptive sizing, which grows it while reads fill it): a read
+     * that holds several whole frames passes them on as slices, with no copy. With Netty's default of 64 KiB, every
+     * 64 KiB WRITE's frame (a little longer) took two reads and a copy.
+     */
+    static final int MAX_READ = 1 << 20;
 
     private final int maxFrameLength;
     /** Bytes of the length field read so far (it may be split between reads) and their value, unsigned. */
@@ -41,7 +47,7 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
         return new RecvByteBufAllocator() {
             @Override
             public Handle newHandle() {
-                return new Lender((ExtendedHandle) new AdaptiveRecvByteBufAllocator().newHandle());
+                return new Lender((ExtendedHandle) new AdaptiveRecvByteBufAllocator(64, 2048, MAX_READ).newHandle());
             }
         };
     }
