@@ -369,13 +369,17 @@ final class RdmaDataPath {
         return false;
     }
 
+    /** How long {@link #pollWait} yields between polls before it sleeps, by default. */
+    static final long YIELD_NANOS = 50_000;
+
     /**
      * Polls {@code cq} until one completion arrives or {@code millis} pass. The device writes CQEs into the
-     * shared memory, so this spins on the CQE's color; after a short spin it yields the CPU and then sleeps in
-     * 10 µs steps, so that on a busy machine the device thread gets the core it needs to make progress. Each
-     * miss lets a device that runs only when driven (in-process) run.
+     * shared memory, so this spins on the CQE's color; after a short spin it yields the CPU for up to
+     * {@code yieldNanos} and then sleeps in 10 µs steps (which on this kind of virtual machine last 50 µs or more),
+     * so that on a busy machine the device thread gets the core it needs to make progress. Each miss lets a device
+     * that runs only when driven (in-process) run.
      */
-    boolean pollWait(Cq cq, Wc wc, int millis) {
+    boolean pollWait(Cq cq, Wc wc, int millis, long yieldNanos) {
         long start = System.nanoTime(), deadline = start + millis * 1_000_000L;
         for (int spins = 0; ; spins++) {
             if (poll(cq, wc)) {
@@ -390,7 +394,7 @@ final class RdmaDataPath {
             if (now > deadline) {
                 return false;
             }
-            if (now - start < 50_000) {
+            if (now - start < yieldNanos) {
                 Thread.yield();
             } else {
                 LockSupport.parkNanos(10_000);

@@ -597,6 +597,14 @@ public final class RdmaVerbs {
 
     /** Polls {@code cq} until one completion arrives or {@code millis} pass (see {@link RdmaDataPath#pollWait}). */
     public boolean pollWait(Cq cq, Wc wc, int millis) {
-        return dataPath.pollWait(cq, wc, millis);
+        return dataPath.pollWait(cq, wc, millis, RdmaDataPath.YIELD_NANOS);
+    }
+
+    /**
+     * The same, yielding the CPU between polls for up to {@code yieldNanos} before it sleeps: a client that polls
+     * like perftest, which never sleeps, for the benchmarks.
+     */
+    public boolean pollWait(Cq cq, Wc wc, int millis, long yieldNanos) {
+        return dataPath.pollWait(cq, wc, millis, yieldNanos);
     }
 }
