@@ -10,6 +10,8 @@ import io.netty.channel.RecvByteBufAllocator;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.util.UncheckedBooleanSupplier;
 
+import java.util.function.BooleanSupplier;
+
 /**
  * Cuts a mesh connection's byte stream into frames ({@code u32 length}, stripped, then that many bytes) and passes
  * each on as one buffer. A frame that lies whole in what the socket gave is passed as a slice of it; a frame that
@@ -29,7 +31,15 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
      */
     static final int MAX_READ = 1 << 20;
 
+    /**
+     * The longest frame before the connection's handshake is done (REGISTER, HELLO and their answers are a few
+     * dozen bytes): a frame's buffer is allocated at its announced length, so a stranger must not make this node
+     * allocate 16 MiB with four bytes.
+     */
+    static final int MAX_HANDSHAKE_FRAME = 4096;
+
     private final int maxFrameLength;
+    private final BooleanSupplier open;
     /** Bytes of the length field read so far (it may be split between reads) and their value, unsigned. */
     private int lengthBytes;
     private long length;
@@ -38,8 +48,10 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
     /** After a bad length: the connection is being closed and the rest of its bytes are dropped. */
     private boolean failed;
 
-    FrameReader(int maxFrameLength) {
+    /** Frames up to {@code maxFrameLength} bytes once {@code open} says the handshake is done. */
+    FrameReader(int maxFrameLength, BooleanSupplier open) {
         this.maxFrameLength = maxFrameLength;
+        this.open = open;
     }
 
     /** The channel's read buffers: a slice of the frame being filled when enough of it is missing, else the usual. */
@@ -69,10 +81,11 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
                     if (!readLength(in)) {
                         break;
                     }
-                    if (length > maxFrameLength) {
+                    int max = open.getAsBoolean() ? maxFrameLength : Math.min(maxFrameLength, MAX_HANDSHAKE_FRAME);
+                    if (length > max) {
                         failed = true;
-                        ctx.fireExceptionCaught(
-                                new TooLongFrameException("frame length " + length + " exceeds " + maxFrameLength));
+                        ctx.fireExceptionCaught(new TooLongFrameException("frame length " + length + " exceeds " + max
+                                + (max < maxFrameLength ? " before the handshake" : "")));
                         break;
                     }
                     int len = (int) length;

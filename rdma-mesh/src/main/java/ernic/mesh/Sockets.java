@@ -89,7 +89,7 @@ final class Sockets {
     }
 
     private void init(Channel ch, MeshLink link) {
-        FrameReader frames = new FrameReader(config.maxFrameLength());
+        FrameReader frames = new FrameReader(config.maxFrameLength(), link::isOpen);
         ch.config().setRecvByteBufAllocator(frames.recvAllocator());
         ch.pipeline().addLast(node.auth().handler(link.kind()), frames, link);
         node.links().add(link);

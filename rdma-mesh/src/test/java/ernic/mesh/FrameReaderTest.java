@@ -57,7 +57,7 @@ class FrameReaderTest {
             bodies.add(body(rnd, len));
         }
         for (int trial = 0; trial < 20; trial++) {
-            EmbeddedChannel ch = channel(new FrameReader(MAX));
+            EmbeddedChannel ch = channel(new FrameReader(MAX, () -> true));
             ByteBuf s = stream(bodies);
             while (s.isReadable()) {
                 // Cuts of 1 byte (a length field in four reads) up to 64 KiB.
@@ -72,7 +72,7 @@ class FrameReaderTest {
 
     @Test
     void aLargeFramesRestIsReadIntoItsOwnBuffer() {
-        FrameReader reader = new FrameReader(MAX);
+        FrameReader reader = new FrameReader(MAX, () -> true);
         EmbeddedChannel ch = channel(reader);
         RecvByteBufAllocator.Handle reads = reader.recvAllocator().newHandle();
         byte[] big = body(new Random(1), 1 << 20);
@@ -110,7 +110,7 @@ class FrameReaderTest {
 
     @Test
     void aFrameCutOffByTheCloseIsDropped() {
-        EmbeddedChannel ch = channel(new FrameReader(MAX));
+        EmbeddedChannel ch = channel(new FrameReader(MAX, () -> true));
         ch.writeInbound(Unpooled.buffer().writeInt(100_000).writeBytes(new byte[50_000]));
         ch.close();
         assertThat(frames(ch)).isEmpty();
@@ -118,7 +118,7 @@ class FrameReaderTest {
 
     @Test
     void aFrameLongerThanAllowedIsAnErrorAndTheRestIsDropped() {
-        EmbeddedChannel ch = channel(new FrameReader(1024));
+        EmbeddedChannel ch = channel(new FrameReader(1024, () -> true));
         assertThatThrownBy(() -> ch.writeInbound(
                 Unpooled.buffer().writeInt(3).writeBytes(new byte[3]).writeInt(1025).writeBytes(new byte[64])))
                 .isInstanceOf(TooLongFrameException.class).hasMessageContaining("1025 exceeds 1024");
@@ -129,8 +129,22 @@ class FrameReaderTest {
     }
 
     @Test
+    void beforeTheHandshakeAFrameOver4KiBIsTooLong() {
+        boolean[] open = {false};
+        EmbeddedChannel ch = channel(new FrameReader(MAX, () -> open[0]));
+        assertThatThrownBy(() -> ch.writeInbound(Unpooled.buffer().writeInt(16 << 20).writeByte(1)))
+                .isInstanceOf(TooLongFrameException.class).hasMessageContaining("exceeds 4096 before the handshake");
+        ch.finishAndReleaseAll();
+        EmbeddedChannel opened = channel(new FrameReader(MAX, () -> open[0]));
+        open[0] = true;
+        opened.writeInbound(Unpooled.buffer().writeInt(5000).writeBytes(new byte[5000]));
+        assertThat(frames(opened)).hasSize(1);
+        opened.finishAndReleaseAll();
+    }
+
+    @Test
     void aLengthWithTheTopBitSetIsTooLong() {
-        EmbeddedChannel ch = channel(new FrameReader(1024));
+        EmbeddedChannel ch = channel(new FrameReader(1024, () -> true));
         assertThatThrownBy(() -> ch.writeInbound(Unpooled.buffer().writeInt(0x8000_0000).writeBytes(new byte[8])))
                 .isInstanceOf(TooLongFrameException.class).hasMessageContaining("2147483648");
         assertThat(frames(ch)).isEmpty();

@@ -25,7 +25,7 @@ class WireTest {
     private static final ByteBufAllocator A = ByteBufAllocator.DEFAULT;
 
     private static List<ByteBuf> cut(ByteBuf... frames) {
-        EmbeddedChannel ch = new EmbeddedChannel(new FrameReader(1 << 20));
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameReader(1 << 20, () -> true));
         for (ByteBuf f : frames) {
             while (f.isReadable()) {
                 ch.writeInbound(f.readRetainedSlice(1));
