@@ -13,8 +13,8 @@ import java.util.Arrays;
  * back everything the peer sends until the peer has proved it knows the secret. Then it tells the connection's
  * {@link MeshLink} ({@link #AUTHENTICATED}), passes on the bytes that followed the proof and removes itself: the
  * mesh's frames go by untouched from then on. A peer that fails is counted, logged once per cause and closed, and
- * nothing it sent reaches the frame decoder. The time-out is the link's ({@link MeshLink#health}), on the node's
- * clock. It buffers at most one CHALLENGE's worth of bytes, whatever the peer sends.
+ * nothing it sent reaches the {@link FrameReader}. The time-out is the link's ({@link MeshLink#health}), on the
+ * node's clock. It buffers at most one CHALLENGE's worth of bytes, whatever the peer sends.
  */
 final class AuthHandshake extends ChannelInboundHandlerAdapter {
     /** The user event that tells the {@link MeshLink} the peer is authenticated. */

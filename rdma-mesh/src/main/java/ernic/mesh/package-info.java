@@ -24,7 +24,8 @@
  * node's claims; {@code LearnedGids}: what a node learned from its guest's source addresses, with the cap and the
  * ageing; {@code Router}: which connection carries a message.</li>
  * <li>{@code Links} and {@code MeshLink}: the connections, their events, send queue, heartbeat slots and health;
- * {@code Sockets}: their options and pipeline.</li>
+ * {@code Sockets}: their options and pipeline; {@code FrameReader}: the frames cut from a connection's bytes, a
+ * large one read straight into a buffer of its own length.</li>
  * <li>{@code MeshAuth}: the secret, the handshake's proofs and nonces, the refusals by cause; {@code AuthHandshake}
  * and {@code NoSecretGuard}: the first handler of each connection.</li>
  * <li>{@code Wire}: every frame type as a record, encoded and decoded side by side; decoding checks every field
