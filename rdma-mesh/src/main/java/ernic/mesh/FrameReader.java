@@ -3,7 +3,6 @@ package ernic.mesh;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
-import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.RecvByteBufAllocator;
@@ -145,12 +144,14 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
         ctx.fireChannelInactive();
     }
 
-    /** The channel's read-buffer handle: Netty's adaptive one, except that it lends the frame being filled. */
-    private final class Lender implements RecvByteBufAllocator.ExtendedHandle {
-        private final RecvByteBufAllocator.ExtendedHandle usual;
-
+    /**
+     * The channel's read-buffer handle: Netty's adaptive one, except that it lends the frame being filled. Netty's
+     * {@code DelegatingHandle} passes the rest on; the epoll transport also asks for the extended form.
+     */
+    private final class Lender extends RecvByteBufAllocator.DelegatingHandle
+            implements RecvByteBufAllocator.ExtendedHandle {
         Lender(RecvByteBufAllocator.ExtendedHandle usual) {
-            this.usual = usual;
+            super(usual);
         }
 
         @Override
@@ -159,57 +160,12 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
                 // A slice over the missing bytes, empty: the read fills it and can never run past the frame.
                 return body.retainedSlice(body.writerIndex(), body.writableBytes()).clear();
             }
-            return usual.allocate(alloc);
-        }
-
-        @Override
-        public int guess() {
-            return usual.guess();
-        }
-
-        @Override
-        public void reset(ChannelConfig config) {
-            usual.reset(config);
-        }
-
-        @Override
-        public void incMessagesRead(int numMessages) {
-            usual.incMessagesRead(numMessages);
-        }
-
-        @Override
-        public void lastBytesRead(int bytes) {
-            usual.lastBytesRead(bytes);
-        }
-
-        @Override
-        public int lastBytesRead() {
-            return usual.lastBytesRead();
-        }
-
-        @Override
-        public void attemptedBytesRead(int bytes) {
-            usual.attemptedBytesRead(bytes);
-        }
-
-        @Override
-        public int attemptedBytesRead() {
-            return usual.attemptedBytesRead();
-        }
-
-        @Override
-        public boolean continueReading() {
-            return usual.continueReading();
+            return super.allocate(alloc);
         }
 
         @Override
         public boolean continueReading(UncheckedBooleanSupplier maybeMoreDataSupplier) {
-            return usual.continueReading(maybeMoreDataSupplier);
-        }
-
-        @Override
-        public void readComplete() {
-            usual.readComplete();
+            return ((RecvByteBufAllocator.ExtendedHandle) delegate()).continueReading(maybeMoreDataSupplier);
         }
     }
 }

@@ -256,7 +256,7 @@ public final class MeshNode {
      * {@link SendResult#QUEUED}.
      */
     public SendResult send(int dst, ByteBuf payload) {
-        return send(dst, payload, false, null);
+        return send(dst, payload, false, null, false);
     }
 
     /**
@@ -265,7 +265,7 @@ public final class MeshNode {
      * before it would be written (see {@link Recall}).
      */
     public SendResult send(int dst, ByteBuf payload, Recall recall) {
-        return send(dst, payload, false, recall);
+        return send(dst, payload, false, recall, false);
     }
 
     /**
@@ -275,7 +275,7 @@ public final class MeshNode {
      * BUSY means the reply should be dropped.
      */
     public SendResult sendReply(int dst, ByteBuf payload) {
-        return send(dst, payload, true, null);
+        return send(dst, payload, true, null, false);
     }
 
     /**
@@ -285,10 +285,6 @@ public final class MeshNode {
      */
     public SendResult sendMore(int dst, ByteBuf payload, Recall recall) {
         return send(dst, payload, false, recall, true);
-    }
-
-    private SendResult send(int dst, ByteBuf payload, boolean reply, Recall recall) {
-        return send(dst, payload, reply, recall, false);
     }
 
     private SendResult send(int dst, ByteBuf payload, boolean reply, Recall recall, boolean more) {
