@@ -30,6 +30,7 @@ class MeshGuestTest {
                 }
                 serve rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601
                 serve write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602
+                serve write-bw-1m ib_write_bw -d ionic_0 -x 1 -s 1048576 -n 50 -p 18607
                 serve read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603
                 serve send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604
                 serve atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605
@@ -49,6 +50,7 @@ class MeshGuestTest {
                 }
                 client rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601 $srv
                 client write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602 $srv
+                client write-bw-1m ib_write_bw -d ionic_0 -x 1 -s 1048576 -n 50 -p 18607 $srv
                 client read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603 $srv
                 client send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604 $srv
                 client atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605 $srv
@@ -73,7 +75,9 @@ class MeshGuestTest {
         assertThat(out).contains("vm0| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d01")
                 .contains("vm1| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d02")
                 .doesNotContain("DMESG-ERRORS");
-        for (String tool : new String[]{"rc", "write-bw", "read-bw", "send-bw", "atomic-bw", "rping", "udaddy"}) {
+        // write-bw-1m: 1 MiB WRITEs, which cross the mesh in 256 KiB pieces.
+        for (String tool : new String[]{"rc", "write-bw", "write-bw-1m", "read-bw", "send-bw", "atomic-bw", "rping",
+                "udaddy"}) {
             assertThat(out).contains("vm0| RESULT " + tool + " server=0").contains("vm1| RESULT " + tool + " client=0");
         }
         // Payload validation passed (ibv_rc_pingpong -c, rping -V); rping's tenth ping reached both ends.
