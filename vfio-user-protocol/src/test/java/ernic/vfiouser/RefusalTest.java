@@ -255,6 +255,33 @@ class RefusalTest {
         });
     }
 
+    /**
+     * Posted writes (NO_REPLY, how QEMU sends BAR stores and every doorbell) take the path that handles them where
+     * they lie; the ones it cannot take are refused as any message is, counted, and answered with nothing.
+     */
+    @Test
+    void postedWritesLandAndTheBadOnesAreCountedWithoutAnAnswer() throws Throwable {
+        withClient(c -> {
+            c.regionWritePosted(0, 0x4, 4, 0x1234_5678L);            // scratch register
+            c.regionWritePosted(0, 0x100, 8, 0x1122_3344_5566_7788L); // scratch bytes, 8 at once
+            c.regionWritePosted(0, 0x108, 3, 0xabcdefL);
+            c.regionWritePosted(0, 0x10c, 12, 0);                    // longer than a doorbell: the message path
+            c.regionWritePosted(0, SampleDevice.BAR0_SIZE - 2, 4, 1); // past the end
+            c.regionWritePosted(1, 0, 4, 1);                          // no BAR 1
+            c.regionWritePosted(9, 0, 4, 1);                          // no region 9
+            c.sendRaw(header(7, Command.REGION_WRITE.code, 16 + 16 + 2, Header.FLAG_NO_REPLY)
+                    .writeLongLE(0x4).writeIntLE(0).writeIntLE(4).writeShortLE(1)); // count 4 with 2 bytes
+            assertThat(c.regionReadLong(0, 0x4, 4)).isEqualTo(0x1234_5678L);
+            assertThat(c.regionReadLong(0, 0x100, 8)).isEqualTo(0x1122_3344_5566_7788L);
+            assertThat(c.regionReadLong(0, 0x108, 4)).isEqualTo(0xabcdefL);
+            assertThat(c.regionReadLong(0, 0x10c, 8)).isZero();
+            assertThat(c.regionReadLong(0, 0x24, 4)).as("writes BAR 0 saw").isEqualTo(4);
+        });
+        assertThat(server.count(VfioCounter.REGION_WRITES)).isEqualTo(4);
+        assertThat(server.count(VfioCounter.ERROR_REPLIES)).as("posted: no answers").isZero();
+        assertThat(server.refusals().count("REGION_WRITE errno " + LibC.EINVAL)).isEqualTo(4);
+    }
+
     @Test
     void setIrqsWithTheWrongFdCount() throws Throwable {
         try (EventFd a = new EventFd(); EventFd b = new EventFd()) {

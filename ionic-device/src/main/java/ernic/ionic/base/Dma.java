@@ -16,6 +16,8 @@ public final class Dma {
     public static final long ADDRESS_LIMIT = 1L << 52;
 
     private GuestMemory memory;
+    /** See {@link #offset()}. */
+    private long foundAt;
     private BooleanSupplier busMaster = () -> true;
 
     public void attach(GuestMemory memory, BooleanSupplier busMaster) {
@@ -54,29 +56,42 @@ public final class Dma {
     }
 
     /**
-     * Guest {@code [iova, iova + length)} as one segment to read from, when it lies in one mapping; null
+     * Guest {@code [iova, iova + length)} as a segment to read from, when it lies in one mapping: the range starts at
+     * {@link #offset()} of it (the segment is the whole mapping, so that the data path allocates nothing); null
      * otherwise (the caller then copies with {@link #read}).
      */
     public MemorySegment readable(long iova, long length) {
-        if (!enabled() || !validRange(iova, length)) {
-            return null;
-        }
-        return memory.segment(iova, length);
+        return find(iova, length, false);
     }
 
     /**
-     * Guest {@code [iova, iova + length)} as one segment the caller writes at once (the range is marked
-     * dirty now), when it lies in one writable mapping; null otherwise.
+     * Guest {@code [iova, iova + length)} as a segment the caller writes at once (the range is marked dirty now),
+     * at {@link #offset()} of it, when it lies in one writable mapping; null otherwise.
      */
     public MemorySegment writable(long iova, long length) {
-        if (!enabled() || !validRange(iova, length)) {
-            return null;
-        }
-        MemorySegment direct = memory.writableSegment(iova, length);
+        MemorySegment direct = find(iova, length, true);
         if (direct != null) {
             memory.markDirty(iova, length);
         }
         return direct;
+    }
+
+    /** Where the range of the last {@link #readable} or {@link #writable} that found one starts in its segment. */
+    public long offset() {
+        return foundAt;
+    }
+
+    private MemorySegment find(long iova, long length, boolean write) {
+        if (!enabled() || !validRange(iova, length)) {
+            return null;
+        }
+        MemorySegment whole = memory.mappingMemory(iova, length, write);
+        if (whole != null) {
+            foundAt = iova - memory.mappingBase(iova);
+            return whole;
+        }
+        foundAt = 0;
+        return write ? memory.writableSegment(iova, length) : memory.segment(iova, length);
     }
 
     /** Guest {@code [iova, iova + length)} into {@code dst} at {@code offset}. */
@@ -84,15 +99,12 @@ public final class Dma {
         if (length == 0) {
             return true;
         }
-        if (!enabled() || !validRange(iova, length)) {
-            return false;
-        }
-        MemorySegment direct = memory.segment(iova, length);
+        MemorySegment direct = readable(iova, length);
         if (direct != null) {
-            MemorySegment.copy(direct, 0, dst, offset, length);
+            MemorySegment.copy(direct, foundAt, dst, offset, length);
             return true;
         }
-        return memory.read(iova, dst.asSlice(offset, length));
+        return enabled() && validRange(iova, length) && memory.read(iova, dst.asSlice(offset, length));
     }
 
     /** {@code src} at {@code offset} into guest {@code [iova, iova + length)}, marking it dirty. */
@@ -100,16 +112,12 @@ public final class Dma {
         if (length == 0) {
             return true;
         }
-        if (!enabled() || !validRange(iova, length)) {
-            return false;
-        }
-        MemorySegment direct = memory.writableSegment(iova, length);
+        MemorySegment direct = writable(iova, length);
         if (direct != null) {
-            MemorySegment.copy(src, offset, direct, 0, length);
-            memory.markDirty(iova, length);
+            MemorySegment.copy(src, offset, direct, foundAt, length);
             return true;
         }
-        return memory.write(iova, src.asSlice(offset, length));
+        return enabled() && validRange(iova, length) && memory.write(iova, src.asSlice(offset, length));
     }
 
     /**
@@ -118,18 +126,18 @@ public final class Dma {
      * last: a host polling the entry never sees it valid with stale contents.
      */
     public boolean publish(long iova, MemorySegment src, long length, long publishOffset, long publishLength) {
-        if (!enabled() || !validRange(iova, length)) {
-            return false;
-        }
-        MemorySegment direct = memory.writableSegment(iova, length);
+        MemorySegment direct = writable(iova, length);
         long bodyEnd = publishOffset + publishLength;
         if (direct != null) {
-            MemorySegment.copy(src, 0, direct, 0, publishOffset);
-            MemorySegment.copy(src, bodyEnd, direct, bodyEnd, length - bodyEnd);
+            long at = foundAt;
+            MemorySegment.copy(src, 0, direct, at, publishOffset);
+            MemorySegment.copy(src, bodyEnd, direct, at + bodyEnd, length - bodyEnd);
             VarHandle.releaseFence();
-            MemorySegment.copy(src, publishOffset, direct, publishOffset, publishLength);
-            memory.markDirty(iova, length);
+            MemorySegment.copy(src, publishOffset, direct, at + publishOffset, publishLength);
             return true;
+        }
+        if (!enabled() || !validRange(iova, length)) {
+            return false;
         }
         return (publishOffset == 0 || memory.write(iova, src.asSlice(0, publishOffset)))
                 && (bodyEnd == length || memory.write(iova + bodyEnd, src.asSlice(bodyEnd, length - bodyEnd)))

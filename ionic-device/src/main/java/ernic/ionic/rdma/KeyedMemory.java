@@ -281,7 +281,7 @@ final class KeyedMemory {
             return false;
         }
         viewSeg = write ? dma.writable(addr, n) : dma.readable(addr, n);
-        viewOff = 0;
+        viewOff = dma.offset();
         return viewSeg != null;
     }
 

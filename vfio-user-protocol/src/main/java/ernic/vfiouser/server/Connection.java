@@ -7,6 +7,7 @@ import ernic.vfiouser.sys.NativeMemory;
 import ernic.vfiouser.transport.FdSocketChannel;
 import ernic.vfiouser.wire.Command;
 import ernic.vfiouser.wire.Header;
+import ernic.vfiouser.wire.MessageFramer;
 import ernic.vfiouser.wire.Messages.DeviceInfo;
 import ernic.vfiouser.wire.Messages.DmaAccess;
 import ernic.vfiouser.wire.Messages.DmaMap;
@@ -46,7 +47,7 @@ import java.util.function.Consumer;
  * thread. Replies are flushed once per read batch; a register access's reply goes to the socket at
  * once when nothing is queued before it (the doorbell path: no message objects, one sendmsg).
  */
-public final class Connection extends ChannelInboundHandlerAdapter implements DeviceContext {
+public final class Connection extends ChannelInboundHandlerAdapter implements DeviceContext, MessageFramer.Posted {
     private static final Logger LOG = LoggerFactory.getLogger(Connection.class);
 
     /** VFIO PCI region indices: BAR0-5 are 0-5. */
@@ -210,19 +211,57 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         } catch (ProtocolException e) {
             refuse(m, e);
         } catch (RuntimeException e) {
-            // A device bug must not take the server down: answer EIO and keep serving.
-            refusals.refuse("device error in " + m.command(), e.toString());
-            LOG.debug("device error", e);
-            refuse(m, new ProtocolException(LibC.EIO, "device error: " + e));
+            refuse(m, deviceError(m.command(), e));
         } finally {
             m.release();
         }
     }
 
+    /**
+     * The doorbell path: a posted REGION_WRITE of up to 8 bytes to a BAR, handled where it lies in the read, with no
+     * message object and no copy of its payload. Whatever is not that, or would be refused, returns false and goes
+     * as a message through {@link #handle}, which refuses it with its error, count and log line.
+     */
+    @Override
+    public boolean posted(int command, int flags, ByteBuf buf, int index, int length) {
+        if (command != Command.REGION_WRITE.code || flags != Header.FLAG_NO_REPLY || !negotiated
+                || length < RegionAccess.SIZE || length > RegionAccess.SIZE + 8) {
+            return false;
+        }
+        long offset = buf.getLongLE(index);
+        int region = buf.getIntLE(index + 8);
+        int count = buf.getIntLE(index + 12);
+        if (count != length - RegionAccess.SIZE || count == 0 || region < 0 || region >= bars.length
+                || bars[region] == null || !bars[region].writable() || offset < 0 || offset > bars[region].size() - count) {
+            return false;
+        }
+        for (int k = 0; k < count; k++) {
+            scratch.set(ValueLayout.JAVA_BYTE, k, buf.getByte(index + RegionAccess.SIZE + k));
+        }
+        try {
+            write(region, offset, scratch(count));
+        } catch (RuntimeException e) {
+            ProtocolException p = deviceError(Command.REGION_WRITE, e);
+            refusals.refuse(refusalCause("REGION_WRITE", p), p.getMessage()); // posted: nothing to answer
+        }
+        return true;
+    }
+
+    /** A device bug must not take the server down: it is counted and logged, and the request gets EIO. */
+    private ProtocolException deviceError(Command cmd, RuntimeException e) {
+        refusals.refuse("device error in " + cmd, e.toString());
+        LOG.debug("device error", e);
+        return new ProtocolException(LibC.EIO, "device error: " + e);
+    }
+
+    private static String refusalCause(String cmd, ProtocolException e) {
+        return cmd + (e.fatal() ? " (fatal)" : "") + " errno " + e.errno();
+    }
+
     private void refuse(VfioUserMessage m, ProtocolException e) {
         // One cause for every unknown number: a client must not grow the map (or the log) by trying them all.
         String cmd = m.command() == null ? "unknown command" : m.command().name();
-        refusals.refuse(cmd + (e.fatal() ? " (fatal)" : "") + " errno " + e.errno(), e.getMessage());
+        refusals.refuse(refusalCause(cmd, e), e.getMessage());
         VfioUserMessage error = null;
         if (!m.noReply() && !m.isReply()) {
             counters.inc(VfioCounter.ERROR_REPLIES);

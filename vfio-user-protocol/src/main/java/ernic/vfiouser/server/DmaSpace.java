@@ -26,6 +26,8 @@ public final class DmaSpace implements GuestMemory {
         final long size;
         final boolean writable;
         final MemorySegment memory;
+        /** {@link #memory} as the device may use it: read-only unless the mapping is writable (made once). */
+        final MemorySegment view;
         final long[] dirty;
 
         Mapping(long iova, long size, boolean writable, MemorySegment memory) {
@@ -33,6 +35,7 @@ public final class DmaSpace implements GuestMemory {
             this.size = size;
             this.writable = writable;
             this.memory = memory;
+            this.view = memory == null || writable ? memory : memory.asReadOnly();
             // Only memory we can touch gets a bitmap: its size is bounded by a real file. A mapping
             // without an fd is whatever size the client says, so it gets none.
             this.dirty = memory == null ? null : new long[(int) ((size / PAGE_SIZE + 63) / 64)];
@@ -212,8 +215,22 @@ public final class DmaSpace implements GuestMemory {
         if (m == null || m.memory == null || length > m.end() - iova) {
             return null;
         }
-        MemorySegment s = m.memory.asSlice(iova - m.iova, length);
-        return m.writable ? s : s.asReadOnly();
+        return m.view.asSlice(iova - m.iova, length);
+    }
+
+    @Override
+    public MemorySegment mappingMemory(long iova, long length, boolean write) {
+        Mapping m = find(iova);
+        if (m == null || m.memory == null || length < 0 || length > m.end() - iova || write && !m.writable) {
+            return null;
+        }
+        return m.view;
+    }
+
+    @Override
+    public long mappingBase(long iova) {
+        Mapping m = find(iova);
+        return m == null ? iova : m.iova;
     }
 
     @Override
@@ -234,8 +251,7 @@ public final class DmaSpace implements GuestMemory {
         if (m == null || m.memory == null) {
             return null;
         }
-        MemorySegment s = m.memory.asSlice(iova - m.iova, Math.min(length, m.end() - iova));
-        return m.writable ? s : s.asReadOnly();
+        return m.view.asSlice(iova - m.iova, Math.min(length, m.end() - iova));
     }
 
     @Override

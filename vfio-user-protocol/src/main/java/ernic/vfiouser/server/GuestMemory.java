@@ -15,6 +15,22 @@ public interface GuestMemory {
      */
     MemorySegment segment(long iova, long length);
 
+    /**
+     * The data path's way in, which allocates nothing (a {@link #segment} is a new slice each time): the host
+     * memory of the whole mapping that holds all of {@code [iova, iova + length)}, when it has an fd and, for
+     * {@code write}, is writable (a read-only mapping gives a read-only segment); null otherwise. The range starts
+     * at {@code iova - mappingBase(iova)} in it. The same lifetime as a {@link #segment}. By default there is
+     * none, and callers use {@link #segment}.
+     */
+    default MemorySegment mappingMemory(long iova, long length, boolean write) {
+        return null;
+    }
+
+    /** The first address of the mapping that holds {@code iova}, as {@link #mappingMemory} found it. */
+    default long mappingBase(long iova) {
+        return iova;
+    }
+
     /** As {@link #segment}, but null unless the mapping is writable: what a device writes through. */
     MemorySegment writableSegment(long iova, long length);
 

@@ -164,7 +164,7 @@ public final class VfioUserServer implements AutoCloseable {
         Connection c = new Connection(device, options, counters, refusals, json -> lastClientVersionJson = json);
         current.set(c);
         client.set(ch);
-        ch.pipeline().addLast("framer", new MessageFramer(options.maxMessageSize()));
+        ch.pipeline().addLast("framer", new MessageFramer(options.maxMessageSize(), c));
         ch.pipeline().addLast("encoder", MessageEncoder.INSTANCE);
         ch.pipeline().addLast("connection", c);
         ch.closeFuture().addListener(f -> {

@@ -38,8 +38,8 @@ import java.nio.ByteBuffer;
  * Netty 4.2 epoll event loop. Netty's own domain-socket channel reads at most one fd and drops the
  * bytes that came with it, so this channel does its own recvmsg/sendmsg through FFM.
  *
- * <p>Inbound it fires {@link FdChunk}s: the bytes of one recvmsg and the fds that came with them
- * (the kernel ends a read right after the send that carried fds; {@link
+ * <p>Inbound it fires the bytes of each recvmsg, as a {@link ByteBuf}, or as an {@link FdChunk} when fds came
+ * with them (the kernel ends a read right after the send that carried fds; {@link
  * ernic.vfiouser.wire.MessageFramer} says which message they belong to). Outbound it takes
  * {@link FdChunk}s and sends their fds with the first byte. More than {@value #MAX_FDS} fds, or a
  * truncated control message (MSG_CTRUNC), closes the connection.
@@ -350,7 +350,8 @@ public final class FdSocketChannel extends AbstractChannel {
                 int[] fds = scm.takeReceived();
                 ByteBuf data = copyIn((int) n);
                 readSomething = true;
-                pipeline.fireChannelRead(FdChunk.received(data, fds));
+                // Most reads carry no fds: their bytes go up alone, with no chunk to allocate.
+                pipeline.fireChannelRead(fds == null || fds.length == 0 ? data : FdChunk.received(data, fds));
                 if (!config.isAutoRead()) {
                     break;
                 }

@@ -69,8 +69,8 @@ class DispatcherFuzzTest {
         VfioUserServer.Options options = VfioUserServer.Options.defaults("/unused")
                 .withMaxDataXferSize(64 << 10);
         Connection connection = new Connection(device, options, new Counters<>(VfioCounter.class), refusals, json -> { });
-        EmbeddedChannel ch = new EmbeddedChannel(new MessageFramer(options.maxMessageSize()), MessageEncoder.INSTANCE,
-                connection);
+        EmbeddedChannel ch = new EmbeddedChannel(new MessageFramer(options.maxMessageSize(), connection),
+                MessageEncoder.INSTANCE, connection);
         try {
             for (Chunk c : chunks) {
                 if (!ch.isOpen()) {
@@ -80,7 +80,8 @@ class DispatcherFuzzTest {
                 for (int i = 0; i < fds.length; i++) {
                     fds[i] = LibC.eventfd(true);
                 }
-                ch.writeInbound(FdChunk.received(Unpooled.wrappedBuffer(c.bytes()), fds));
+                ByteBuf bytes = Unpooled.wrappedBuffer(c.bytes());
+                ch.writeInbound(fds.length == 0 ? bytes : FdChunk.received(bytes, fds)); // as the channel fires them
                 ch.runPendingTasks();
             }
             ch.checkException();

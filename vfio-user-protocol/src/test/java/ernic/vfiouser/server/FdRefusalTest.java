@@ -38,7 +38,7 @@ class FdRefusalTest {
         VfioUserServer.Options options = VfioUserServer.Options.defaults("/unused");
         Connection c = new Connection(device, options, counters,
                 new Refusals(LoggerFactory.getLogger("fd-refusals")), json -> { });
-        ch = new EmbeddedChannel(new MessageFramer(options.maxMessageSize()), MessageEncoder.INSTANCE, c);
+        ch = new EmbeddedChannel(new MessageFramer(options.maxMessageSize(), c), MessageEncoder.INSTANCE, c);
         send(1, Command.VERSION, new Version(0, 0, VfioUserClient.QEMU_CAPABILITIES).encode(ByteBufAllocator.DEFAULT));
         assertThat(replyErrno()).isZero();
     }

@@ -113,4 +113,71 @@ class MessageFramerTest {
                 .isInstanceOf(ProtocolException.class).hasMessageContaining("size 8");
         assertThat(ch.isOpen()).isFalse();
     }
+
+    /** The channel's reads without fds come as plain buffers: each is cut where it lies, its tail kept. */
+    @Test
+    void readsWithoutFdsAreCutWhereTheyLieAndTheirTailsKept() {
+        byte[] stream = concat(message(1, 24), message(2, 5000), message(3, 0), message(4, 7));
+        List<ByteBuf> reads = new ArrayList<>();
+        for (int at = 0, n = 1; at < stream.length; at += n, n = n * 3 % 1024 + 1) {
+            ByteBuf r = Unpooled.directBuffer().writeBytes(stream, at, Math.min(n, stream.length - at));
+            reads.add(r);
+            ch.writeInbound(r);
+        }
+        for (int id = 1; id <= 4; id++) {
+            VfioUserMessage m = next();
+            assertThat(m.msgId()).isEqualTo(id);
+            assertThat(m.payload().readableBytes()).isEqualTo(new int[] {24, 5000, 0, 7}[id - 1]);
+            m.release();
+        }
+        assertThat((Object) ch.readInbound()).isNull();
+        assertThat(reads).allSatisfy(r -> assertThat(r.refCnt()).as("every read given back").isZero());
+    }
+
+    static byte[] postedWrite(int id, int dataBytes) {
+        ByteBuf b = Unpooled.buffer().writeShortLE(id).writeShortLE(Command.REGION_WRITE.code)
+                .writeIntLE(Header.SIZE + 16 + dataBytes).writeIntLE(Header.FLAG_NO_REPLY).writeIntLE(0)
+                .writeLongLE(0x40).writeIntLE(2).writeIntLE(dataBytes);
+        for (int i = 0; i < dataBytes; i++) {
+            b.writeByte(id);
+        }
+        byte[] out = new byte[b.readableBytes()];
+        b.readBytes(out);
+        return out;
+    }
+
+    /**
+     * A posted message without fds is offered where it lies: taken, it never becomes a message; declined, it goes
+     * on as one. A message that expects a reply, or that carries fds, is never offered.
+     */
+    @Test
+    void postedMessagesWithoutFdsAreOfferedWhereTheyLie() throws Exception {
+        List<String> offered = new ArrayList<>();
+        EmbeddedChannel c = new EmbeddedChannel(new MessageFramer(1 << 20, (command, flags, buf, index, length) -> {
+            offered.add(buf.getUnsignedShortLE(index - Header.SIZE) + ":" + length + ":" + buf.getByte(index + 16));
+            return length == 16 + 8;
+        }));
+        try {
+            byte[] second = postedWrite(2, 4);
+            // One read with a taken one, a declined one cut in two, then a command and a posted one with fds.
+            c.writeInbound(Unpooled.wrappedBuffer(concat(postedWrite(1, 8), java.util.Arrays.copyOf(second, 30))));
+            c.writeInbound(Unpooled.wrappedBuffer(java.util.Arrays.copyOfRange(second, 30, second.length)));
+            c.writeInbound(Unpooled.wrappedBuffer(message(3, 4)));
+            int[] fds = eventfds(1);
+            c.writeInbound(FdChunk.received(Unpooled.wrappedBuffer(postedWrite(4, 8)), fds));
+            assertThat(offered).containsExactly("1:24:1", "2:20:2");
+            VfioUserMessage declined = c.readInbound(), command = c.readInbound(), withFds = c.readInbound();
+            assertThat(declined.msgId()).isEqualTo(2);
+            assertThat(declined.noReply()).isTrue();
+            assertThat(command.msgId()).isEqualTo(3);
+            assertThat(withFds.msgId()).isEqualTo(4);
+            assertThat(withFds.takeFds()).containsExactly(fds);
+            assertThat((Object) c.readInbound()).isNull();
+            declined.release();
+            command.release();
+            withFds.release();
+        } finally {
+            c.finishAndReleaseAll();
+        }
+    }
 }
