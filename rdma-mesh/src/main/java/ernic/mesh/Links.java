@@ -93,6 +93,19 @@ final class Links {
     /** One frame as received (type and body): decoded, checked, and handed to whoever handles it. */
     void onFrame(MeshLink link, ByteBuf f) {
         int start = f.readerIndex();
+        if (link.isOpen() && Wire.isData(f)) {
+            // The data path: its fields go on, with no record.
+            long route;
+            try {
+                f.skipBytes(1);
+                route = Wire.Data.route(f);
+            } catch (Wire.BadFrame e) {
+                protocolError(link, e.getMessage());
+                return;
+            }
+            node.side().data(link, Wire.Data.source(route), Wire.Data.destination(route), f, start);
+            return;
+        }
         Wire.Frame frame;
         try {
             frame = Wire.decode(f);
@@ -106,8 +119,7 @@ final class Links {
             return;
         }
         switch (frame) {
-            // Only its fields go on, so the record need not be allocated once decode is inlined.
-            case Wire.Data d -> side.data(link, d.source(), d.destination(), f, start);
+            case Wire.Data d -> side.data(link, d.source(), d.destination(), f, start); // taken above
             case Wire.Heartbeat h -> {
                 if (h == Wire.Heartbeat.REQUEST) {
                     counters.inc(MeshCounter.HEARTBEATS_RECEIVED);

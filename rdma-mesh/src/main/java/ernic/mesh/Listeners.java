@@ -11,6 +11,8 @@ import java.util.function.Supplier;
 /** A node's {@link MeshListener}s, told on the node's event loop; one that throws is logged, the others still told. */
 final class Listeners {
     private final List<MeshListener> all = new CopyOnWriteArrayList<>();
+    /** {@link #all} as it is now, for the message path. */
+    private volatile MeshListener[] current = new MeshListener[0];
     private final Supplier<String> node;
 
     /** {@code node}: names the node in logs. */
@@ -20,16 +22,18 @@ final class Listeners {
 
     void add(MeshListener l) {
         all.add(l);
+        current = all.toArray(MeshListener[]::new);
     }
 
     void remove(MeshListener l) {
         all.remove(l);
+        current = all.toArray(MeshListener[]::new);
     }
 
     /** Hands each listener its own duplicate of {@code payload} (no copy), then releases {@code payload}. */
     void message(int source, ByteBuf payload) {
         try {
-            for (MeshListener l : all) {
+            for (MeshListener l : current) { // an array: no iterator per message
                 try {
                     l.onMessage(source, payload.retainedDuplicate());
                 } catch (RuntimeException e) {

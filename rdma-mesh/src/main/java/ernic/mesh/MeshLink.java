@@ -97,6 +97,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     /** Bytes of replies queued or being written: they have a room of their own ({@link MeshConfig#replyRoom}). */
     private long replyBytes;
     private boolean pumpScheduled;
+    /** The pump run after a task that wrote (made once: a method reference per write would be an object each). */
+    private final Runnable scheduledPump = () -> {
+        pumpScheduled = false;
+        pump();
+    };
     private boolean heartbeatSlot;
     private boolean answerSlot;
     private boolean appPaused;
@@ -365,14 +370,10 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         // Writes made in one task go down together, after it: one flush (one system call) for a burst.
         if (!pumpScheduled) {
             pumpScheduled = true;
-            ctx.executor().execute(this::scheduledPump);
+            ctx.executor().execute(scheduledPump);
         }
     }
 
-    private void scheduledPump() {
-        pumpScheduled = false;
-        pump();
-    }
 
     /** Puts a heartbeat in its slot, ahead of queued data; at most one waits. */
     void heartbeat() {

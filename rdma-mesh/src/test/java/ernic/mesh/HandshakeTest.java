@@ -125,6 +125,40 @@ class HandshakeTest {
         }
     }
 
+    /**
+     * A DATA frame on a registered connection (the path that reads its route without decoding a record) whose route
+     * is bad: a negative node id, or a source other than the sender's. Each is a protocol error that closes it.
+     */
+    @Test
+    void dataWithABadRouteOnAnOpenConnectionIsAProtocolError() throws Exception {
+        try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
+            MeshNode m = c.startManager();
+            long nonce = 100;
+            for (int[] route : new int[][] {{-1, 0}, {77, 0}}) {
+                try (Socket s = new Socket("127.0.0.1", m.localPort())) {
+                    s.setSoTimeout((int) Cluster.WAIT.toMillis());
+                    OutputStream out = s.getOutputStream();
+                    out.write(bytes(new Wire.Register(Wire.MAGIC, Wire.VERSION, -1, nonce++, 4000)
+                            .encode(ByteBufAllocator.DEFAULT)));
+                    DataInputStream in = new DataInputStream(s.getInputStream());
+                    byte[] ack = new byte[in.readInt()];
+                    in.readFully(ack);
+                    assertThat(ack[0]).isEqualTo((byte) Wire.REGISTER_ACK);
+                    out.write(bytes(Wire.data(ByteBufAllocator.DEFAULT, route[0], route[1],
+                            io.netty.buffer.Unpooled.wrappedBuffer(new byte[] {1, 2, 3}))));
+                    try {
+                        while (in.read() != -1) {
+                            // what the manager sent before it closed (topology, GIDs)
+                        }
+                    } catch (java.net.SocketException reset) {
+                        // closed
+                    }
+                }
+            }
+            await("two protocol errors", () -> m.counters().get("node.protocolErrors") == 2L);
+        }
+    }
+
     @Test
     void aConnectionThatNeverRegistersIsClosed() throws Exception {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
