@@ -306,7 +306,12 @@ public final class BenchSuite {
                         isRef ? "1.00" : "**" + ratio(latRatio) + "**"));
             }
         }
+        double perOp = bench.deviceBytesPerOperation();
+        log(String.format(Locale.ROOT, "  device thread: %.1f bytes allocated per operation in the measured slices", perOp));
+        md.append(String.format(Locale.ROOT, "%nThe device thread allocated %.1f bytes per operation in the measured "
+                + "bandwidth slices (all sizes and operations; its `ThreadMXBean` counter).%n%n", perOp));
         j.put("window", DataPathBench.WINDOW);
+        j.put("deviceBytesPerOperation", perOp);
         j.put("rows", jr);
         Path png = out.resolve("datapath.png");
         Chart.write(png, "ernic data path (driver model, one server) vs memcpy, " + json.get("generated"), rows);

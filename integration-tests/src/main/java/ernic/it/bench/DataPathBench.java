@@ -13,10 +13,13 @@ import ernic.server.ErnicServer;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * Section 2 of the suite: the RDMA data path through the driver model and one server over its real vfio-user
@@ -71,6 +74,12 @@ public final class DataPathBench {
     }
 
     private final List<Spread> spreads = new ArrayList<>();
+    /**
+     * Bytes the device thread has allocated so far (its {@code ThreadMXBean} counter), when the device runs in this
+     * process; and what it allocated, and how many operations completed, in the measured bandwidth slices.
+     */
+    private LongSupplier deviceAllocation;
+    private long allocatedBefore, deviceAllocated, deviceOps;
 
     /** Per-round ratio spreads of the last measurement, one per operation and size. */
     public List<Spread> spreads() {
@@ -111,11 +120,22 @@ public final class DataPathBench {
     private final SendWr wr = new SendWr();
     private final Wc wc = new Wc();
 
-    public List<Row> run() throws IOException {
+    /**
+     * Bytes the device thread allocated per operation in the bandwidth slices {@link #run} measured (all sizes and
+     * operations; NaN when none): the data path's promise to allocate nothing per operation, as the JIT left it.
+     */
+    public double deviceBytesPerOperation() {
+        return deviceOps == 0 ? Double.NaN : deviceAllocated / (double) deviceOps;
+    }
+
+    public List<Row> run() throws IOException, InterruptedException, ExecutionException {
         var dir = Files.createTempDirectory("ernic-bench-data");
         List<Row> rows = new ArrayList<>();
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()))) {
             drv = IonicDriverModel.connect(server.vfioUser().socketPath(), 64L << 20);
+            long device = server.vfioUser().eventLoop().submit(() -> Thread.currentThread().threadId()).get();
+            var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+            deviceAllocation = () -> threads.getThreadAllocatedBytes(device);
             try {
                 v = RdmaVerbs.open(drv);
                 vB = v;
@@ -270,11 +290,16 @@ public final class DataPathBench {
                     measuring = true;
                     start = now;
                     ops = 0;
+                    allocatedBefore = deviceAllocation == null ? 0 : deviceAllocation.getAsLong();
                 }
             } else {
                 ops++;
                 if (now - start >= measureNanos) {
                     end = now;
+                    if (deviceAllocation != null) {
+                        deviceAllocated += deviceAllocation.getAsLong() - allocatedBefore;
+                        deviceOps += ops;
+                    }
                     break;
                 }
             }

@@ -57,4 +57,15 @@ public abstract class Struct<T extends Struct<T>> {
     protected final void put64(long o, long v) {
         Le.put64(seg, base + o, v);
     }
+
+    /** Zeroes the structure's first {@code size} bytes in place (no slice: the data path allocates nothing). */
+    protected final void zero(long size) {
+        long o = 0;
+        for (; o + 8 <= size; o += 8) {
+            Le.put64(seg, base + o, 0);
+        }
+        for (; o < size; o++) {
+            Le.put8(seg, base + o, 0);
+        }
+    }
 }

@@ -209,7 +209,7 @@ public final class AdminWqe {
         static final int RATE_LIMIT = 12;     // __be32 rate_limit_kbps
         static final int RQ_PSN = 16;         // __be32 rq_psn
 
-        public QueryQpSq clear() { seg.asSlice(base, SIZE).fill((byte) 0); return this; }
+        public QueryQpSq clear() { zero(SIZE); return this; }
         public int rnrTimer() { return u8(RNR_TIMER); }
         public int retryTimeout() { return u8(RETRY_TIMEOUT); }
         public int accessPerms() { return Be.u16(seg, base + ACCESS_PERMS); }
@@ -237,7 +237,7 @@ public final class AdminWqe {
         static final int SQ_PSN = 4;          // __be32 sq_psn
         static final int ACCESS_PERMS = 8;    // __be16 access_perms_flags
 
-        public QueryQpRq clear() { seg.asSlice(base, SIZE).fill((byte) 0); return this; }
+        public QueryQpRq clear() { zero(SIZE); return this; }
         public int state() { return u8(STATE_PMTU) >>> 4; }
         public int pmtu() { return u8(STATE_PMTU) & 0xf; }
         public int retryRnrRetry() { return u8(RETRY_RNRTRY); }

@@ -92,7 +92,7 @@ public final class V1 {
         public static final int STATUS_LENGTH = 24; // __be32 status_length
         public static final int QID_TYPE_FLAGS = 28; // __be32 qid_type_flags (holds the color: written last)
 
-        public Cqe clear() { seg.asSlice(base, SIZE).fill((byte) 0); return this; }
+        public Cqe clear() { zero(SIZE); return this; }
         public int cmdIdx() { return Be.u16(seg, base + ADMIN_CMD_IDX); }
         public long wqeId() { return u64(RECV_WQE_ID); }
         public int srcQpnOp() { return Be.u32(seg, base + RECV_SRC_QPN_OP); }
