@@ -374,7 +374,9 @@ public final class BenchSuite {
                 .append(MeshBench.GID_B).append(" given with `ERNIC_TCP_GUEST_GIDS`), one driver model on each. QP A's ")
                 .append("RTR destination GID is owned by the other server, so every WRITE, READ and SEND (into a ")
                 .append("receive posted on QP B) crosses the mesh; the first 4 KiB WRITE was checked in the other ")
-                .append("guest's memory afterwards. Bandwidth with ")
+                .append("guest's memory afterwards.").append(MeshBench.PINNED ? " Pinned (`-Dernic.meshPin=true`): the "
+                        + "manager and the client on CPU 0, the worker on CPU 1; TCP's writer on 0, its reader on 1." : "")
+                .append(" Bandwidth with ")
                 .append(DataPathBench.WINDOW).append(" operations in flight, latency with one. Reference: a raw TCP ")
                 .append("loopback stream of the same message sizes (latency: message out, one byte back), measured ")
                 .append("in each of ").append(rounds).append(" rounds right before the operations; figures are the best ")

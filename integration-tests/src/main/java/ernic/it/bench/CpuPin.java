@@ -35,17 +35,25 @@ final class CpuPin {
         currentThreadTo(1);
     }
 
+    /** Lets the calling thread run on every CPU again (the first 64). */
+    static void anyCpu() {
+        setAffinity(-1L);
+    }
+
     /**
      * Pins the calling thread to {@code cpu} (below 64), on a machine with two CPUs or more; a refusal by the
      * kernel leaves the thread where it was (the benchmark still runs, as the scheduler places it).
      */
     private static void currentThreadTo(int cpu) {
-        if (Runtime.getRuntime().availableProcessors() < 2) {
-            return;
+        if (Runtime.getRuntime().availableProcessors() >= 2) {
+            setAffinity(1L << cpu);
         }
+    }
+
+    private static void setAffinity(long cpus) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment mask = arena.allocate(JAVA_LONG);
-            mask.set(JAVA_LONG, 0, 1L << cpu);
+            mask.set(JAVA_LONG, 0, cpus);
             int refused = (int) SCHED_SETAFFINITY.invokeExact(0, 8L, mask); // non-zero: left to the scheduler
         } catch (Throwable e) {
             // left to the scheduler

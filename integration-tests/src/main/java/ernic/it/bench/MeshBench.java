@@ -72,6 +72,14 @@ public final class MeshBench {
         return this;
     }
 
+    /**
+     * {@code -Dernic.meshPin=true} (in {@code ERNIC_JAVA_OPTS}): the loopback run places its threads as two hosts of
+     * one CPU each would have them: the manager's process and the client (this thread) on CPU 0, the worker's
+     * process on CPU 1; the TCP reference's writer on CPU 0 and its reader on CPU 1. By default the scheduler places
+     * them, and on two CPUs the figures then depend on where it put the three busy threads (docs/performance.md).
+     */
+    static final boolean PINNED = Boolean.getBoolean("ernic.meshPin");
+
     /** Both servers, the driver models and both ends of the TCP reference in this namespace, over loopback. */
     public Result run() throws IOException, InterruptedException {
         int port;
@@ -80,8 +88,16 @@ public final class MeshBench {
         }
         try (ServerSocketChannel listener = ServerSocketChannel.open()
                 .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-            return run(List.of(), List.of(), port, "127.0.0.1:" + port,
-                    new TcpPath(listener, (InetSocketAddress) listener.getLocalAddress(), SocketChannel::open));
+            if (PINNED) {
+                CpuPin.client();
+            }
+            return run(PINNED ? List.of("taskset", "-c", "0") : List.of(), PINNED ? List.of("taskset", "-c", "1")
+                    : List.of(), port, "127.0.0.1:" + port,
+                    new TcpPath(listener, (InetSocketAddress) listener.getLocalAddress(), SocketChannel::open, PINNED));
+        } finally {
+            if (PINNED) {
+                CpuPin.anyCpu();
+            }
         }
     }
 
@@ -109,7 +125,7 @@ public final class MeshBench {
             }
             Result r = run(lan.launcher(0), lan.launcher(1), LAN_PORT,
                     manager.getHostString() + ":" + manager.getPort(),
-                    new TcpPath(listener, peer, () -> lan.host(1).inside(SocketChannel::open)));
+                    new TcpPath(listener, peer, () -> lan.host(1).inside(SocketChannel::open), false));
             if (meshRelay != null && meshRelay.forwarded() == 0) {
                 throw new IOException("nothing crossed the mesh's relay");
             }
@@ -124,8 +140,11 @@ public final class MeshBench {
         }
     }
 
-    /** Where the TCP reference runs: its peer's listener, the address its writer connects to, how it opens. */
-    private record TcpPath(ServerSocketChannel listener, InetSocketAddress target, Opener opener) {}
+    /**
+     * Where the TCP reference runs: its peer's listener, the address its writer connects to, how it opens, and
+     * whether its reader runs on CPU 1 ({@link #PINNED}).
+     */
+    private record TcpPath(ServerSocketChannel listener, InetSocketAddress target, Opener opener, boolean pinned) {}
 
     @FunctionalInterface
     private interface Opener {
@@ -200,6 +219,9 @@ public final class MeshBench {
         ServerSocketChannel listener = path.listener();
         // The peer: reads whole messages; in ping-pong mode answers each with one byte.
         Thread peer = Thread.ofPlatform().daemon().start(() -> {
+            if (path.pinned()) {
+                CpuPin.answerer();
+            }
             try (SocketChannel c = listener.accept()) {
                 c.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 ByteBuffer in = ByteBuffer.allocateDirect(size), ack = ByteBuffer.allocateDirect(1);
