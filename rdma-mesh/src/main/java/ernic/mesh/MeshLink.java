@@ -374,7 +374,6 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         }
     }
 
-
     /** Puts a heartbeat in its slot, ahead of queued data; at most one waits. */
     void heartbeat() {
         if (!isActive() || heartbeatSlot) {

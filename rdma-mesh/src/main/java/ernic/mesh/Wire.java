@@ -434,7 +434,7 @@ final class Wire {
             if (src < 0 || dst < 0) {
                 throw new BadFrame("DATA " + src + "->" + dst);
             }
-            return (long) src << 32 | dst;
+            return (long) src << 32 | Integer.toUnsignedLong(dst);
         }
 
         static int source(long route) {
