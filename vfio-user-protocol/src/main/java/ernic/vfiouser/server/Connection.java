@@ -218,7 +218,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     }
 
     /**
-     * The doorbell path: a posted REGION_WRITE of up to 8 bytes to a BAR, handled where it lies in the read, with no
+     * The doorbell path: a posted REGION_WRITE of up to 8 bytes, handled where it lies in the read, with no
      * message object and no copy of its payload. Whatever is not that, or would be refused, returns false and goes
      * as a message through {@link #handle}, which refuses it with its error, count and log line.
      */
@@ -231,8 +231,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         long offset = buf.getLongLE(index);
         int region = buf.getIntLE(index + 8);
         int count = buf.getIntLE(index + 12);
-        if (count != length - RegionAccess.SIZE || count == 0 || region < 0 || region >= bars.length
-                || bars[region] == null || !bars[region].writable() || offset < 0 || offset > bars[region].size() - count) {
+        if (count != length - RegionAccess.SIZE || accessRefusal(region, offset, count, true) != null) {
             return false;
         }
         for (int k = 0; k < count; k++) {
@@ -514,12 +513,20 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         reply(m, null);
     }
 
-    /** Checks a region access and returns the region's size; EINVAL for anything out of range. */
-    private long checkAccess(RegionAccess a, boolean write) throws ProtocolException {
-        return checkAccess(a.region(), a.offset(), a.count(), write);
+    /** Checks a region access; EINVAL for anything out of range. */
+    private void checkAccess(RegionAccess a, boolean write) throws ProtocolException {
+        checkAccess(a.region(), a.offset(), a.count(), write);
     }
 
-    private long checkAccess(int index, long offset, int rawCount, boolean write) throws ProtocolException {
+    private void checkAccess(int index, long offset, int rawCount, boolean write) throws ProtocolException {
+        String refusal = accessRefusal(index, offset, rawCount, write);
+        if (refusal != null) {
+            throw new ProtocolException(LibC.EINVAL, refusal);
+        }
+    }
+
+    /** Why a region access is refused, or null when it is in range (the posted path asks without throwing). */
+    private String accessRefusal(int index, long offset, int rawCount, boolean write) {
         long size;
         boolean allowed;
         if (index == CONFIG_REGION) {
@@ -529,20 +536,19 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
             size = bars[index].size();
             allowed = write ? bars[index].writable() : bars[index].readable();
         } else {
-            throw new ProtocolException(LibC.EINVAL, "access to region " + index + ", which does not exist");
+            return "access to region " + index + ", which does not exist";
         }
         if (!allowed) {
-            throw new ProtocolException(LibC.EINVAL, (write ? "write to" : "read of") + " region " + index);
+            return (write ? "write to" : "read of") + " region " + index;
         }
         long count = Integer.toUnsignedLong(rawCount);
         if (count == 0 || count > options.maxDataXferSize()) {
-            throw new ProtocolException(LibC.EINVAL, "access of " + count + " bytes");
+            return "access of " + count + " bytes";
         }
         if (offset < 0 || offset > size || count > size - offset) {
-            throw new ProtocolException(LibC.EINVAL, "access to region " + index + " at " + offset + "+" + count
-                    + " past its end (" + size + ")");
+            return "access to region " + index + " at " + offset + "+" + count + " past its end (" + size + ")";
         }
-        return size;
+        return null;
     }
 
     private void regionRead(VfioUserMessage m, ByteBuf p) throws ProtocolException {
