@@ -2,17 +2,17 @@ package ernic.mesh;
 
 import io.netty.buffer.ByteBuf;
 
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /** A node's {@link MeshListener}s, told on the node's event loop; one that throws is logged, the others still told. */
 final class Listeners {
-    private final List<MeshListener> all = new CopyOnWriteArrayList<>();
-    /** {@link #all} as it is now, for the message path. */
-    private volatile MeshListener[] current = new MeshListener[0];
+    /** Replaced whole on every change, so a loop over it needs no iterator and no copy. */
+    private volatile MeshListener[] all = new MeshListener[0];
     private final Supplier<String> node;
 
     /** {@code node}: names the node in logs. */
@@ -20,20 +20,23 @@ final class Listeners {
         this.node = node;
     }
 
-    void add(MeshListener l) {
-        all.add(l);
-        current = all.toArray(MeshListener[]::new);
+    synchronized void add(MeshListener l) {
+        MeshListener[] more = Arrays.copyOf(all, all.length + 1);
+        more[all.length] = l;
+        all = more;
     }
 
-    void remove(MeshListener l) {
-        all.remove(l);
-        current = all.toArray(MeshListener[]::new);
+    synchronized void remove(MeshListener l) {
+        List<MeshListener> left = new ArrayList<>(Arrays.asList(all));
+        if (left.remove(l)) {
+            all = left.toArray(MeshListener[]::new);
+        }
     }
 
     /** Hands each listener its own duplicate of {@code payload} (no copy), then releases {@code payload}. */
     void message(int source, ByteBuf payload) {
         try {
-            for (MeshListener l : current) { // an array: no iterator per message
+            for (MeshListener l : all) {
                 try {
                     l.onMessage(source, payload.retainedDuplicate());
                 } catch (RuntimeException e) {
