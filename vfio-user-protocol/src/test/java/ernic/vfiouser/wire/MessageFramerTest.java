@@ -2,6 +2,7 @@ package ernic.vfiouser.wire;
 
 import ernic.vfiouser.sys.LibC;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import org.junit.jupiter.api.AfterEach;
@@ -28,9 +29,7 @@ class MessageFramerTest {
     static byte[] message(int id, int payloadBytes) {
         ByteBuf b = Unpooled.buffer().writeShortLE(id).writeShortLE(Command.REGION_READ.code)
                 .writeIntLE(Header.SIZE + payloadBytes).writeIntLE(0).writeIntLE(0).writeZero(payloadBytes);
-        byte[] out = new byte[b.readableBytes()];
-        b.readBytes(out);
-        return out;
+        return ByteBufUtil.getBytes(b);
     }
 
     int[] eventfds(int n) throws Exception {
@@ -55,9 +54,7 @@ class MessageFramerTest {
         for (byte[] p : parts) {
             b.writeBytes(p);
         }
-        byte[] out = new byte[b.readableBytes()];
-        b.readBytes(out);
-        return out;
+        return ByteBufUtil.getBytes(b);
     }
 
     @Test
@@ -141,9 +138,7 @@ class MessageFramerTest {
         for (int i = 0; i < dataBytes; i++) {
             b.writeByte(id);
         }
-        byte[] out = new byte[b.readableBytes()];
-        b.readBytes(out);
-        return out;
+        return ByteBufUtil.getBytes(b);
     }
 
     /**
