@@ -521,7 +521,7 @@ public final class BenchSuite {
 
     private void guestS3(Map<String, Object> j) throws IOException {
         // One boot: curl and a token client against the store, iperf3 to the host over the TAP as the reference.
-        guestBench(j, GuestBench.S3, "curl, iperf3 and a pyverbs token client against the S3 store", "Ratios");
+        guestBench(j, GuestBench.S3, "curl, iperf3 and a C token client against the S3 store", "Ratios");
     }
 
     // ---- 9 -----------------------------------------------------------------------------------------------------

@@ -40,9 +40,10 @@ public final class DataPathBench {
      * The client polls its CQ as perftest does, without sleeping: it yields the CPU between polls (so a device
      * thread on the same CPU runs) for up to 5 ms, longer than any operation here takes, and sleeps only after that.
      * A sleep in the driver model's default polling (after 50 µs) lasts 50 µs or more on this kind of machine, which
-     * would be measured as the device's time.
+     * would be measured as the device's time. {@code -Dernic.benchPollYieldNanos=50000} (in {@code ERNIC_JAVA_OPTS})
+     * is the client of the benches before that (the driver model's default): to compare code across that change.
      */
-    static final long POLL_YIELD_NANOS = 5_000_000;
+    static final long POLL_YIELD_NANOS = Long.getLong("ernic.benchPollYieldNanos", 5_000_000);
 
     /** One measurement: bytes per second with a window in flight, nanoseconds per operation with one. */
     public record Row(String op, long size, double bytesPerSecond, double latencyNanos, long operations) {}

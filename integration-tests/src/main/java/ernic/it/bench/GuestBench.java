@@ -36,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  *       beside Soft-RoCE (rdma_rxe), to {@code target/bench/guest-perftest.json};</li>
  *   <li>{@code nvmeof}: {@code guest/bench/nvmeof-vs-nvmet.sh}, fio on the in-process NVMe-oF target
  *       beside the guest kernel's nvmet-rdma over Soft-RoCE, to {@code target/bench/guest-nvmeof.json};</li>
- *   <li>{@code s3}: {@code guest/bench/s3-vs-tap.sh}, curl and a pyverbs token client against the in-process S3
+ *   <li>{@code s3}: {@code guest/bench/s3-vs-tap.sh}, curl and a C token client against the in-process S3
  *       store beside iperf3 to the host over the server's TAP, to {@code target/bench/guest-s3.json};</li>
  *   <li>{@code two-guests}: the perftest script across two guests, as {@code ./ernic guest run --vms 2} starts
  *       them (a server each, in a mesh; their TAPs on one bridge): ionic across the mesh beside Soft-RoCE
