@@ -73,6 +73,7 @@ curl -sS -f -o /tmp/back-ka-1m $EP/bench-ka-1m && cmp -s /tmp/obj-1m /tmp/back-k
 # A small C client: the guest runs under TCG, where an interpreted client's own time per request (pyverbs and
 # http.client: 10-40 ms) would be most of what a 1 MiB request measures.
 cat >/tmp/s3tok.c <<'C'
+#define _GNU_SOURCE /* memmem */
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
 #include <netinet/in.h>
@@ -128,6 +129,8 @@ static int req(const char *method, const char *key, const char *store, double *d
     }
     *end = 0;
     long body = header(rbuf, "content-length"), have = got - (end + 4 - rbuf);
+    int status = atoi(rbuf + 9); /* read before an error's body takes the buffer */
+    *moved = header(rbuf, "x-amz-rdma-bytes-transferred");
     while (have < body) {
         int r = read(fd, rbuf, body - have < (long) sizeof rbuf ? body - have : (long) sizeof rbuf);
         if (r <= 0) die("read");
@@ -135,8 +138,7 @@ static int req(const char *method, const char *key, const char *store, double *d
     }
     clock_gettime(CLOCK_MONOTONIC, &b);
     *dt = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
-    *moved = header(rbuf, "x-amz-rdma-bytes-transferred");
-    return atoi(rbuf + 9);
+    return status;
 }
 
 int main(int argc, char **argv) {
