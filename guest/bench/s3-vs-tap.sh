@@ -189,7 +189,8 @@ int main(int argc, char **argv) {
     return 0;
 }
 C
-gcc -O2 -Wall -o /tmp/s3tok /tmp/s3tok.c -libverbs && /tmp/s3tok $STORE_IP $REPS_1M $REPS_64M >$RAW/token.txt 2>&1
+# A build failure lands in token.txt too, where the summary below finds no token rows and fails the run.
+{ gcc -O2 -Wall -o /tmp/s3tok /tmp/s3tok.c -libverbs && /tmp/s3tok $STORE_IP $REPS_1M $REPS_64M; } >$RAW/token.txt 2>&1
 tail -n 3 $RAW/token.txt
 echo "S3-BENCH: took $(( $(date +%s) - t0 )) s"
 
@@ -235,6 +236,10 @@ for (kind, op, size), (b, t, n, bad) in sorted(agg.items()):
     ok &= r["ok"]
     doc["results"].append(r)
 by = {(r["path"], r["op"], r["size"]): r for r in doc["results"]}
+expected = {(k, op, size) for k in ("http", "token") for op in ("put", "get") for size in ("1m", "64m")}
+expected |= {("http-keepalive", op, "1m") for op in ("put", "get")}
+doc["missing"] = sorted("%s %s %s" % m for m in expected - by.keys())
+ok &= not doc["missing"]
 for size in ("1m", "64m"):
     for op, ref, aim_ref in (("put", up, "guest to host"), ("get", down, "host to guest")):
         h, t = by.get(("http", op, size)), by.get(("token", op, size))
