@@ -104,8 +104,9 @@ static void token(const uint8_t gid[16], uint32_t rkey, uint64_t addr, uint64_t 
     for (int i = 0; i < 44; i++) sprintf(hex + 2 * i, "%02x", t[i]);
 }
 
+/* A field of the reply's head (cut at its blank line); -1 when absent. */
 static long header(const char *head, const char *name) {
-    for (const char *l = strstr(head, "\r\n"); l && l[2] != '\r'; l = strstr(l + 2, "\r\n"))
+    for (const char *l = strstr(head, "\r\n"); l; l = strstr(l + 2, "\r\n"))
         if (!strncasecmp(l + 2, name, strlen(name)) && l[2 + strlen(name)] == ':')
             return atol(l + 3 + strlen(name));
     return -1;
