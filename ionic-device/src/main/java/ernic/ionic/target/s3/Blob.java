@@ -15,6 +15,14 @@ final class Blob {
 
     static final Blob EMPTY = new Blob(List.of());
 
+    /**
+     * The longest array an upload's bytes are kept in, HTTP body or token. Under half of G1's smallest region
+     * (1 MiB), so whatever the heap, a piece is an ordinary allocation in memory the collector reuses, never a
+     * humongous object in fresh memory: 16 MiB arrays cost 36-42 ms each to allocate, a page fault per 4 KiB on
+     * first touch, most of a 64 MiB token PUT (docs/s3.md).
+     */
+    static final int PIECE = 256 << 10;
+
     private final Piece[] pieces;
     /** starts[i] = offset of piece i in the blob. */
     private final long[] starts;

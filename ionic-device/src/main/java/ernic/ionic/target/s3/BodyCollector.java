@@ -18,8 +18,6 @@ final class BodyCollector implements ChunkedDecoder.Output {
         void give(long n);
     }
 
-    static final int PIECE = 1 << 20;
-
     private final Budget budget;
     private final long limit;
     private final long expected;
@@ -66,8 +64,8 @@ final class BodyCollector implements ChunkedDecoder.Output {
         size += len;
         while (len > 0) {
             if (current == null || fill == current.length) {
-                long want = expected > stored ? expected - stored : PIECE;
-                int n = (int) Math.min(PIECE, want);
+                long want = expected > stored ? expected - stored : Blob.PIECE;
+                int n = (int) Math.min(Blob.PIECE, want);
                 if (!budget.take(n)) {
                     overBudget = true;
                     return;

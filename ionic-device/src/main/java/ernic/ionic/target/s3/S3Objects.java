@@ -16,9 +16,6 @@ import java.util.Locale;
  * Copy and DeleteObjects.
  */
 final class S3Objects {
-    /** The largest piece a token PUT reads from the guest at once. */
-    static final int TOKEN_PIECE = 16 << 20;
-
     private final S3Store s;
 
     S3Objects(S3Store s) {
@@ -96,8 +93,8 @@ final class S3Objects {
     /** The token's window read out of the guest, or null when HostMemory refused it. */
     Blob readFromGuest(RdmaToken t) {
         List<Blob.Piece> pieces = new ArrayList<>();
-        for (long off = 0; off < t.length(); off += TOKEN_PIECE) {
-            int n = (int) Math.min(TOKEN_PIECE, t.length() - off);
+        for (long off = 0; off < t.length(); off += Blob.PIECE) {
+            int n = (int) Math.min(Blob.PIECE, t.length() - off);
             byte[] a = new byte[n];
             if (!s.host.fromHost(t.rkey(), t.addr() + off, MemorySegment.ofArray(a))) {
                 s.counters.inc(S3Counter.RDMA_REFUSED);

@@ -148,6 +148,17 @@ class RdmaTokenTest {
     }
 
     @Test
+    void aTokenPutLongerThanOnePieceKeepsEveryByte() throws Exception {
+        S3Client c = client("s3");
+        byte[] data = S3StoreTest.random(Blob.PIECE + Blob.PIECE / 2 + 3, 4); // a whole piece and part of one
+        System.arraycopy(data, 0, guest.ram, 0, data.length);
+        S3Client.Response put = c.send("PUT", "/ernic/two", tok(token(1, 5, RW, BASE, data.length)), new byte[0]);
+        assertThat(put.status()).isEqualTo(200);
+        assertThat(put.header("ETag")).isEqualTo("\"" + S3StoreTest.md5(data) + "\"");
+        assertThat(c.send("GET", "/ernic/two").body()).isEqualTo(data);
+    }
+
+    @Test
     void aWindowSmallerThanTheObjectIsAShortTransfer() {
         S3Client c = client("s3");
         c.put("/ernic/obj", S3StoreTest.random(10_000, 1));
