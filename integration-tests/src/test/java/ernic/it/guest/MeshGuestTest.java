@@ -42,6 +42,11 @@ class MeshGuestTest {
                     end=$(( $(date +%s) + 300 ))
                     while :; do
                         if timeout 120 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then c=0; break; else c=$?; fi
+                        # A try that reached the server and failed (a time-out is 124) is the evidence: the
+                        # next try overwrites the file, so it is shown now.
+                        if ! grep -q "Couldn't connect" /tmp/$name.txt; then
+                            echo "TRY $name client=$c"; tail -n 20 /tmp/$name.txt
+                        fi
                         [ "$(date +%s)" -lt $end ] || break
                         sleep 1
                     done
