@@ -4,10 +4,11 @@ import java.nio.file.Path;
 
 /**
  * What one guest did: the script's exit status (125 when the guest reported none), the script's
- * output, where the serial console was kept, and how long the boot and the whole run took.
+ * output, where the serial console was kept, how long the boot and the whole run took, and how many
+ * times QEMU was started (more than once when a boot died before the script and was booted again).
  */
 public record GuestResult(int vmIndex, int exitStatus, String output, Path consoleLog, long bootToScriptMillis,
-                          long totalMillis) {
+                          long totalMillis, int boots) {
     /** The last {@code n} lines of the serial console, for failure messages. */
     public String consoleTail(int n) {
         try {
@@ -21,6 +22,6 @@ public record GuestResult(int vmIndex, int exitStatus, String output, Path conso
     @Override
     public String toString() {
         return "vm" + vmIndex + ": exit " + exitStatus + ", boot-to-script " + bootToScriptMillis + " ms, total "
-                + totalMillis + " ms";
+                + totalMillis + " ms" + (boots > 1 ? ", " + boots + " boots" : "");
     }
 }

@@ -142,6 +142,8 @@ public final class GuestVm {
             boot = Long.parseLong(m.group(1));
             total = Long.parseLong(m.group(2));
         }
-        return new GuestResult(vmIndex, exit, out, jobDir.resolve("console.log"), boot, total);
+        // ernic-vm boots again when a boot never reached the script (one line per retry).
+        int boots = 1 + (int) log.lines().filter(l -> l.startsWith("ernic-vm: booting again")).count();
+        return new GuestResult(vmIndex, exit, out, jobDir.resolve("console.log"), boot, total, boots);
     }
 }
