@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -85,8 +86,12 @@ public final class GuestBench {
             List.of("s3.", "rdma.sq.errors", "refused.rdma"), true, "export S3_BENCH_REPS_1M=5 S3_BENCH_REPS_64M=1\n");
     static final Bench TWO_GUESTS = new Bench("two-guests", "guest/bench/perftest-vs-rxe.sh",
             "guest-two-perftest.json", null, List.of(), false, sizes("64 65536") + "export PINGPONG_ROUNDS=1\n", 2);
-    /** With a TAP: its host end, in a network namespace of ours, where an iperf3 server listens. */
-    static final String TAP_HOST_IP = "192.168.200.3";
+    /**
+     * With a TAP: its host end, in a network namespace of ours, where an iperf3 server listens, and an HTTP
+     * server that keeps what is PUT (the S3 bench's like-for-like reference for curl) on port 9000.
+     */
+    static final String TAP_HOST_IP = "192.168.200.3", HOST_HTTP = "guest/bench/host-http.py";
+    static final int HOST_HTTP_PORT = 9000;
 
     private GuestBench() {}
 
@@ -157,19 +162,21 @@ public final class GuestBench {
         }
         try (ErnicServer server = ErnicServer.start(settings);
              NetNamespace ns = tap == null ? null : NetNamespace.create("ernic-bench-" + ProcessHandle.current().pid())) {
-            Process iperf = null;
+            List<Process> hostEnd = new ArrayList<>();
             if (ns != null) {
                 ns.adopt(tap);
                 ns.exec("ip", "addr", "add", TAP_HOST_IP + "/24", "dev", tap);
                 ns.exec("ip", "link", "set", tap, "up");
-                iperf = ns.start("iperf3", "-s", "-B", TAP_HOST_IP);
+                hostEnd.add(ns.start("iperf3", "-s", "-B", TAP_HOST_IP));
+                hostEnd.add(ns.start("python3", Path.of(HOST_HTTP).toAbsolutePath().toString(), TAP_HOST_IP,
+                        Integer.toString(HOST_HTTP_PORT)));
             }
             try {
                 r = new GuestVm(0, work.resolve("vm0"), socket, System.out).withTimeout(Duration.ofMinutes(20)).run(body);
             } finally {
-                if (iperf != null) {
-                    iperf.destroy();
-                    iperf.waitFor(5, TimeUnit.SECONDS);
+                for (Process p : hostEnd) {
+                    p.destroy();
+                    p.waitFor(5, TimeUnit.SECONDS);
                 }
             }
             // What the server saw: proof that the numbers are its work, and that it failed nothing. The
