@@ -50,7 +50,7 @@ public final class Leftovers {
     /** Removes the namespaces and containers of runs whose process is gone, saying what it removed. */
     public static void reap(PrintStream out) {
         try {
-            for (Owned o : all()) {
+            for (Owned o : inRemovalOrder(all())) {
                 if (ProcessHandle.of(o.pid).map(ProcessHandle::isAlive).orElse(false)) {
                     continue;
                 }
@@ -65,9 +65,19 @@ public final class Leftovers {
 
     /** Removes what process {@code pid} started (its guest containers and namespaces). */
     public static void removeOf(long pid) throws IOException {
-        for (Owned o : of(pid)) {
+        for (Owned o : inRemovalOrder(of(pid))) {
             remove(o);
         }
+    }
+
+    /**
+     * Containers first, directories last: starting a container whose bind-mounted directory is gone makes the
+     * docker daemon create that directory again, so a socket directory removed while a guest's container was
+     * still starting came back (seen in CI as a left-over {@code /tmp/ernic-run-PID} after SIGTERM mid-boot).
+     */
+    private static List<Owned> inRemovalOrder(List<Owned> owned) {
+        List<String> order = List.of("container", "netns", "dir");
+        return owned.stream().sorted(Comparator.comparingInt(o -> order.indexOf(o.what))).toList();
     }
 
     /** What process {@code pid} has on the host: its namespaces and guest containers. */
