@@ -8,6 +8,7 @@ import ernic.model.rdma.RdmaVerbs;
 import ernic.server.metrics.MetricsEndpoint;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -27,6 +28,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * series exist.
  */
 class DashboardTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     static final Path DASHBOARD = Path.of("..", "docs", "grafana-ernic.json");
     final List<AutoCloseable> open = new ArrayList<>();
 
@@ -43,7 +48,7 @@ class DashboardTest {
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
         }
-        Path dir = Files.createTempDirectory("ernic-dashboard");
+        Path dir = Files.createTempDirectory(tmp, "ernic-dashboard");
         ErnicServer manager = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("m.sock").toString())
                 .withMesh("tcp:manager:listen:" + port, null));
         open.add(manager);

@@ -14,6 +14,7 @@ import ernic.server.metrics.MetricsEndpoint;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -30,6 +31,10 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * scraped with java.net.http; the counters move and {@code promtool check metrics} accepts the scrape.
  */
 class MetricsTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    java.nio.file.Path tmp;
+
     static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ;
 
     ErnicServer server;
@@ -39,7 +44,7 @@ class MetricsTest {
 
     @BeforeEach
     void start() throws Exception {
-        var dir = Files.createTempDirectory("ernic-metrics");
+        var dir = Files.createTempDirectory(tmp, "ernic-metrics");
         server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
         endpoint = server.startMetrics(MetricsEndpoint.Address.parse("localhost:0"));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
@@ -120,7 +125,7 @@ class MetricsTest {
             assumeThat(promtool.canExecute()).as("promtool is not installed: apt-get install prometheus").isTrue();
         }
         writes(1);
-        java.nio.file.Path file = Files.createTempFile("ernic-scrape", ".txt");
+        java.nio.file.Path file = Files.createTempFile(tmp, "ernic-scrape", ".txt");
         Files.writeString(file, Scrape.of(endpoint.port()).text());
         Process p = new ProcessBuilder(promtool.getPath(), "check", "metrics")
                 .redirectInput(file.toFile()).redirectErrorStream(true).start();

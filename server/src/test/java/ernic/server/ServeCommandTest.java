@@ -1,6 +1,7 @@
 package ernic.server;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
@@ -14,6 +15,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code ernic serve} refuses a bad {@code --backend} with a one-line error and exit status 2. */
 class ServeCommandTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     record Run(int status, String stderr) {}
 
     static Run serve(String... args) {
@@ -30,7 +35,7 @@ class ServeCommandTest {
 
     @Test
     void aBackendThatIsNotAMeshSpecIsRefused() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "tcp:boss:7400");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).contains("ernic serve: expected tcp:manager:listen:PORT or tcp:worker:HOST:PORT");
@@ -39,7 +44,7 @@ class ServeCommandTest {
 
     @Test
     void aBusyPollOutside0To1000MicrosecondsIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         for (String bad : new String[] {"-1", "1001", "100000"}) {
             Run r = serve("--socket", dir.resolve("s.sock").toString(), "--busy-poll-us", bad);
             assertThat(r.status()).as(bad).isEqualTo(2);
@@ -51,7 +56,7 @@ class ServeCommandTest {
 
     @Test
     void aMeshSecretFileThatIsMissingShortOrOpenIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path missing = dir.resolve("missing.key");
         Path shortKey = Files.writeString(dir.resolve("short.key"), "too short\n");
         Files.setPosixFilePermissions(shortKey, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
@@ -76,7 +81,7 @@ class ServeCommandTest {
 
     @Test
     void aQueueThatIsNotASizeFrom64KTo1GIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         for (String bad : new String[] {"lots", "32K", "65535", "2G", "1025M", "", "1.5M"}) {
             for (String node : new String[] {"tcp:manager:listen:7400", "tcp:worker:127.0.0.1:7400"}) {
                 String spec = node + ",queue=" + bad;
@@ -96,7 +101,7 @@ class ServeCommandTest {
 
     @Test
     void aManagerWhosePortIsTakenSaysSoAndLeavesNoSocket() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ServerSocket taken = new ServerSocket(0)) {
             Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend",
                     "tcp:manager:listen:" + taken.getLocalPort());
@@ -108,7 +113,7 @@ class ServeCommandTest {
 
     @Test
     void anUnknownBackendIsRefusedWithTheFormsThatExist() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "rxe");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --backend rxe: expected one of loopback, none,"
@@ -121,7 +126,7 @@ class ServeCommandTest {
 
     @Test
     void aTraceFileThatCannotBeWrittenIsOneLineAndNoSocket() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path pcap = dir.resolve("missing").resolve("rdma.pcap");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--trace-rdma", pcap.toString());
         assertThat(r.status()).isEqualTo(2);
@@ -137,7 +142,7 @@ class ServeCommandTest {
 
     @Test
     void backendNoneNeedsTheIonicDevice() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--device", "sample", "--backend", "none");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --backend none needs --device ionic" + System.lineSeparator());
@@ -145,7 +150,7 @@ class ServeCommandTest {
 
     @Test
     void aBadMetricsAddressIsRefusedBeforeAnythingStarts() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         for (String bad : new String[] {"http", "::1:9464", "localhost:70000", ":9464"}) {
             Run r = serve("--socket", dir.resolve("s.sock").toString(), "--metrics", bad);
             assertThat(r.status()).as(bad).isEqualTo(2);
@@ -156,7 +161,7 @@ class ServeCommandTest {
 
     @Test
     void aMetricsPortInUseStopsTheServerAndLeavesNoSocket() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             Run r = serve("--socket", dir.resolve("s.sock").toString(), "--metrics",
                     "127.0.0.1:" + taken.getLocalPort());
@@ -169,7 +174,7 @@ class ServeCommandTest {
 
     @Test
     void aBadNvmeofOptionIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "nvmeof:size=bogus");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualToIgnoringNewLines("ernic serve: nvmeof backend: bad size 'bogus'");
@@ -178,7 +183,7 @@ class ServeCommandTest {
 
     @Test
     void theNvmeofBackendStartsWithItsLineAndCounters() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withMesh("nvmeof:size=1M,bs=4096,nqn=test-nqn", null))) {
             var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()
@@ -190,7 +195,7 @@ class ServeCommandTest {
 
     @Test
     void aBadS3OptionIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "s3:size=bogus");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: s3 backend: bad size 'bogus'" + System.lineSeparator());
@@ -201,7 +206,7 @@ class ServeCommandTest {
 
     @Test
     void theS3StoreRegistersItsCountersAndLetsGo() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withBackend("s3:bucket=data,port=9100"))) {
             var totals = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().totals()).get();

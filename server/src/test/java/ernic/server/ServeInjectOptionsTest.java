@@ -2,6 +2,7 @@ package ernic.server;
 
 import ernic.server.ServeCommandTest.Run;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +12,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code ernic serve --inject}: a value the parser refuses is one line and exit status 2, before any socket exists. */
 class ServeInjectOptionsTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     private static final String NL = System.lineSeparator();
 
     private static Run serveIn(Path dir, String... args) {
@@ -23,7 +28,7 @@ class ServeInjectOptionsTest {
 
     @Test
     void aBadRdmaValueIsOneLine() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         String[][] cases = {
                 {"rdma-latency:us=0", "us=0: must be 1 to 10000000 (10 s)"},
                 {"rdma-latency:every=2", "rdma-latency needs us=N, the time to add in microseconds"},
@@ -43,7 +48,7 @@ class ServeInjectOptionsTest {
 
     @Test
     void faultsAreTheIonicDevicesOnly() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serveIn(dir, "--device", "sample", "--inject", "rx-lost:every=2");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --inject needs --device ionic" + NL);

@@ -2,6 +2,7 @@ package ernic.server;
 
 import ernic.server.ServeCommandTest.Run;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +12,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code ernic serve}'s P4 options: each mistake is one line and exit status 2, before any socket exists. */
 class ServeP4OptionsTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     private static final String NL = System.lineSeparator();
 
     private static Run serveIn(Path dir, String... args) {
@@ -23,7 +28,7 @@ class ServeP4OptionsTest {
 
     @Test
     void aScopeThatIsNotOneOfTheFourIsRefused() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serveIn(dir, "--p4-guest-scope", "write");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --p4-guest-scope write: expected none, read, tables or all" + NL);
@@ -32,7 +37,7 @@ class ServeP4OptionsTest {
 
     @Test
     void aMissingProgramFileIsOneLine() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serveIn(dir, "--p4-program", dir.resolve("nope.json").toString());
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --p4-program " + dir.resolve("nope.json")
@@ -42,7 +47,7 @@ class ServeP4OptionsTest {
 
     @Test
     void aProgramTheEngineRefusesIsOneLineNamingTheFeature() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path prog = dir.resolve("p.json");
         Files.writeString(prog, "{\"meter_arrays\":[{\"name\":\"m\"}]}");
         Run r = serveIn(dir, "--p4-program", prog.toString());
@@ -58,7 +63,7 @@ class ServeP4OptionsTest {
 
     @Test
     void aBadEntryIsOneLineWithItsFileAndLine() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path entries = dir.resolve("e.txt");
         Files.writeString(entries, "# comment\ntable_add no_such_table fwd 1 => 2\n");
         Run r = serveIn(dir, "--p4", "--p4-entries", entries.toString());
@@ -69,7 +74,7 @@ class ServeP4OptionsTest {
 
     @Test
     void entriesAloneDoNotTurnTheEngineOn() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path entries = dir.resolve("e.txt");
         Files.writeString(entries, "");
         Run r = serveIn(dir, "--p4-entries", entries.toString());
@@ -79,7 +84,7 @@ class ServeP4OptionsTest {
 
     @Test
     void theEngineNeedsTheIonicDevice() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Run r = serveIn(dir, "--device", "sample", "--p4");
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.stderr()).isEqualTo("ernic serve: --p4 needs --device ionic" + NL);
@@ -87,7 +92,7 @@ class ServeP4OptionsTest {
 
     @Test
     void aWqeProgramRegistersTheWqeHooksCountersToo() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path prog = Path.of("..", "integration-tests", "src", "test", "resources", "p4", "rdma_fp8.json");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withP4(P4Options.of(false, prog.toString(), prog.resolveSibling("rdma_fp8.entries").toString(), null)))) {
@@ -104,7 +109,7 @@ class ServeP4OptionsTest {
 
     @Test
     void theBuiltInProgramStartsWithItsCounters() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-serve");
+        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withP4(P4Options.of(true, null, null, "read")))) {
             var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()

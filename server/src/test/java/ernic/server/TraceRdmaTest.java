@@ -17,6 +17,7 @@ import ernic.model.rdma.SendWr;
 import ernic.model.rdma.Wc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
 import java.io.IOException;
@@ -40,6 +41,10 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  * with the opcodes, QPNs, PSNs, lengths and ICRCs the IBTA gives.
  */
 class TraceRdmaTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     static final File PYTHON = new File("/usr/bin/python3");
     static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
     static final int QP_ALL = QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC;
@@ -125,7 +130,7 @@ class TraceRdmaTest {
     @Test
     void aLoopbackWorkloadReadsAsRoceV2() throws Exception {
         assumeScapy();
-        Path dir = Files.createTempDirectory("ernic-trace");
+        Path dir = Files.createTempDirectory(tmp, "ernic-trace");
         Path pcap = dir.resolve("rdma.pcap");
         ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
         open.add(server);
@@ -261,7 +266,7 @@ class TraceRdmaTest {
         try (ServerSocket free = new ServerSocket(0)) {
             port = free.getLocalPort();
         }
-        Path dir = Files.createTempDirectory("ernic-trace-mesh");
+        Path dir = Files.createTempDirectory(tmp, "ernic-trace-mesh");
         ErnicServer manager = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("m.sock").toString())
                 .withMesh("tcp:manager:listen:" + port, "10.1.0.1"));
         open.add(manager);

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -40,6 +41,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * {@code ./ernic test --long}; docs/reliability.md, "Mesh faults", has their measured outcomes.
  */
 class MeshFaultTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     static final ObjectMapper JSON = new ObjectMapper();
     static final int PORT = 7400; // each host has its own ports
     static final int SLOTS = 1 << 16;
@@ -144,7 +149,7 @@ class MeshFaultTest {
 
     /** The same, with {@code options} (",queue=64K") after both servers' {@code --backend tcp:...}. */
     FaultGuest[] twoServers(String via, String options, int slots, int slotBytes) throws Exception {
-        dir = Files.createTempDirectory("ernic-mfault");
+        dir = Files.createTempDirectory(tmp, "ernic-mfault");
         ServerProcess m = serve(0, "m", "tcp:manager:listen:" + PORT + options, "10.5.0.1");
         ServerProcess w = serve(1, "w", "tcp:worker:" + (via != null ? via : lan.address(0) + ":" + PORT) + options,
                 "10.5.0.2");
@@ -298,7 +303,7 @@ class MeshFaultTest {
     @Tag("long")
     void theManagerRestartedUnderTwoWorkers() throws Exception {
         lan = MeshLan.create(3);
-        dir = Files.createTempDirectory("ernic-mfault");
+        dir = Files.createTempDirectory(tmp, "ernic-mfault");
         String manager = "tcp:worker:" + lan.address(0) + ":" + PORT;
         serve(0, "m", "tcp:manager:listen:" + PORT, "10.5.0.1");
         ServerProcess wa = serve(1, "wa", manager, "10.5.0.2");

@@ -16,6 +16,7 @@ import ernic.model.rdma.SendWr;
 import ernic.model.rdma.Wc;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -45,6 +46,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * complete with retry-exceeded while the others keep working, and the new id its restart gets.
  */
 class MeshProcessTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    java.nio.file.Path tmp;
+
     static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
     static final ObjectMapper JSON = new ObjectMapper();
 
@@ -158,7 +163,7 @@ class MeshProcessTest {
      */
     @Test
     void aPeerThatStopsReadingCostsBoundedMemoryAndIsCutOff() throws Exception {
-        dir = Files.createTempDirectory("ernic-mesh");
+        dir = Files.createTempDirectory(tmp, "ernic-mesh");
         int port = GuestFleet.freePort();
         ServerProcess manager = serve("m", "tcp:manager:listen:" + port,
                 Map.of("ERNIC_TCP_GUEST_GIDS", "10.2.0.1", "ERNIC_TCP_SEND_TIMEOUT_MS", "4000"));
@@ -223,7 +228,7 @@ class MeshProcessTest {
      */
     @Test
     void aRealManagerRelaysFillsItsTableAndEvicts() throws Exception {
-        dir = Files.createTempDirectory("ernic-mesh");
+        dir = Files.createTempDirectory(tmp, "ernic-mesh");
         int port = GuestFleet.freePort();
         serve("m", "tcp:manager:listen:" + port, "10.3.0.1");
         ernic.mesh.MeshConfig cfg = ernic.mesh.MeshConfig.defaults().withDirectPeers(id -> false);
@@ -311,7 +316,7 @@ class MeshProcessTest {
      */
     @Test
     void serversSharingASecretFormAMeshThatOthersCannotJoin() throws Exception {
-        dir = Files.createTempDirectory("ernic-mesh");
+        dir = Files.createTempDirectory(tmp, "ernic-mesh");
         int port = GuestFleet.freePort();
         java.nio.file.Path secret = secretFile("mesh.key");
         ServerProcess manager = serve("m", "tcp:manager:listen:" + port + ",secret=" + secret, "10.4.0.1");
@@ -357,7 +362,7 @@ class MeshProcessTest {
 
     @Test
     void serversFormAMeshAndTheirGuestsTalkRdmaThroughIt() throws Exception {
-        dir = Files.createTempDirectory("ernic-mesh");
+        dir = Files.createTempDirectory(tmp, "ernic-mesh");
         int port = GuestFleet.freePort();
         ServerProcess manager = serve("m", "tcp:manager:listen:" + port, "10.1.0.1");
         ServerProcess w1 = serve("w1", "tcp:worker:127.0.0.1:" + port, "10.1.0.2");

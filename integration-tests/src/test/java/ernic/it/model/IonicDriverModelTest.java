@@ -7,6 +7,7 @@ import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -22,6 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * replies the driver reads and the refusals it can meet (status codes of ionic_if.h).
  */
 class IonicDriverModelTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     static final int EOPCODE = 2, EQID = 5, EQTYPE = 6, EINVAL = 14;
 
     ErnicServer server;
@@ -29,7 +34,7 @@ class IonicDriverModelTest {
 
     @BeforeEach
     void start() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-driver");
+        Path dir = Files.createTempDirectory(tmp, "ernic-driver");
         server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
     }

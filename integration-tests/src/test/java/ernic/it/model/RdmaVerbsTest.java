@@ -17,6 +17,7 @@ import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
@@ -34,6 +35,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * order in guest RAM.
  */
 class RdmaVerbsTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    java.nio.file.Path tmp;
+
     static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
     static final int WAIT = 5000;
 
@@ -49,7 +54,7 @@ class RdmaVerbsTest {
 
     @BeforeEach
     void start() throws Exception {
-        var dir = Files.createTempDirectory("ernic-verbs");
+        var dir = Files.createTempDirectory(tmp, "ernic-verbs");
         server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
         v = RdmaVerbs.open(drv);

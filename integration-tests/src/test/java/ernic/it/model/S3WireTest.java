@@ -7,6 +7,7 @@ import ernic.server.ErnicServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -22,6 +23,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * store claims the frames the guest transmits to it and its answers arrive in the guest's RX ring.
  */
 class S3WireTest {
+    /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
+    @TempDir
+    Path tmp;
+
     static final int DEPTH_LOG2 = 6, BUF = 2048;
     static final byte[] STORE_IP = {(byte) 192, (byte) 168, (byte) 200, 1}, GUEST_IP = {(byte) 192, (byte) 168, (byte) 200, 2};
     static final byte[] STORE_MAC = {0x02, 0x53, (byte) 0xc0, (byte) 0xa8, (byte) 0xc8, 0x01};
@@ -34,7 +39,7 @@ class S3WireTest {
 
     @BeforeEach
     void start() throws Exception {
-        Path dir = Files.createTempDirectory("ernic-s3wire");
+        Path dir = Files.createTempDirectory(tmp, "ernic-s3wire");
         server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()).withBackend("s3"));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
         drv.bringUp();
