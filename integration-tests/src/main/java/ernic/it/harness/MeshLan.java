@@ -134,7 +134,11 @@ public final class MeshLan implements AutoCloseable {
                 failed = e;
             }
         }
-        wire.close(); // takes the veth ends with it, this JVM's too
+        // This JVM's end first, and by name: a namespace's devices go in the kernel's deferred clean-up, so the
+        // next segment of this JVM, made at once under the same name, could still find it ("File exists", seen
+        // in CI). Deleting one end of a veth pair deletes both, before the command returns.
+        NetNamespace.run(List.of("ip", "link", "del", rootLink), true);
+        wire.close(); // takes the other veth ends with it
         if (failed != null) {
             throw failed;
         }
