@@ -23,7 +23,8 @@ import java.util.regex.Pattern;
  * output, its exit status and the serial console (the test artifact).
  */
 public final class GuestVm {
-    private static final Pattern TIMING = Pattern.compile("ERNIC-TIMING boot_to_script_ms=(-?\\d+) total_ms=(\\d+)");
+    private static final Pattern TIMING = Pattern.compile(
+            "ERNIC-TIMING boot_to_script_ms=(-?\\d+) total_ms=(\\d+)(?: boots=(\\d+))?");
     /** Where a server's socket directory appears inside the container. */
     public static final String SOCKET_DIR = "/run/ernic";
 
@@ -137,13 +138,13 @@ public final class GuestVm {
         String out = Files.exists(output) ? Files.readString(output) : "";
         long boot = -1;
         long total = -1;
+        int boots = 1; // an image from before the boots field does not say: taken as one
         Matcher m = TIMING.matcher(log);
         while (m.find()) {
             boot = Long.parseLong(m.group(1));
             total = Long.parseLong(m.group(2));
+            boots = m.group(3) == null ? 1 : Integer.parseInt(m.group(3));
         }
-        // ernic-vm boots again when a boot never reached the script (one line per retry).
-        int boots = 1 + (int) log.lines().filter(l -> l.startsWith("ernic-vm: booting again")).count();
         return new GuestResult(vmIndex, exit, out, jobDir.resolve("console.log"), boot, total, boots);
     }
 }
