@@ -13,7 +13,7 @@ import ernic.ionic.eth.FrameSink;
 import ernic.ionic.fault.FaultKind;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Comp;
-import ernic.ionic.layout.Le;
+import ernic.common.Le;
 import ernic.ionic.layout.Mac;
 import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.profile.Profile;

@@ -1,6 +1,6 @@
 package ernic.ionic.eth;
 
-import ernic.ionic.layout.Be;
+import ernic.common.Be;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

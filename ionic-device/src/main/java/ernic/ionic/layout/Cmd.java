@@ -1,5 +1,7 @@
 package ernic.ionic.layout;
 
+import ernic.common.Le;
+
 /**
  * Flyweights over the 64-byte commands (ionic_if.h {@code union ionic_dev_cmd} and
  * {@code union ionic_adminq_cmd}); the same bytes arrive through BAR 0 dev_cmd_regs.cmd or an

@@ -1,5 +1,7 @@
 package ernic.ionic.layout;
 
+import ernic.common.Le;
+
 /**
  * Flyweights over the identity blocks the device writes into dev_cmd_regs.data (BAR 0 + 0x888):
  * {@code union ionic_dev_identity}, {@code ionic_lif_identity}, {@code ionic_port_identity},

@@ -1,5 +1,7 @@
 package ernic.ionic.layout;
 
+import ernic.common.Le;
+
 import java.lang.foreign.MemorySegment;
 
 /** A MAC address as a long: the first byte on the wire in bits 47..40. */

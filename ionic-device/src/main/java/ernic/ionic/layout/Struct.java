@@ -1,5 +1,7 @@
 package ernic.ionic.layout;
 
+import ernic.common.Le;
+
 import java.lang.foreign.MemorySegment;
 
 /**

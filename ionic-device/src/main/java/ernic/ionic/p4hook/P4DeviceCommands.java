@@ -2,7 +2,7 @@ package ernic.ionic.p4hook;
 
 import ernic.counters.CounterRegistry;
 import ernic.ionic.base.P4CommandHandler;
-import ernic.ionic.layout.Le;
+import ernic.common.Le;
 import ernic.ionic.p4.P4EntryError;
 import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.Opcode;

@@ -1,6 +1,6 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.layout.Be;
+import ernic.common.Be;
 import ernic.ionic.layout.Struct;
 
 /**

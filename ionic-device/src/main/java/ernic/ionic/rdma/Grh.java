@@ -1,7 +1,7 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.layout.Be;
-import ernic.ionic.layout.Le;
+import ernic.common.Be;
+import ernic.common.Le;
 
 import java.lang.foreign.MemorySegment;
 

@@ -1,6 +1,6 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.layout.Le;
+import ernic.common.Le;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 

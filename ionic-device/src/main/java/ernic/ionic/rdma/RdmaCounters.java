@@ -2,8 +2,8 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counter;
 import ernic.counters.Counters;
-import ernic.ionic.layout.Be;
-import ernic.ionic.layout.Le;
+import ernic.common.Be;
+import ernic.common.Le;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,6 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.layout.Le;
+import ernic.common.Le;
 import ernic.ionic.trace.PcapTrace;
 import ernic.ionic.trace.RoceFrame;
 

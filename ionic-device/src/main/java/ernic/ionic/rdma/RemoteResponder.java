@@ -1,7 +1,7 @@
 package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
-import ernic.ionic.layout.Le;
+import ernic.common.Le;
 import ernic.mesh.SendResult;
 import io.netty.buffer.ByteBuf;
 

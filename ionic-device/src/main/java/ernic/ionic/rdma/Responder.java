@@ -2,7 +2,7 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
-import ernic.ionic.layout.Le;
+import ernic.common.Le;
 import ernic.vfiouser.server.Refusals;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

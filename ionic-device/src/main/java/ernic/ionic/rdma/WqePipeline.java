@@ -1,7 +1,7 @@
 package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
-import ernic.ionic.layout.Be;
+import ernic.common.Be;
 import ernic.ionic.p4.Fp8;
 import ernic.vfiouser.server.Refusals;
 

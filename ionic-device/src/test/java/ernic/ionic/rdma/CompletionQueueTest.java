@@ -1,7 +1,7 @@
 package ernic.ionic.rdma;
 
 import ernic.ionic.base.Dma;
-import ernic.ionic.layout.Be;
+import ernic.common.Be;
 import ernic.vfiouser.server.GuestMemory;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package ernic.ionic.layout;
+package ernic.common;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
