@@ -8,7 +8,7 @@ import ernic.ionic.base.Bar2;
 import ernic.ionic.base.Dma;
 import ernic.ionic.eth.EthLif;
 import ernic.ionic.eth.EthStats;
-import ernic.ionic.eth.FrameClaimer;
+import ernic.attach.FrameClaimer;
 import ernic.ionic.eth.FrameSink;
 import ernic.ionic.fault.FaultKind;
 import ernic.ionic.fault.FaultPlan;

@@ -1,7 +1,7 @@
 package ernic.ionic;
 
 import ernic.ionic.eth.EthStats;
-import ernic.ionic.eth.FrameClaimer;
+import ernic.attach.FrameClaimer;
 import ernic.ionic.fault.FaultKind;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;

@@ -81,4 +81,13 @@ class IonicArchitectureTest {
                 .because("the frames and the pcap file are filled by ernic.ionic.rdma, not read from it")
                 .check(MAIN);
     }
+
+    @Test
+    void theDeviceNamesNoInProcessPeer() {
+        // The NVMe-oF target, the S3 store and their IP endpoint plug in through ernic.attach; the server wires them.
+        noClasses().that().resideInAPackage("ernic.ionic..")
+                .should().dependOnClassesThat().resideInAnyPackage("ernic.nvmeof..", "ernic.s3..", "ernic.ipstack..")
+                .because("an in-process peer is an ernic.attach.Attachment or FrameClaimer, which the core iterates")
+                .check(MAIN);
+    }
 }

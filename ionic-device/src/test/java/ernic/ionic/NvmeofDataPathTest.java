@@ -1,11 +1,15 @@
 package ernic.ionic;
 
+import ernic.counters.Counters;
+import ernic.nvmeof.NvmeofAttachment;
+import ernic.nvmeof.PathCounter;
+
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.ionic.target.nvmeof.Namespace;
-import ernic.ionic.target.nvmeof.NvmeofCounters;
-import ernic.ionic.target.nvmeof.NvmeofOptions;
-import ernic.ionic.target.nvmeof.NvmeofTarget;
+import ernic.nvmeof.Namespace;
+import ernic.nvmeof.NvmeofCounters;
+import ernic.nvmeof.NvmeofOptions;
+import ernic.nvmeof.NvmeofTarget;
 import ernic.model.IonicDriverModel;
 import ernic.model.rdma.RawCqe;
 import ernic.model.rdma.RawWqe;
@@ -52,6 +56,8 @@ class NvmeofDataPathTest {
     final RawWqe wqe = new RawWqe();
     final MockTicker clock = Ticker.newMockTicker();
     final NvmeofCounters counters = new NvmeofCounters();
+    /** The target's side of the RDMA traffic ({@code rdma.target.*}). */
+    final Counters<PathCounter> targetPath = new Counters<>(PathCounter.class);
     long buf, bufVa = 0x7f00_0000_0000L, mads, recvs;
 
     @BeforeEach
@@ -60,8 +66,9 @@ class NvmeofDataPathTest {
         guest = new ModelGuest(dev, 16 << 20);
         dev.rdma().clock(clock);
         NvmeofOptions options = NvmeofOptions.parse("nvmeof:size=1M,bs=512", 1 << 16, 1 << 12);
-        dev.rdma().attachNvmeof(new NvmeofTarget(options, Namespace.ram(1 << 20, 512), Runnable::run,
-                Runnable::run, clock, counters));
+        NvmeofTarget target = new NvmeofTarget(options, Namespace.ram(1 << 20, 512), Runnable::run, Runnable::run,
+                clock, counters);
+        dev.rdma().addAttachment(qps -> new NvmeofAttachment(qps, target, targetPath));
         drv = guest.drv;
         rdma = RdmaVerbs.open(drv).raw();
         long cqRing = drv.alloc(32L << CQ_LOG2);
@@ -244,7 +251,8 @@ class NvmeofDataPathTest {
     @Test
     void reqGetsRepAsAUdReceiveWithAGrhFromTheTarget() throws IOException {
         connect(0, 31);
-        assertThat(dev.counters()).containsEntry("rdma.target.mads", 2L).containsEntry("rdma.target.mads_sent", 1L);
+        assertThat(targetPath.get(PathCounter.MADS)).isEqualTo(2);
+        assertThat(targetPath.get(PathCounter.MADS_SENT)).isEqualTo(1);
         assertThat(counters.traffic.get(NvmeofCounters.Traffic.CM_RTU)).isEqualTo(1);
     }
 
@@ -258,7 +266,7 @@ class NvmeofDataPathTest {
         postSend(GSI, w -> w.op(SEND).numSgeKey(1).ud(AH, GSI, GSI_QKEY).length(64).sge(WQE_PLD, 0, mads + 7 * 512, 64, 0));
         assertThat(next(CQE_TYPE_SEND_NPG).error()).isFalse();
         assertThat(cq.poll()).isNull();
-        assertThat(dev.counters()).containsEntry("rdma.target.mads_dropped", 2L);
+        assertThat(targetPath.get(PathCounter.MADS_DROPPED)).isEqualTo(2);
     }
 
     @Test
@@ -310,7 +318,8 @@ class NvmeofDataPathTest {
         assertThat(response(3).getShort(14) >>> 1).isZero();
         assertThat(new String(guest.at(buf + 4, 20).toArray(ValueLayout.JAVA_BYTE), StandardCharsets.US_ASCII))
                 .as("Identify SN").isEqualTo("ERNIC0000000000001  ");
-        assertThat(dev.counters()).containsEntry("rdma.target.capsules", 4L).containsEntry("rdma.target.responses", 4L);
+        assertThat(targetPath.get(PathCounter.CAPSULES)).isEqualTo(4);
+        assertThat(targetPath.get(PathCounter.RESPONSES)).isEqualTo(4);
         assertThat(counters.traffic.get(NvmeofCounters.Traffic.SEND_INV)).isEqualTo(1);
     }
 
@@ -320,7 +329,7 @@ class NvmeofDataPathTest {
         sendCapsule(sqe(0x06, 0x55));
         assertThat(next(CQE_TYPE_SEND_MSN).error()).as("the SEND itself completes").isFalse();
         assertThat(cq.poll()).isNull();
-        assertThat(dev.counters()).containsEntry("rdma.target.responses_held", 1L);
+        assertThat(targetPath.get(PathCounter.RESPONSES_HELD)).isEqualTo(1);
         postRecv(HOST_QP, recvs, 64);
         assertThat(next(CQE_TYPE_RECV).statusLength()).isEqualTo(16);
         assertThat(response(0).getShort(12)).isEqualTo((short) 0x55);
@@ -340,7 +349,7 @@ class NvmeofDataPathTest {
         RawCqe c = next(CQE_TYPE_SEND_MSN);
         assertThat(c.error()).isTrue();
         assertThat(c.statusLength()).isEqualTo(STS_RETRY_EXCEEDED);
-        assertThat(dev.counters()).containsEntry("rdma.target.capsules", 0L);
+        assertThat(targetPath.get(PathCounter.CAPSULES)).isEqualTo(0);
     }
 
     @Test

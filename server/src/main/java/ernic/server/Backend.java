@@ -3,6 +3,8 @@ package ernic.server;
 import ernic.ionic.IonicDevice;
 import ernic.mesh.MeshSpec;
 
+import java.io.IOException;
+
 /**
  * What stands behind the device's RDMA side ({@code --backend}); {@link Backends} parses the forms. One value
  * per server: the mesh and an in-process target are separate words, and none combines with another.
@@ -23,6 +25,15 @@ public sealed interface Backend {
 
     /** Sets the device up before it is served (not yet on the device loop: nothing runs there yet). */
     default void prepare(IonicDevice device) {
+    }
+
+    /**
+     * Starts what stands behind the device once it is served (an in-process peer attached to it). Returns what the
+     * server closes at its stop, on the device loop after the device is detached; a failure to start is the
+     * server's start-up error.
+     */
+    default AutoCloseable start(BackendContext context) throws IOException {
+        return () -> { };
     }
 
     /** The default: one VM, every QP's peer in the same guest, resources in the device's tables. */
@@ -55,11 +66,19 @@ public sealed interface Backend {
     }
 
     /** The in-process NVMe-oF target ({@code nvmeof[:...]}, see {@link NvmeofBackend}). */
-    record Nvmeof(ernic.ionic.target.nvmeof.NvmeofOptions options, String form) implements Backend {
+    record Nvmeof(ernic.nvmeof.NvmeofOptions options, String form) implements Backend {
+        @Override
+        public AutoCloseable start(BackendContext context) throws IOException {
+            return NvmeofBackend.start(options, context);
+        }
     }
 
     /** The in-process S3 store ({@code s3[:...]}, see {@link S3Backend}), on the guest's Ethernet. */
-    record S3(ernic.ionic.target.s3.S3Options options, String form) implements Backend {
+    record S3(ernic.s3.S3Options options, String form) implements Backend {
+        @Override
+        public AutoCloseable start(BackendContext context) {
+            return S3Backend.start(options, context);
+        }
     }
 
     /** A mesh of servers, one per VM: {@code tcp:manager:listen:PORT} or {@code tcp:worker:HOST:PORT}. */

@@ -5,8 +5,6 @@ import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.trace.PcapTrace;
-import ernic.ionic.target.nvmeof.NvmeofOptions;
-import ernic.ionic.target.s3.S3Options;
 import ernic.mesh.Gid;
 import ernic.mesh.MeshConfig;
 import ernic.counters.CounterRegistry;
@@ -144,7 +142,6 @@ public final class ErnicServer implements AutoCloseable {
     private final List<AutoCloseable> owned;
     private StatsFile statsFile;
     private MeshNode mesh;
-    private S3Backend s3;
     private PcapTrace trace;
     private ScheduledFuture<?> traceFlush;
     /** Every counter of this server (vfio-user, the device, the mesh): what the stats file walks. Device loop only. */
@@ -232,13 +229,11 @@ public final class ErnicServer implements AutoCloseable {
             }
             MeshSpec spec = backend.mesh();
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
-            NvmeofOptions nvmeof = backend instanceof Backend.Nvmeof n ? n.options() : null;
-            S3Options s3 = backend instanceof Backend.S3 store ? store.options() : null;
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
-            if (nvmeof != null) {
+            if (device instanceof IonicDevice ionic) {
                 try {
-                    owned.add(NvmeofBackend.start(nvmeof, (IonicDevice) device, server.eventLoop(), es.registry));
+                    owned.add(backend.start(new BackendContext(ionic, server.eventLoop(), es.registry)));
                 } catch (IOException | RuntimeException e) {
                     server.close(); // a namespace file refused: no socket left behind
                     throw e;
@@ -246,9 +241,6 @@ public final class ErnicServer implements AutoCloseable {
             }
             if (spec != null) {
                 es.joinMesh(spec, meshConfig, gids);
-            }
-            if (s3 != null) {
-                es.s3 = S3Backend.start(s3, (IonicDevice) device, server.eventLoop(), es.registry);
             }
             if (s.statsFile() != null) {
                 es.statsFile = new StatsFile(Path.of(s.statsFile()), server.eventLoop(), es::snapshot)
@@ -446,14 +438,14 @@ public final class ErnicServer implements AutoCloseable {
             }
             m.put("trace_rdma", t);
         }
-        if (s3 != null) {
-            Map<String, Object> store = new LinkedHashMap<>();
-            for (CounterRegistry.Sample c : samples) {
-                if (c.name().startsWith("s3.")) {
-                    store.put(c.name().substring("s3.".length()), c.value());
-                }
+        Map<String, Object> store = new LinkedHashMap<>();
+        for (CounterRegistry.Sample c : samples) {
+            if (c.name().startsWith("s3.")) {
+                store.put(c.name().substring("s3.".length()), c.value());
             }
-            m.put("s3", store);
+        }
+        if (!store.isEmpty()) {
+            m.put("s3", store); // the S3 store's counters, when it runs
         }
         return m;
     }
@@ -491,9 +483,6 @@ public final class ErnicServer implements AutoCloseable {
         if (mesh != null && device instanceof IonicDevice ionic) {
             loop.submit(() -> ionic.rdma().detachMesh()).awaitUninterruptibly();
             mesh.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
-        }
-        if (s3 != null) {
-            loop.submit(s3::closeOnLoop).awaitUninterruptibly();
         }
         server.close();
         closeOnLoop(loop, owned);

@@ -7,6 +7,7 @@ import ernic.server.ErnicServer.DeviceKind;
 import ernic.server.metrics.MetricsEndpoint;
 import ernic.vfiouser.server.VfioUserServer;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -22,8 +23,20 @@ import java.util.concurrent.TimeUnit;
 
 /** {@code ernic serve}: serves one device on one vfio-user socket until interrupted. */
 @Command(name = "serve", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
-        description = "Serve the emulated device to one QEMU vfio-user client at a time.")
+        description = "Serve the emulated device to one QEMU vfio-user client at a time.",
+        modelTransformer = ServeCommand.BackendForms.class)
 public final class ServeCommand implements Callable<Integer> {
+    /** Gives {@code --backend} the text of {@link Backends#help()}, which comes from each form's own grammar. */
+    static final class BackendForms implements CommandLine.IModelTransformer {
+        @Override
+        public CommandLine.Model.CommandSpec transform(CommandLine.Model.CommandSpec spec) {
+            CommandLine.Model.OptionSpec o = spec.findOption("--backend");
+            spec.remove(o);
+            spec.addOption(CommandLine.Model.OptionSpec.builder(o).description(Backends.help()).build());
+            return spec;
+        }
+    }
+
     @Option(names = "--socket", defaultValue = "/run/ernic/ernic.sock",
             description = "UNIX socket path QEMU connects to (default: ${DEFAULT-VALUE}).")
     String socket;
@@ -56,17 +69,8 @@ public final class ServeCommand implements Callable<Integer> {
                     + " (atomically: a temporary file renamed over PATH); see docs/monitoring.md.")
     String statsFile;
 
-    @Option(names = "--backend", paramLabel = "SPEC",
-            description = "What stands behind the RDMA side: loopback (the default: one VM), none (stub resource"
-                    + " commands, for driver bring-up), a mesh of servers, as its manager (tcp:manager:listen:PORT)"
-                    + " or a worker (tcp:worker:HOST:PORT; an IPv6 host in brackets; the guest's GIDs come from"
-                    + " ERNIC_TCP_GUEST_GIDS; add ,secret=FILE to every server to authenticate the mesh with the"
-                    + " shared secret in FILE, mode 0600, at least 16 bytes; ,queue=BYTES (64K to 1G, default 32M)"
-                    + " for the requests each connection queues for its peer), the in-process NVMe-oF target"
-                    + " (nvmeof[:size=64M,bs=512,file=PATH,nqn=...,ip=...,port=4420,queues=8]) or the S3 store on the"
-                    + " guest's Ethernet (s3[:bucket=ernic,size=256M,objects=256,ip=192.168.200.1,port=9000,maxpart=256M,"
-                    + "access=..,secret=..,reply=compat]); see docs/operations.md, docs/mesh.md, docs/nvmeof.md and"
-                    + " docs/s3.md.")
+    /** Its description is {@link Backends#help()}, put in by {@link BackendForms}: the forms are written once. */
+    @Option(names = "--backend", paramLabel = "SPEC", description = "(see Backends)")
     String backend;
 
     @Option(names = "--p4", description = "ionic: run the P4 engine on the frames between the guest and the TAP,"

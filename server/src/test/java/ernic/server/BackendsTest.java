@@ -33,8 +33,29 @@ class BackendsTest {
         assertThatThrownBy(() -> Backends.parse("")).isInstanceOf(IllegalArgumentException.class);
         assertThat(Backends.usage()).isEqualTo("loopback, none, tcp:manager:listen:PORT[,secret=FILE,queue=BYTES],"
                 + " tcp:worker:HOST:PORT[,secret=FILE,queue=BYTES],"
-                + " nvmeof[:size=SIZE,bs=512|4096,nqn=NQN,file=PATH,ip=ADDR],"
-                + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE]");
+                + " nvmeof[:size=SIZE,bs=512|1024|2048|4096,file=PATH,nqn=NQN,ip=ADDR,port=PORT,queues=N,nsid=N,"
+                + "model=TEXT,serial=TEXT],"
+                + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE,access=KEY,secret=KEY,"
+                + "reply=status|compat]");
         assertThatThrownBy(() -> Backends.parse("nvmeof:size=bogus")).hasMessage("nvmeof backend: bad size 'bogus'");
+    }
+
+    @Test
+    void theHelpShowsEveryFormFromItsOwnGrammar() {
+        java.io.StringWriter out = new java.io.StringWriter();
+        new picocli.CommandLine(new ServeCommand()).usage(new java.io.PrintWriter(out));
+        String help = out.toString().replaceAll("\\s+", ""); // the help wraps long forms after their commas
+        assertThat(help).contains(ernic.nvmeof.NvmeofOptions.GRAMMAR.usage()).contains(ernic.s3.S3Options.GRAMMAR.usage())
+                .contains("tcp:worker:HOST:PORT[,secret=FILE,queue=BYTES]").contains("--backend=SPEC");
+    }
+
+    @Test
+    void everyKeyOfAGrammarIsParsed() {
+        // A key the grammar shows but the parser has no case for would be an IllegalStateException here.
+        assertThat(ernic.nvmeof.NvmeofOptions.GRAMMAR.keys()).allSatisfy(k -> assertThatThrownBy(
+                () -> Backends.parse("nvmeof:" + k.name() + "=\u0000")).isInstanceOf(IllegalArgumentException.class)
+                .isNotInstanceOf(IllegalStateException.class));
+        assertThat(ernic.s3.S3Options.GRAMMAR.keys()).allSatisfy(k -> assertThatThrownBy(
+                () -> Backends.parse("s3:" + k.name() + "=\u0000")).isInstanceOf(IllegalArgumentException.class));
     }
 }

@@ -1,5 +1,6 @@
 package ernic.ionic.eth;
 
+import ernic.attach.FrameClaimer;
 import ernic.ionic.base.Bar2;
 import ernic.ionic.base.Dma;
 import ernic.ionic.fault.FaultPlan;

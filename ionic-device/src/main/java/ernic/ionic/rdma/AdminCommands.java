@@ -348,9 +348,9 @@ final class AdminCommands {
         if (av != null && data.remote != null) {
             data.remote.templateSource(av); // what the guest sends RDMA from is its own: the mesh may learn it
         }
-        // The NVMe-oF target's address is in this node: its QPs are placed here, wherever the mesh is.
-        boolean toTarget = av != null && data.nvmeof != null && data.nvmeof.owns(av.dgid);
-        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !toTarget) {
+        // An attached peer's address is in this node: its QPs are placed here, wherever the mesh is.
+        boolean attached = av != null && data.attachments.owner(av.dgid) != null;
+        if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !attached) {
             node = data.remote.route(av);
             if (node == RemotePath.UNOWNED && mayWait && av != null) {
                 // The owner may not be known yet: the peer's server learns its guest's address as the guest

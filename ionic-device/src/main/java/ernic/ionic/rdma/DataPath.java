@@ -48,8 +48,8 @@ final class DataPath implements QpErrors {
     final Counters<RemoteCounter> remoteCounters = new Counters<>(RemoteCounter.class);
     /** The data path to other servers' guests, when the server is in a mesh. */
     RemotePath remote;
-    /** The in-process NVMe-oF target, when the server has one. */
-    NvmeofAttachment nvmeof;
+    /** The in-process peers at addresses of their own (none named here). */
+    final Attachments attachments;
 
     DataPath(RdmaLif lif, Dma dma, Refusals refusals, RdmaCounters counters, FaultPlan faults) {
         this.lif = lif;
@@ -58,8 +58,9 @@ final class DataPath implements QpErrors {
         this.memory = new KeyedMemory(lif, dma, refusals, pathCounters);
         this.responder = new Responder(lif, memory, refusals, counters, pathCounters, this);
         this.hostMemory = new KeyedHostMemory(memory, pathCounters);
+        this.attachments = new Attachments(lif, memory, responder, this, refusals, hostMemory);
         this.requester = new Requester(lif, memory, refusals, counters, pathCounters,
-                new LocalEnd(lif, memory, responder), this::now, this, faults, this::wakeAt);
+                new LocalEnd(lif, memory, responder), this::now, this, faults, this::wakeAt, attachments);
     }
 
     /** Guest memory as RDMA reaches it (the MR table, its windows). */
@@ -112,12 +113,6 @@ final class DataPath implements QpErrors {
         requester.remote = remote;
     }
 
-    /** Puts the NVMe-oF target on this data path (its CM on the GSI QP, its ends on connected QPs). */
-    void attach(ernic.ionic.target.nvmeof.NvmeofTarget target) {
-        nvmeof = new NvmeofAttachment(lif, memory, responder, this, refusals, pathCounters, target);
-        requester.nvmeof = nvmeof;
-    }
-
     /** Puts a P4 program on every send WQE (null takes it off); its counters are {@code counters}. */
     void wqeFilter(WqeFilter filter, Counters<P4WqeCounter> counters) {
         requester.p4 = filter == null ? null : new WqePipeline(lif, memory, refusals, this.counters, filter, counters);
@@ -152,9 +147,7 @@ final class DataPath implements QpErrors {
     }
 
     void reset() {
-        if (nvmeof != null) {
-            nvmeof.reset();
-        }
+        attachments.reset();
         requester.reset();
         if (remote != null) {
             remote.reset();
@@ -176,12 +169,7 @@ final class DataPath implements QpErrors {
     void tick(long now) {
         requester.tick(now);
         requester.wake(now);
-        if (nvmeof != null) {
-            nvmeof.target.tick();
-            if (nvmeof.hasPending()) {
-                nvmeof.deliver();
-            }
-        }
+        attachments.tick();
         if (remote != null) {
             remote.tick(now);
         }
@@ -189,9 +177,7 @@ final class DataPath implements QpErrors {
 
     void forget(QueuePair qp) {
         requester.forget(qp);
-        if (nvmeof != null) {
-            nvmeof.destroyed(qp);
-        }
+        attachments.forget(qp);
         if (remote != null) {
             remote.forget(qp);
         }
@@ -325,12 +311,7 @@ final class DataPath implements QpErrors {
         if (remote != null && remote.responder.holds(qp)) {
             remote.responder.receivesPosted(qp);
         }
-        if (qp.end instanceof TargetEnd target) {
-            target.receivesPosted();
-        }
-        if (nvmeof != null && qid == NvmeofAttachment.GSI_QPN && nvmeof.hasPending()) {
-            nvmeof.deliver();
-        }
+        attachments.receivesPosted(qid);
         requester.receivesPosted(qid);
     }
 
@@ -349,8 +330,6 @@ final class DataPath implements QpErrors {
             return;
         }
         requester.doorbell(qp);
-        if (nvmeof != null && nvmeof.hasPending()) {
-            nvmeof.deliver(); // the target's CM replies arrive after the send that caused them
-        }
+        attachments.receivesPosted(-1); // an attached peer's answers arrive after the send that caused them
     }
 }

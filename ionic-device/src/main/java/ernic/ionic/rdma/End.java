@@ -3,9 +3,10 @@ package ernic.ionic.rdma;
 /**
  * Where a requester's operation is carried out: a QP of this device ({@link LocalEnd}, which calls the
  * {@link Responder} at once), a peer server's guest ({@link RemotePath}: the request is sent, the WQE waits,
- * the reply completes it) or an in-process target. The {@link Requester} has read the WQE and checked its
- * local memory before it calls an end; an end moves data only through the request's spans and the
- * responder. A new end plugs in here and nowhere else.
+ * the reply completes it) or an in-process peer that bound the QP ({@link BoundEnd}, for an
+ * {@link ernic.attach.Attachment}). The {@link Requester} has read the WQE and checked its local memory before it
+ * calls an end; an end moves data only through the request's spans and the responder. A new kind of end implements
+ * this and is chosen in {@code Requester.end}; a new in-process peer needs neither: it is an attachment.
  *
  * <p>Each method returns the WQE's final ionic status, or {@link Requester#PENDING} (answered later through
  * {@link Requester#answered}), {@link Requester#WAIT_RECEIVE} (the destination has no receive posted: the

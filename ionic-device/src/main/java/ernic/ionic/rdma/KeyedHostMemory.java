@@ -1,7 +1,7 @@
 package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
-import ernic.ionic.target.HostMemory;
+import ernic.attach.HostMemory;
 
 import java.lang.foreign.MemorySegment;
 

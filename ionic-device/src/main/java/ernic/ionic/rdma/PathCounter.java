@@ -33,16 +33,8 @@ public enum PathCounter implements Counter {
     /** Remote accesses a window refused (not bound, other PD or QP, rights, range): a remote access error. */
     MW_ACCESS_DENIED("mw.access_denied"),
     /** In-process target transfers refused (bad key, key 0, no remote access, out of bounds). */
-    TARGET_REFUSED("target.refused"),
-    /** CM MADs the guest sent to the NVMe-oF target's address, and those it dropped (not CM, malformed). */
-    TARGET_MADS("target.mads"), TARGET_MADS_DROPPED("target.mads_dropped"),
-    /** Replies of the target's CM delivered into the guest's GSI QP; those still waiting for a receive. */
-    TARGET_MADS_SENT("target.mads_sent"),
-    /** Command capsules handed to the target; response capsules delivered; responses held for a receive. */
-    TARGET_CAPSULES("target.capsules"), TARGET_RESPONSES("target.responses"),
-    TARGET_RESPONSES_HELD("target.responses_held"),
-    /** Responses or MADs dropped: the guest's QP was gone, in ERROR, or never posted a receive. */
-    TARGET_DROPPED("target.dropped");
+    TARGET_REFUSED("target.refused");
+
 
     private final String key;
 

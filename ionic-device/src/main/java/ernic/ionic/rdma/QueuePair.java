@@ -33,7 +33,7 @@ final class QueuePair {
     int generation;
     /** For a connected QP, the mesh node that owns its destination GID, or -1 when the peer is local. */
     int node = -1;
-    /** The end this QP's requests go to when an in-process target bound it; null: by {@link #node}. */
+    /** The end this QP's requests go to when an attached peer bound it ({@link BoundEnd}); null: by {@link #node}. */
     End end;
     /** Its send queue's issued WQEs not yet completed (created when the SQ first runs). */
     Outstanding outstanding;

@@ -118,15 +118,13 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     }
 
     /**
-     * Puts the in-process NVMe-oF target on this device: the guest's CM MADs to the target's address go to
-     * its connection manager, and the QPs it connects become its queues (their SENDs command capsules). The
-     * target's tick runs with the RDMA tick. Device thread; once, before the guest connects.
+     * Puts an in-process peer on this device, made by {@code make} from what the device offers it: QPs the
+     * guest addresses to the peer's GID are served by it, its datagrams and hooks run on the device thread
+     * (the RDMA tick, the doorbells, QP destruction, reset). Device thread; before the guest connects.
      */
-    public void attachNvmeof(ernic.ionic.target.nvmeof.NvmeofTarget target) {
-        if (data.nvmeof != null) {
-            throw new IllegalStateException("an NVMe-oF target is attached already");
-        }
-        data.attach(target);
+    public <A extends ernic.attach.Attachment> A addAttachment(
+            java.util.function.Function<ernic.attach.GuestQps, A> make) {
+        return data.attachments.add(make);
     }
 
     /** The P4 engine's WQE hook counters ({@code p4.wqe.}): registered by whoever installs a {@link WqeFilter}. */
@@ -158,7 +156,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     }
 
     /** Guest memory as an in-process target reaches it (by rkey, as a remote peer would). */
-    public ernic.ionic.target.HostMemory hostMemory() {
+    public ernic.attach.HostMemory hostMemory() {
         return data.hostMemory();
     }
 

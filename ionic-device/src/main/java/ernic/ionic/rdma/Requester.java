@@ -49,8 +49,8 @@ final class Requester {
     private final List<QueuePair> delayedQps = new ArrayList<>();
     /** The end for destinations on other servers, while in a mesh. */
     End remote;
-    /** The in-process NVMe-oF target, when the server has one: datagrams to its address go to it. */
-    NvmeofAttachment nvmeof;
+    /** The in-process peers: datagrams to their addresses go to them. */
+    private final Attachments attachments;
     /** The P4 program's WQE hook, when the server runs a program written for WQEs. */
     WqePipeline p4;
     /** {@code --trace-rdma}: what each WQE put on the (virtual) wire, or null. */
@@ -67,7 +67,9 @@ final class Requester {
     private final Counters<PathCounter> path;
 
     Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
-              End local, LongSupplier clock, QpErrors errors, FaultPlan faults, LongConsumer wakeAt) {
+              End local, LongSupplier clock, QpErrors errors, FaultPlan faults, LongConsumer wakeAt,
+              Attachments attachments) {
+        this.attachments = attachments;
         this.lif = lif;
         this.faults = faults;
         this.wakeAt = wakeAt;
@@ -390,16 +392,16 @@ final class Requester {
             return V1.STS_LOCAL_QP_OPER_ERR;
         }
         Grh.fill(grh, r.ah, payload.total - Grh.SIZE);
-        boolean target = nvmeof != null && r.ah != null && nvmeof.owns(r.ah.dgid);
+        ernic.attach.Attachment attached = r.ah != null && attachments.any() ? attachments.owner(r.ah.dgid) : null;
         End to = r.ah != null && r.ah.node >= 0 && remote != null ? remote : local;
         if (p4 != null) {
-            int v = p4.run(r, payload.total - Grh.SIZE, !target && to == local);
+            int v = p4.run(r, payload.total - Grh.SIZE, attached == null && to == local);
             if (v != WqePipeline.GO_ON) {
                 return v;
             }
         }
-        if (target) {
-            return nvmeof.offer(r); // a CM MAD for the target, not for a QP of a guest
+        if (attached != null) {
+            return attachments.offer(attached, r); // for an in-process peer, not for a QP of a guest
         }
         return to.datagram(r);
     }

@@ -3,7 +3,7 @@ package ernic.ionic.rdma;
 import ernic.ionic.base.Dma;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.regs.InterruptController;
-import ernic.ionic.target.HostMemory;
+import ernic.attach.HostMemory;
 import ernic.vfiouser.server.GuestMemory;
 import ernic.vfiouser.server.Refusals;
 import org.junit.jupiter.api.BeforeEach;
