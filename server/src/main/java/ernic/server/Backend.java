@@ -7,9 +7,11 @@ import java.io.IOException;
 
 /**
  * What stands behind the device's RDMA side ({@code --backend}); {@link Backends} parses the forms. One value
- * per server: the mesh and an in-process target are separate words, and none combines with another.
+ * per server: the mesh and an in-process target are separate words, and none combines with another. An in-process
+ * target's backend is a class of its own ({@link NvmeofBackend}, {@link S3Backend}): a new target is that class and
+ * one entry in {@link Backends}.
  */
-public sealed interface Backend {
+public interface Backend {
     /** The form as given (for messages). */
     String form();
 
@@ -62,22 +64,6 @@ public sealed interface Backend {
         @Override
         public void prepare(IonicDevice device) {
             device.rdma().stubResources();
-        }
-    }
-
-    /** The in-process NVMe-oF target ({@code nvmeof[:...]}, see {@link NvmeofBackend}). */
-    record Nvmeof(ernic.nvmeof.NvmeofOptions options, String form) implements Backend {
-        @Override
-        public AutoCloseable start(BackendContext context) throws IOException {
-            return NvmeofBackend.start(options, context);
-        }
-    }
-
-    /** The in-process S3 store ({@code s3[:...]}, see {@link S3Backend}), on the guest's Ethernet. */
-    record S3(ernic.s3.S3Options options, String form) implements Backend {
-        @Override
-        public AutoCloseable start(BackendContext context) {
-            return S3Backend.start(options, context);
         }
     }
 

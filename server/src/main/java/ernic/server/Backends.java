@@ -32,11 +32,11 @@ public final class Backends {
                             "tcp:" + (arg == null ? "" : arg))),
             new Entry("nvmeof", NvmeofOptions.GRAMMAR.usage(), "the in-process NVMe-oF target", arg -> {
                 String form = arg == null ? "nvmeof" : "nvmeof:" + arg;
-                return new Backend.Nvmeof(NvmeofBackend.parse(form), form);
+                return new NvmeofBackend(NvmeofBackend.parse(form), form);
             }),
             new Entry("s3", S3Options.GRAMMAR.usage(), "the in-process S3 store on the guest's Ethernet", arg -> {
                 String form = arg == null ? "s3" : "s3:" + arg;
-                return new Backend.S3(S3Options.parse(form), form);
+                return new S3Backend(S3Options.parse(form), form);
             }));
 
     private Backends() {

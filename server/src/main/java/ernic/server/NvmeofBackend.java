@@ -26,28 +26,17 @@ import java.util.concurrent.TimeUnit;
  * target's address is a {@link SegmentHost} that answers ARP and ICMP echo (a TCP connection to it is refused with
  * RST, as by a host with no listener), so the guest needs no static neighbour entry.
  */
-final class NvmeofBackend implements AutoCloseable {
+record NvmeofBackend(NvmeofOptions options, String form) implements Backend {
     private static final Logger log = LoggerFactory.getLogger(NvmeofBackend.class);
-
-    private final NvmeofTarget target;
-    private final ExecutorService io;
-    private final SegmentHost host;
-    private final BackendContext context;
-
-    private NvmeofBackend(NvmeofTarget target, ExecutorService io, SegmentHost host, BackendContext context) {
-        this.target = target;
-        this.io = io;
-        this.host = host;
-        this.context = context;
-    }
 
     /** The options, checked against the device's identity; a bad one is the one-line start-up error. */
     static NvmeofOptions parse(String backend) {
         return NvmeofOptions.parse(backend, RdmaIdentity.NMRS_PER_LIF, RdmaIdentity.QP_COUNT);
     }
 
-    /** Opens the namespace and attaches the target to the device. */
-    static NvmeofBackend start(NvmeofOptions options, BackendContext c) throws IOException {
+    /** Opens the namespace and attaches the target to the device; what it returns closes them. */
+    @Override
+    public AutoCloseable start(BackendContext c) throws IOException {
         Namespace ns = options.file() != null ? Namespace.file(options.file(), options.size(), options.blockSize())
                 : Namespace.ram(options.sizeOrDefault(), options.blockSize());
         ExecutorService io = Executors.newSingleThreadExecutor(r -> {
@@ -70,26 +59,30 @@ final class NvmeofBackend implements AutoCloseable {
             return new SegmentHost(endpoint, ionic, c.loop());
         });
         log.info("{}", target.describe());
-        return new NvmeofBackend(target, io, host, c);
+        return new Running(target, io, host, c);
     }
 
-    /** After the device is detached: lets go of the Ethernet, stops the I/O executor, closes the namespace. */
-    @Override
-    public void close() throws IOException {
-        if (context.loop().inEventLoop()) {
-            host.close();
-        } else {
-            context.onLoop(() -> {
+    /** A started target. */
+    private record Running(NvmeofTarget target, ExecutorService io, SegmentHost host, BackendContext context)
+            implements AutoCloseable {
+        /** After the device is detached: lets go of the Ethernet, stops the I/O executor, closes the namespace. */
+        @Override
+        public void close() throws IOException {
+            if (context.loop().inEventLoop()) {
                 host.close();
-                return null;
-            });
+            } else {
+                context.onLoop(() -> {
+                    host.close();
+                    return null;
+                });
+            }
+            io.shutdown();
+            try {
+                io.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            target.close();
         }
-        io.shutdown();
-        try {
-            io.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        target.close();
     }
 }

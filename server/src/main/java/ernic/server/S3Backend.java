@@ -18,14 +18,12 @@ import java.time.Clock;
  * token transfers reach guest memory through the RDMA side's {@code HostMemory}. Everything runs on the device
  * thread; a power-on reset of the device drops the store's connections, the objects stay. Counters under {@code s3.}.
  */
-final class S3Backend {
+record S3Backend(S3Options options, String form) implements Backend {
     private static final Logger log = LoggerFactory.getLogger(S3Backend.class);
 
-    private S3Backend() {
-    }
-
     /** Builds the store on the device thread and logs where it answers; what it returns closes it there. */
-    static AutoCloseable start(S3Options options, BackendContext c) {
+    @Override
+    public AutoCloseable start(BackendContext c) {
         IonicDevice ionic = c.ionic();
         SegmentHost host = c.onLoop(() -> {
             Counters<NetCounter> net = new Counters<>(NetCounter.class);
