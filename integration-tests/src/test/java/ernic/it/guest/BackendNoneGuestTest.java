@@ -4,8 +4,8 @@ import ernic.counters.CounterRegistry;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * PD, CQ, MR, an RC QP taken through INIT, RTR and RTS, an address handle, and destroys them all; the
  * server answers each resource command as a stub and counts it under {@code rdma.stub.}.
  */
+@ExtendWith(GuestPrerequisites.class)
 class BackendNoneGuestTest {
     static final String GUEST_IP = "192.168.200.2";
 
@@ -62,15 +63,11 @@ class BackendNoneGuestTest {
             echo "none-script-done"
             """.formatted(VERBS);
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void theStockDriversProbeAndResourceCommandsAreCountedStubs() throws Exception {
-        Path work = Files.createDirectories(Path.of("target", "guest", "backend-none"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("backend-none");
+        Path socket = GuestPrerequisites.socketIn(work);
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())
                 .withBackend("none"))) {
             Path job = work.resolve("vm0");

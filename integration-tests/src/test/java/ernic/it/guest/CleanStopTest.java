@@ -2,8 +2,8 @@ package ernic.it.guest;
 
 import ernic.it.harness.GuestRun;
 import ernic.it.harness.Leftovers;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,11 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * SIGTERM to {@code ./ernic guest run --vms 2} while its guests boot leaves nothing behind: no guest
  * container, no network namespace (with its bridge and TAPs), no server process, no socket.
  */
+@ExtendWith(GuestPrerequisites.class)
 class CleanStopTest {
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void sigtermMidBootLeavesNothing() throws Exception {

@@ -1,18 +1,15 @@
 package ernic.it.guest;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The README's main command, {@code ./ernic demo}: demo/demo.sh in a guest, as a newcomer runs it. */
+@ExtendWith(GuestPrerequisites.class)
 class DemoTest {
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void theDemoShowsRdmaInTheGuest() {

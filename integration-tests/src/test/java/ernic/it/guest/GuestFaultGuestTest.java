@@ -6,9 +6,9 @@ import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.it.harness.ProcessResources;
 import ernic.it.harness.ServerProcess;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.testcontainers.DockerClientFactory;
 
 import java.io.IOException;
@@ -38,6 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * runs, after the kill and after the second guest.
  */
 @Tag("long") // two boots, about 3 to 6 minutes: run by ./ernic test --long (issue 18 keeps CI within 5 more minutes)
+@ExtendWith(GuestPrerequisites.class)
 class GuestFaultGuestTest {
     static final String GUEST_IP = "10.9.1.1";
     static final ObjectMapper JSON = new ObjectMapper();
@@ -127,10 +128,6 @@ class GuestFaultGuestTest {
             dmesg | grep -iE 'ionic|infiniband' | tail -30
             """.formatted(GUEST_IP, GUEST_IP);
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void aKilledQemuLeaksNothingAndAResetGuestRecovers() throws Exception {

@@ -1,8 +1,8 @@
 package ernic.it.guest;
 
 import ernic.it.harness.GuestRun;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
@@ -17,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code ./ernic guest run --vms 2}, as a person runs it: two {@code ernic serve} processes, two
  * guests, their NICs on one bridged segment; each guest reaches the segment's host end and the other.
  */
+@ExtendWith(GuestPrerequisites.class)
 class GuestRunTest {
     static final String SCRIPT = """
             set -e
@@ -37,10 +38,6 @@ class GuestRunTest {
             sleep 8  # stay up until the other guest has reached this one too
             """;
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     /** What {@code ./ernic guest run} printed (streamed to stdout as it runs) and its exit status. */
     record Run(int status, String out) {}

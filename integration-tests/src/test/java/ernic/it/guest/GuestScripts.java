@@ -73,4 +73,26 @@ final class GuestScripts {
                 q.modify(a, M.IBV_QP_STATE | M.IBV_QP_TIMEOUT | M.IBV_QP_RETRY_CNT | M.IBV_QP_RNR_RETRY | M.IBV_QP_SQ_PSN
                          | M.IBV_QP_MAX_QP_RD_ATOMIC)
             """;
+
+    /**
+     * {@link #PYVERBS_RC} with what a script that posts its own work requests imports, and ACC with remote atomics:
+     * W (the opcodes) and SIG (signalled).
+     */
+    static final String PYVERBS_WR = PYVERBS_RC + """
+            import sys, time
+            from pyverbs.device import Context
+            from pyverbs.pd import PD
+            from pyverbs.cq import CQ
+            from pyverbs.mr import MR
+            from pyverbs.qp import QP, QPCap, QPInitAttr, QPAttr
+            from pyverbs.wr import SGE, SendWR, RecvWR
+            from pyverbs.addr import AHAttr, GlobalRoute
+            import pyverbs.libibverbs_enums as e
+
+            A = e.ibv_access_flags
+            ACC = (A.IBV_ACCESS_LOCAL_WRITE | A.IBV_ACCESS_REMOTE_WRITE | A.IBV_ACCESS_REMOTE_READ
+                   | A.IBV_ACCESS_REMOTE_ATOMIC)
+            W = e.ibv_wr_opcode
+            SIG = e.ibv_send_flags.IBV_SEND_SIGNALED
+            """;
 }

@@ -5,10 +5,9 @@ import ernic.ionic.IonicDevice;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -21,26 +20,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * validation) and streaming RDMA WRITEs on the same device. The hostile process gets error
  * completions with the statuses hardware gives; the others finish cleanly; the server keeps serving.
  */
+@ExtendWith(GuestPrerequisites.class)
 class HostileGuestTest {
     static final String GUEST_IP = "10.9.0.1";
 
     /** pyverbs: one fresh self-connected RC QP pair (and CQ) per case, since an error moves a QP to ERROR. */
-    static final String HOSTILE_PY = GuestScripts.PYVERBS_RC + """
-            import sys, time
-            from pyverbs.device import Context
-            from pyverbs.pd import PD
-            from pyverbs.cq import CQ
-            from pyverbs.mr import MR
-            from pyverbs.qp import QP, QPCap, QPInitAttr, QPAttr
-            from pyverbs.wr import SGE, SendWR, RecvWR
-            from pyverbs.addr import AHAttr, GlobalRoute
-            import pyverbs.libibverbs_enums as e
-
-            A = e.ibv_access_flags
-            ACC = (A.IBV_ACCESS_LOCAL_WRITE | A.IBV_ACCESS_REMOTE_WRITE | A.IBV_ACCESS_REMOTE_READ
-                   | A.IBV_ACCESS_REMOTE_ATOMIC)
-            W = e.ibv_wr_opcode
-            SIG = e.ibv_send_flags.IBV_SEND_SIGNALED
+    static final String HOSTILE_PY = GuestScripts.PYVERBS_WR + """
             ctx = Context(name='ionic_0')
             pd = PD(ctx)
             mr = MR(pd, 8192, ACC)
@@ -158,15 +143,11 @@ class HostileGuestTest {
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """.formatted(HOSTILE_PY.strip());
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void hostileProcessGetsErrorCompletionsWhileOthersGoOn() throws Exception {
-        Path work = Files.createDirectories(Path.of("target", "guest", "hostile"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("hostile");
+        Path socket = GuestPrerequisites.socketIn(work);
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString()))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
             System.out.println(r);

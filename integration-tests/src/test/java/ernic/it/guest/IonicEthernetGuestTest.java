@@ -5,8 +5,8 @@ import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.it.harness.NetNamespace;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * TAP whose host end lives in a network namespace of the test's own: bring-up, link, ethtool,
  * lspci, ping, a 64 MiB TCP transfer, and the guest's counters against the server's.
  */
+@ExtendWith(GuestPrerequisites.class)
 class IonicEthernetGuestTest {
     static final String HOST_IP = "192.168.77.1", GUEST_IP = "192.168.77.2";
 
@@ -60,10 +61,6 @@ class IonicEthernetGuestTest {
             ethtool -S "$nd" | grep -E '^ +(tx|rx)_(ucast_)?(packets|bytes|pkts):' || ethtool -S "$nd" | head -30
             """.formatted(HOST_IP);
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     /** What a run on a TAP-attached server gave: the guest's result, the TAP and the device's session counters. */
     record Run(GuestResult guest, long tapFramesOut, long tapFramesIn, Map<String, Long> counters) {}

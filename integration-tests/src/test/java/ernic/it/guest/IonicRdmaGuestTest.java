@@ -4,8 +4,8 @@ import ernic.ionic.IonicDevice;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ping-pong tools over RC (with payload validation and with CQ events), UC and UD, perftest, the
  * rdma_cm tools (ucmatose, rping, udaddy), and 64 processes with a context each at once.
  */
+@ExtendWith(GuestPrerequisites.class)
 class IonicRdmaGuestTest {
     static final String GUEST_IP = "10.9.0.1";
 
@@ -132,15 +133,11 @@ class IonicRdmaGuestTest {
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """.formatted(GUEST_IP);
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void ibdevPortGidsAndPingPongInOneVm() throws Exception {
-        Path work = Files.createDirectories(Path.of("target", "guest", "ionic-rdma"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("ionic-rdma");
+        Path socket = GuestPrerequisites.socketIn(work);
         Path statsFile = work.resolve("stats.json");
         Files.deleteIfExists(statsFile);
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())

@@ -2,8 +2,8 @@ package ernic.it.guest;
 
 import ernic.it.harness.Lab;
 import ernic.it.harness.Leftovers;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,11 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * across the two guests through the mesh), then {@code ./ernic down}, after which nothing is left:
  * no container, process, namespace, TAP or socket.
  */
+@ExtendWith(GuestPrerequisites.class)
 class LabTest {
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void upShellStatusDownLeavesNothing() throws Exception {

@@ -1,7 +1,7 @@
 package ernic.it.guest;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * as on a real fabric; rdma_cm's tools (rping, udaddy) resolve and connect through the GSI QPs, which cross the
  * mesh too.
  */
+@ExtendWith(GuestPrerequisites.class)
 class MeshGuestTest {
     static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + """
             srv=192.168.77.1
@@ -65,10 +66,6 @@ class MeshGuestTest {
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """;
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void twoGuestsTalkRdmaAcrossTheMesh() throws Exception {

@@ -1,7 +1,7 @@
 package ernic.it.guest;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * untouched (canaries); guest 0's own traffic, ping-pongs between two of its processes and one with a
  * well-behaved process of guest 1, completes throughout.
  */
+@ExtendWith(GuestPrerequisites.class)
 class MeshHostileGuestTest {
     /** What both sides start with: verbs objects, statuses by name, an RC QP taken to RTS toward a peer. */
     static final String COMMON_PY = GuestScripts.PYVERBS_RC + """
@@ -322,10 +323,6 @@ class MeshHostileGuestTest {
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """.replace("@VICTIM@", VICTIM_PY.strip()).replace("@ATTACKER@", ATTACKER_PY.strip());
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void aHostileGuestGetsHardwareErrorsWhileTheVictimsTrafficRunsOn() throws Exception {

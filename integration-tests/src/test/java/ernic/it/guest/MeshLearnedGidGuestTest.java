@@ -1,7 +1,7 @@
 package ernic.it.guest;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * TCP exchange) and from their header templates, and a MODIFY_QP to RTR that came before the peer's address
  * reached the mesh waited for it.
  */
+@ExtendWith(GuestPrerequisites.class)
 class MeshLearnedGidGuestTest {
     static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + """
             me=10.78.0.$(( ERNIC_VM_INDEX + 1 ))
@@ -64,10 +65,6 @@ class MeshLearnedGidGuestTest {
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """;
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void toolsConnectAcrossTheMeshToAddressesNobodyDeclared() throws Exception {

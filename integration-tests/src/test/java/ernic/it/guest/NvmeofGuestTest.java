@@ -4,8 +4,8 @@ import ernic.counters.CounterRegistry;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the guest needs no static neighbour entry. The namespace is a file: a second boot against a new server
  * on the same file finds the first boot's file system clean and its file intact.
  */
+@ExtendWith(GuestPrerequisites.class)
 class NvmeofGuestTest {
     static final String GUEST_IP = "192.168.200.2", TARGET_IP = "192.168.200.1", NQN = "nvmet-test";
     static final long SIZE = 256L << 20;
@@ -105,15 +106,11 @@ class NvmeofGuestTest {
             echo "second-script-done"
             """.formatted(TARGET_IP, NQN, NQN);
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void theStockInitiatorConnectsWritesAndReadsBack() throws Exception {
-        Path work = Files.createDirectories(Path.of("target", "guest", "nvmeof"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("nvmeof");
+        Path socket = GuestPrerequisites.socketIn(work);
         Path file = work.resolve("namespace.img").toAbsolutePath();
         Files.deleteIfExists(file);
         String firstMd5;

@@ -6,8 +6,8 @@ import ernic.it.harness.GuestVm;
 import ernic.it.harness.NetNamespace;
 import ernic.server.ErnicServer;
 import ernic.server.P4Options;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -37,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The expected fp8 bytes are worked from the OCP FP8 spec: E4M3 1.0 = 0x38, 2.0 = 0x40, 3.0 = 0x44, the
  * largest finite 448 = 0x7e, -2.0 = 0xc0, 0.3 rounds to 0.3125 = 0x2a.
  */
+@ExtendWith(GuestPrerequisites.class)
 class P4GuestTest {
     static final String MAC_A = "02:00:00:ee:00:0a", MAC_B = "02:00:00:ee:00:0b";
     static final String IP_A = "192.168.77.1", IP_B = "192.168.77.2";
@@ -158,10 +159,6 @@ class P4GuestTest {
             echo "b-done"
             """.formatted(RDMA_PY);
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     static Path resource(String name) throws URISyntaxException {
         return Path.of(P4GuestTest.class.getResource("/p4/" + name).toURI());

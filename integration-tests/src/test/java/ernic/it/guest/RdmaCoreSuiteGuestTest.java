@@ -3,10 +3,9 @@ package ernic.it.guest;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 import java.util.TreeSet;
@@ -22,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * docs/rdma.md. With {@code -Dernic.suite.rxe=true} the same boot runs the suite on Soft-RoCE (rxe0 on a
  * dummy netdev) too, for the side-by-side in the docs; CI runs ionic_0 only.
  */
+@ExtendWith(GuestPrerequisites.class)
 class RdmaCoreSuiteGuestTest {
     static final String GUEST_IP = "10.9.0.1";
     static final String TESTS = "/usr/share/doc/rdma-core/tests";
@@ -78,16 +78,12 @@ class RdmaCoreSuiteGuestTest {
                 """.formatted(TESTS, rxe);
     }
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void rdmaCoresOwnSuitePassesOnIonic() throws Exception {
         boolean rxe = Boolean.getBoolean("ernic.suite.rxe");
-        Path work = Files.createDirectories(Path.of("target", "guest", "rdma-core-suite"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("rdma-core-suite");
+        Path socket = GuestPrerequisites.socketIn(work);
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString()))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(script(rxe));
             System.out.println(r);

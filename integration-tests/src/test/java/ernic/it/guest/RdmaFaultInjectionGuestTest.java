@@ -4,10 +4,9 @@ import ernic.ionic.IonicDevice;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * IBV_WC_WR_FLUSH_ERR, and nothing of a chosen WQE lands; the latency-injected QP's operations all succeed, and
  * its round trips (printed, never asserted) are longer by about the time added.
  */
+@ExtendWith(GuestPrerequisites.class)
 class RdmaFaultInjectionGuestTest {
     static final String GUEST_IP = "10.9.2.1";
     /** QP numbers the stock drivers hand out early in a fresh guest (the program takes QPs until it has them). */
@@ -33,22 +33,7 @@ class RdmaFaultInjectionGuestTest {
             "rdma-retry-exc:seq=2,qp=" + RETRY_QP,
             "rdma-latency:us=" + LATENCY_US + ",qp=" + LATENCY_QP);
 
-    static final String FAULTS_PY = GuestScripts.PYVERBS_RC + """
-            import sys, time
-            from pyverbs.device import Context
-            from pyverbs.pd import PD
-            from pyverbs.cq import CQ
-            from pyverbs.mr import MR
-            from pyverbs.qp import QP, QPCap, QPInitAttr, QPAttr
-            from pyverbs.wr import SGE, SendWR, RecvWR
-            from pyverbs.addr import AHAttr, GlobalRoute
-            import pyverbs.libibverbs_enums as e
-
-            A = e.ibv_access_flags
-            ACC = (A.IBV_ACCESS_LOCAL_WRITE | A.IBV_ACCESS_REMOTE_WRITE | A.IBV_ACCESS_REMOTE_READ
-                   | A.IBV_ACCESS_REMOTE_ATOMIC)
-            W = e.ibv_wr_opcode
-            SIG = e.ibv_send_flags.IBV_SEND_SIGNALED
+    static final String FAULTS_PY = GuestScripts.PYVERBS_WR + """
             REM, RNR, RETRY, LAT, TRIPS = (int(x) for x in sys.argv[1:6])
             ctx = Context(name='ionic_0')
             pd = PD(ctx)
@@ -185,15 +170,11 @@ class RdmaFaultInjectionGuestTest {
             dmesg | grep -iE 'ionic|infiniband' | tail -20
             """.formatted(FAULTS_PY.strip(), REM_ACCESS_QP, RNR_QP, RETRY_QP, LATENCY_QP, ROUND_TRIPS);
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void anApplicationSeesEachInjectedErrorAndTheAddedLatency() throws Exception {
-        Path work = Files.createDirectories(Path.of("target", "guest", "rdma-faults"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("rdma-faults");
+        Path socket = GuestPrerequisites.socketIn(work);
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString())
                 .withInject(INJECT))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);

@@ -4,10 +4,9 @@ import ernic.ionic.IonicDevice;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -20,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ranged GET with curl, and a pyverbs client that moves 1 MiB by rkey with {@code x-amz-rdma-token}. One boot;
  * each check prints {@code CHECK <name> ok} or {@code CHECK <name> FAIL}, so one failure does not hide the rest.
  */
+@ExtendWith(GuestPrerequisites.class)
 class S3GuestTest {
     static final String GUEST_IP = "192.168.200.2";
     static final String STORE_IP = "192.168.200.1";
@@ -157,15 +157,11 @@ class S3GuestTest {
             "cmp-big", "ls", "head-object", "rm", "head-404", "s3cmd-put", "s3cmd-get", "s3cmd-cmp", "s3cmd-ls",
             "boto3", "curl-range", "token"};
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void stockClientsAndTheTokenPathAgainstTheStore() throws Exception {
-        Path work = Files.createDirectories(Path.of("target", "guest", "s3"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("s3");
+        Path socket = GuestPrerequisites.socketIn(work);
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(socket.toString()).withBackend("s3"))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
             System.out.println(r);

@@ -5,10 +5,9 @@ import ernic.it.harness.GuestVm;
 import ernic.vfiouser.sample.SampleDevice;
 import ernic.vfiouser.server.VfioCounter;
 import ernic.vfiouser.server.VfioUserServer;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * sees version negotiation, guest RAM shared by fd and interrupt eventfds; the guest sees the device
  * in lspci and reads and writes its registers through sysfs.
  */
+@ExtendWith(GuestPrerequisites.class)
 class SampleDeviceGuestTest {
     static final String SCRIPT = """
             set -e
@@ -39,15 +39,11 @@ class SampleDeviceGuestTest {
             PY
             """;
 
-    @BeforeAll
-    static void prerequisites() {
-        GuestPrerequisites.require();
-    }
 
     @Test
     void qemuNegotiatesMapsRamPassesEventfdsAndTheGuestSeesTheDevice() throws Exception {
-        Path work = Files.createDirectories(Path.of("target", "guest", "sample-device"));
-        Path socket = Files.createDirectories(work.resolve("server")).resolve("ernic.sock");
+        Path work = GuestPrerequisites.workDir("sample-device");
+        Path socket = GuestPrerequisites.socketIn(work);
         try (SampleDevice device = new SampleDevice();
              VfioUserServer server = VfioUserServer.start(device, VfioUserServer.Options.defaults(socket.toString()))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
