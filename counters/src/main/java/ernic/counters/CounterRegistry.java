@@ -1,9 +1,11 @@
 package ernic.counters;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -13,6 +15,11 @@ import java.util.function.Supplier;
  * exist once per QP or per peer are registered as a family under a label ({@code qp}, {@code peer}).
  * The stats file, the metrics endpoint and power-on reset walk this, so no counter is forgotten in one
  * of them. Owned by the device loop: {@link #snapshot()} and {@link #reset(String)} run there.
+ *
+ * <p>Every full name is registered once: a set, gauge, family or cause counter whose name is taken already is
+ * refused with an {@link IllegalArgumentException} naming it. Several sets may share a prefix as long as no full
+ * name repeats. A family's prefix and a cause counter's name reserve every name under them (their members are
+ * known only at a snapshot), so no set's name may start with them.
  */
 public final class CounterRegistry {
     /** One value: full name (prefix + key), its labels (empty for a single set), its value; a gauge or a counter. */
@@ -25,7 +32,10 @@ public final class CounterRegistry {
     private record Gauge(String name, LongSupplier value) {
     }
 
-    private record Single(String prefix, Counters<?> set) {
+    private record Single(String prefix, String suffix, Counters<?> set) {
+    }
+
+    private record Causes(String name, String label, OncePerCause counts) {
     }
 
     private record Family(String prefix, String label, Supplier<Map<String, ? extends Counters<?>>> members) {
@@ -34,11 +44,34 @@ public final class CounterRegistry {
     private final List<Single> singles = new ArrayList<>();
     private final List<Family> families = new ArrayList<>();
     private final List<Gauge> gauges = new ArrayList<>();
+    private final List<Causes> causes = new ArrayList<>();
+    /** Every full name of the single sets and gauges. */
+    private final Set<String> names = new HashSet<>();
+    /** Prefixes under which names appear only at a snapshot: families' prefixes, cause counters' names + ".". */
+    private final List<String> spaces = new ArrayList<>();
 
     /** Registers one set; its counters are named {@code prefix + key}. */
     public void register(String prefix, Counters<?> set) {
+        register(prefix, set, "");
+    }
+
+    /**
+     * Registers one set whose counters are named {@code prefix + key + suffix} (several sets of one enum, such as
+     * {@code fault.KIND.occurrences} and {@code fault.KIND.injected}).
+     */
+    public void register(String prefix, Counters<?> set, String suffix) {
         checkPrefix(prefix);
-        singles.add(new Single(prefix, set));
+        List<String> full = new ArrayList<>();
+        set.forEach((k, v) -> full.add(prefix + k + suffix));
+        Set<String> seen = new HashSet<>();
+        for (String n : full) {
+            if (!seen.add(n)) {
+                throw new IllegalArgumentException("counter " + n + " is twice in the set registered under " + prefix);
+            }
+            checkName(n);
+        }
+        names.addAll(full);
+        singles.add(new Single(prefix, suffix, set));
     }
 
     /**
@@ -47,12 +80,60 @@ public final class CounterRegistry {
      */
     public void registerFamily(String prefix, String label, Supplier<Map<String, ? extends Counters<?>>> members) {
         checkPrefix(prefix);
+        checkSpace(prefix);
+        spaces.add(prefix);
         families.add(new Family(prefix, label, members));
     }
 
     /** A value that goes up and down (objects in use, bytes held), read at each snapshot. */
     public void registerGauge(String name, LongSupplier value) {
+        checkName(name);
+        names.add(name);
         gauges.add(new Gauge(name, value));
+    }
+
+    /**
+     * Registers per-cause counters whose causes are learned at run time (refusals): each cause is a sample named
+     * {@code name} labelled {@code label=cause}; in a flat map of names (the device's counter map) it is
+     * {@code name.cause}. They count since the server started: {@link #reset} leaves them alone. The name and
+     * every name under {@code name + "."} are reserved.
+     */
+    public void registerCauses(String name, String label, OncePerCause counts) {
+        if (name.isEmpty() || name.endsWith(".")) {
+            throw new IllegalArgumentException("a cause counter's name does not end with '.': " + name);
+        }
+        checkName(name);
+        checkSpace(name + ".");
+        names.add(name);
+        spaces.add(name + ".");
+        causes.add(new Causes(name, label, counts));
+    }
+
+    private void checkName(String name) {
+        if (names.contains(name)) {
+            throw new IllegalArgumentException("counter " + name + " is registered already");
+        }
+        for (String space : spaces) {
+            if (name.startsWith(space)) {
+                throw new IllegalArgumentException("counter " + name + " is under " + space
+                        + ", which a family or cause counter holds");
+            }
+        }
+    }
+
+    private void checkSpace(String prefix) {
+        for (String space : spaces) {
+            if (prefix.startsWith(space) || space.startsWith(prefix)) {
+                throw new IllegalArgumentException("counter prefix " + prefix + " overlaps " + space
+                        + ", registered already");
+            }
+        }
+        for (String n : names) {
+            if (n.startsWith(prefix)) {
+                throw new IllegalArgumentException("counter prefix " + prefix + " holds " + n
+                        + ", registered already");
+            }
+        }
     }
 
     private static void checkPrefix(String prefix) {
@@ -61,38 +142,65 @@ public final class CounterRegistry {
         }
     }
 
-    /** Every value now: single sets, gauges, then families, in registration order. Device loop only. */
+    /**
+     * Every value now: single sets, gauges, cause counters (by cause, sorted), then families, in registration
+     * order. Device loop only. The list is the caller's (a server may add what is no counter, such as whether a
+     * client is connected).
+     */
     public List<Sample> snapshot() {
         List<Sample> out = new ArrayList<>();
         for (Single s : singles) {
-            add(out, s.prefix, Map.of(), s.set);
+            add(out, s.prefix, s.suffix, Map.of(), s.set);
         }
         for (Gauge g : gauges) {
             out.add(new Sample(g.name, Map.of(), g.value.getAsLong(), true));
         }
+        for (Causes c : causes) {
+            c.counts.counts().forEach((cause, n) -> out.add(new Sample(c.name, Map.of(c.label, cause), n)));
+        }
         for (Family f : families) {
-            f.members.get().forEach((id, set) -> add(out, f.prefix, Map.of(f.label, id), set));
+            f.members.get().forEach((id, set) -> add(out, f.prefix, "", Map.of(f.label, id), set));
         }
         return out;
     }
 
-    private static <E extends Enum<E> & Counter> void add(List<Sample> out, String prefix, Map<String, String> labels,
-                                                         Counters<E> set) {
+    private static <E extends Enum<E> & Counter> void add(List<Sample> out, String prefix, String suffix,
+                                                         Map<String, String> labels, Counters<E> set) {
         for (E c : set.names()) {
-            out.add(new Sample(prefix + c.key(), labels, set.get(c), c.gauge()));
+            out.add(new Sample(prefix + c.key() + suffix, labels, set.get(c), c.gauge()));
         }
     }
 
-    /** The single sets' counters and the gauges by full name (families left out), in registration order. */
-    public Map<String, Long> totals() {
+    /**
+     * A snapshot as one flat map of names: single sets and gauges by full name, each cause of a cause counter as
+     * {@code name.cause}; families left out. In the order of {@link #snapshot()}.
+     */
+    public static Map<String, Long> flat(List<Sample> samples) {
         Map<String, Long> m = new LinkedHashMap<>();
-        for (Single s : singles) {
-            s.set.forEach((k, v) -> m.put(s.prefix + k, v));
-        }
-        for (Gauge g : gauges) {
-            m.put(g.name, g.value.getAsLong());
+        for (Sample s : samples) {
+            if (s.labels().isEmpty()) {
+                m.put(s.name(), s.value());
+            } else if (s.labels().size() == 1 && s.labels().containsKey(CAUSE)) {
+                m.put(s.name() + "." + s.labels().get(CAUSE), s.value());
+            }
         }
         return m;
+    }
+
+    /** The label of cause counters that {@link #flat} folds into names. */
+    public static final String CAUSE = "cause";
+
+    /**
+     * Whether {@code name} (a sample's name, without its labels) is one this registry holds: a single set's counter,
+     * a gauge, or a cause counter. Family members are not.
+     */
+    public boolean holds(String name) {
+        return names.contains(name);
+    }
+
+    /** {@link #flat} of a {@link #snapshot()} now. Device loop only. */
+    public Map<String, Long> totals() {
+        return flat(snapshot());
     }
 
     /** Zeroes every single set whose prefix starts with {@code prefix} ("" for all): power-on. */

@@ -101,4 +101,61 @@ class CounterRegistryTest {
         assertThatThrownBy(() -> new CounterRegistry().register("rdma", new Counters<>(Q.class)))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void aDuplicateFullNameIsRefusedAndNamed() {
+        CounterRegistry r = new CounterRegistry();
+        r.register("rdma.", new Counters<>(Q.class));
+        assertThatThrownBy(() -> r.register("rdma.", new Counters<>(Q.class)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rdma.sq.wqes");
+        assertThatThrownBy(() -> r.registerGauge("rdma.bytes", () -> 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rdma.bytes");
+        // one prefix for several sets is fine while no full name repeats
+        r.register("rdma.", new Counters<>(Held.class));
+        r.register("rdma.sq.", new Counters<>(Held.class));
+        assertThat(r.totals()).containsOnlyKeys("rdma.sq.wqes", "rdma.bytes", "rdma.qps", "rdma.sq.qps");
+    }
+
+    @Test
+    void aFamilyPrefixMayNotCollideWithASetsNames() {
+        CounterRegistry r = new CounterRegistry();
+        r.register("rdma.", new Counters<>(Q.class)); // rdma.sq.wqes
+        assertThatThrownBy(() -> r.registerFamily("rdma.sq.", "qp", Map::of))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rdma.sq.wqes");
+        r.registerFamily("rdma.qp.", "qp", Map::of);
+        assertThatThrownBy(() -> r.registerFamily("rdma.qp.", "qp", Map::of))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rdma.qp.");
+        assertThatThrownBy(() -> r.register("rdma.qp.", new Counters<>(Held.class)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rdma.qp.qps");
+        assertThatThrownBy(() -> r.registerGauge("rdma.qp.held", () -> 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rdma.qp.held");
+    }
+
+    @Test
+    void causeCountersAreLabelledFlattenedNotResetAndReserveTheirName() {
+        CounterRegistry r = new CounterRegistry();
+        OncePerCause refused = new OncePerCause(org.slf4j.LoggerFactory.getLogger("test"));
+        r.registerCauses("refused", "cause", refused);
+        refused.warn("db-page", "doorbell page {}", 3);
+        refused.warn("db-page", "doorbell page {}", 4);
+        refused.warn("bar0", "read-only");
+        assertThat(r.snapshot()).containsExactly(
+                new CounterRegistry.Sample("refused", Map.of("cause", "bar0"), 1),
+                new CounterRegistry.Sample("refused", Map.of("cause", "db-page"), 2));
+        r.reset("");
+        assertThat(r.totals()).containsExactly(Map.entry("refused.bar0", 1L), Map.entry("refused.db-page", 2L));
+        assertThatThrownBy(() -> r.registerGauge("refused.total", () -> 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("refused.total");
+        assertThatThrownBy(() -> r.registerCauses("refused", "cause", refused))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("refused");
+    }
+
+    @Test
+    void aSuffixNamesSeveralSetsOfOneEnum() {
+        CounterRegistry r = new CounterRegistry();
+        r.register("fault.", new Counters<>(Q.class), ".occurrences");
+        r.register("fault.", new Counters<>(Q.class), ".injected");
+        assertThat(r.totals()).containsOnlyKeys("fault.sq.wqes.occurrences", "fault.bytes.occurrences",
+                "fault.sq.wqes.injected", "fault.bytes.injected");
+    }
 }

@@ -1,5 +1,7 @@
 package ernic.nvmeof;
 
+import ernic.counters.OncePerCause;
+
 import ernic.common.IpAddress;
 
 import ernic.nvmeof.NvmeofCounters.Traffic;
@@ -76,7 +78,7 @@ public final class CmResponder {
     private final NvmeofOptions options;
     private final NvmeofCounters counters;
     private final Listener listener;
-    private final Refusals refusals = new Refusals(log);
+    private final OncePerCause refusals = new OncePerCause(log);
     private final int ip;
     private final Map<Integer, Connection> byCommId = new HashMap<>();
     private final Map<Integer, Connection> byQpn = new HashMap<>();
@@ -314,7 +316,7 @@ public final class CmResponder {
     /** A REJ of the REQ in {@code req}; with {@code nvmeStatus} >= 0 it carries nvme_rdma_cm_rej. */
     private byte[] reject(byte[] req, long tid, int reason, int nvmeStatus, String cause, String detail) {
         counters.traffic.inc(Traffic.CM_REJ);
-        refusals.refuse(cause, detail);
+        refusals.warn(cause, "{}: {}", cause, detail);
         byte[] rej = header(ATTR_REJ, tid);
         ByteBuffer r = be(rej);
         r.putInt(LOCAL_COMM_ID, 0).putInt(REMOTE_COMM_ID, be(req).getInt(LOCAL_COMM_ID))
@@ -328,7 +330,7 @@ public final class CmResponder {
 
     private List<byte[]> ignore(String cause, String detail) {
         counters.traffic.inc(Traffic.CM_IGNORED);
-        refusals.refuse(cause, detail);
+        refusals.warn(cause, "{}: {}", cause, detail);
         return List.of();
     }
 

@@ -124,7 +124,7 @@ final class Controller {
             boolean ok = css == 0 && mps == 0 && ams == 0 && (discovery || (iosqes == 6 && iocqes == 4));
             csts = ok ? Nvme.CSTS_RDY : Nvme.CSTS_CFS;
             if (!ok) {
-                t.refusals.refuse("cc enable", "CC 0x" + Integer.toHexString(value)
+                t.refuse("cc enable", "CC 0x" + Integer.toHexString(value)
                         + " asks for what this controller does not do; CSTS.CFS set");
             }
         } else if ((value & Nvme.CC_EN) == 0 && (old & Nvme.CC_EN) != 0) {

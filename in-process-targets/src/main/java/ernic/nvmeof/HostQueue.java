@@ -85,7 +85,7 @@ public final class HostQueue {
             handle(capsule);
         } catch (RuntimeException e) {
             // A bug of ours must not stop the device loop: treat it like nvmet treats a broken capsule.
-            t.refusals.refuse("internal error", e.toString());
+            t.refuse("internal error", e.toString());
             fatal();
         }
     }
@@ -129,7 +129,7 @@ public final class HostQueue {
 
     private void handle(MemorySegment cap) {
         if (cap.byteSize() < Nvme.SQE_SIZE) {
-            t.refusals.refuse("short capsule", cap.byteSize() + " bytes, less than a 64-byte SQE");
+            t.refuse("short capsule", cap.byteSize() + " bytes, less than a 64-byte SQE");
             fatal();
             return;
         }
@@ -137,7 +137,7 @@ public final class HostQueue {
         if (c == null) {
             // More commands than the queue size the host connected with.
             t.counters.traffic.inc(Traffic.QUEUE_OVERFLOW);
-            t.refusals.refuse("queue overflow", "more than " + slots.length + " commands outstanding on queue " + qid);
+            t.refuse("queue overflow", "more than " + slots.length + " commands outstanding on queue " + qid);
             overflow.cid = le16(cap, Nvme.SQE_CID);
             overflow.sglKind = Command.SGL_NONE;
             overflow.invalidate = false;
@@ -311,7 +311,7 @@ public final class HostQueue {
 
     private int transferRefused(Command c, String op) {
         t.counters.traffic.inc(Traffic.TRANSFERS_REFUSED);
-        t.refusals.refuse("transfer refused", op + " of " + c.sglLength + " bytes at 0x" + Long.toHexString(c.sglAddr)
+        t.refuse("transfer refused", op + " of " + c.sglLength + " bytes at 0x" + Long.toHexString(c.sglAddr)
                 + " under rkey 0x" + Integer.toHexString(c.sglKey) + " refused; the controller fails, as"
                 + " nvmet-rdma's does when its RDMA operation fails");
         return FATAL;
@@ -319,7 +319,7 @@ public final class HostQueue {
 
     /** Logs the cause once and returns {@code status} with DNR (errors are counted when they are sent). */
     int refuse(int status, String cause, String detail) {
-        t.refusals.refuse(cause, detail);
+        t.refuse(cause, detail);
         return status;
     }
 

@@ -72,9 +72,14 @@ public final class NvmeofCounters {
         }
     }
 
-    public final Counters<Traffic> traffic = new Counters<>(Traffic.class);
-    public final Counters<Command> commands = new Counters<>(Command.class);
-    public final Counters<Status> errors = new Counters<>(Status.class);
+    final Counters<Traffic> traffic = new Counters<>(Traffic.class);
+    final Counters<Command> commands = new Counters<>(Command.class);
+    final Counters<Status> errors = new Counters<>(Status.class);
+
+    /** One traffic counter's value (device thread; a snapshot elsewhere). */
+    public long get(Traffic c) {
+        return traffic.get(c);
+    }
 
     /** Registers the three sets under {@code nvmeof.}. */
     public void registerIn(CounterRegistry registry) {

@@ -1,5 +1,7 @@
 package ernic.nvmeof;
 
+import ernic.counters.OncePerCause;
+
 import ernic.attach.HostMemory;
 import io.netty.util.concurrent.Ticker;
 import org.slf4j.Logger;
@@ -39,7 +41,8 @@ public final class NvmeofTarget implements AutoCloseable {
     final Ticker ticker;
     final Executor loop, io;
     final BufferPool pool = new BufferPool(MAX_TRANSFER);
-    final Refusals refusals = new Refusals(log);
+    /** The log line of each refusal cause, once (the counters say how often). */
+    final OncePerCause refusals = new OncePerCause(log);
     /** The namespace's NGUID and UUID: derived from subsystem, serial and NSID, so a file keeps them. */
     final byte[] nguid, uuid;
     private final Controller[] controllers = new Controller[MAX_CONTROLLERS + 1];
@@ -109,7 +112,7 @@ public final class NvmeofTarget implements AutoCloseable {
         for (Controller c : controllers) {
             if (c != null && c.expired(now)) {
                 counters.traffic.inc(NvmeofCounters.Traffic.KEEP_ALIVE_EXPIRED);
-                refusals.refuse("keep alive expired", "controller " + c.cntlid + " of " + c.hostNqn
+                refuse("keep alive expired", "controller " + c.cntlid + " of " + c.hostNqn
                         + " heard nothing for its KATO of " + c.katoMs + " ms");
                 c.fail();
             }
@@ -145,12 +148,17 @@ public final class NvmeofTarget implements AutoCloseable {
     /** A namespace file operation failed (device thread). */
     void fileError(Exception e) {
         counters.traffic.inc(NvmeofCounters.Traffic.FILE_ERRORS);
-        refusals.refuse("namespace file error", e.toString());
+        refuse("namespace file error", e.toString());
     }
 
     /** Closes the namespace (the caller stops the I/O executor first). */
     @Override
     public void close() throws IOException {
         namespace.close();
+    }
+
+    /** Logs {@code cause: detail} the first time the cause is seen: a hostile host must not flood the log. */
+    void refuse(String cause, String detail) {
+        refusals.warn(cause, "{}: {}", cause, detail);
     }
 }

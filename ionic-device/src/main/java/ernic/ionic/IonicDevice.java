@@ -10,7 +10,6 @@ import ernic.ionic.eth.EthLif;
 import ernic.ionic.eth.EthStats;
 import ernic.attach.FrameClaimer;
 import ernic.ionic.eth.FrameSink;
-import ernic.ionic.fault.FaultKind;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Comp;
 import ernic.common.Le;
@@ -354,9 +353,11 @@ public final class IonicDevice implements VfioUserDevice {
     }
 
     /**
-     * Registers every counter set of the device: Ethernet ({@code eth.lif.}, {@code eth.port.},
-     * {@code eth.device.}), device commands ({@code devcmd.}) and RDMA ({@code rdma.}, {@code rdma.hw.},
-     * the family {@code rdma.hw.qp.} labelled {@code qp}). Sets are owned by the device thread.
+     * Registers every counter of the device: Ethernet ({@code eth.lif.}, {@code eth.port.},
+     * {@code eth.device.}), device commands ({@code devcmd.}), interrupts ({@code intr.}), faults
+     * ({@code fault.KIND.occurrences}, {@code fault.KIND.injected}), RDMA ({@code rdma.}, {@code rdma.hw.},
+     * the family {@code rdma.hw.qp.} labelled {@code qp}, ...), the P4 hooks when on, and the refusals by cause
+     * ({@code refused} labelled {@code cause}, not reset at power-on). Sets are owned by the device thread.
      */
     public void registerCounters(CounterRegistry r) {
         EthStats stats = lif.stats();
@@ -364,34 +365,52 @@ public final class IonicDevice implements VfioUserDevice {
         r.register("eth.port.", stats.portCounters());
         r.register("eth.device.", stats.deviceCounters());
         r.register("devcmd.", devcmds);
+        intr.registerCounters(r);
+        faults.registerCounters(r);
         rdma.registerCounters(r);
         if (p4 != null) {
             p4.registerCounters(r);
         }
+        refusals.registerIn(r, REFUSED);
+    }
+
+    /** The name of the device's refusals in the registry: {@code refused} labelled {@code cause}. */
+    public static final String REFUSED = "refused";
+
+    /**
+     * Takes a snapshot of the device's registry and returns {@link #counters(List)} of it. Device thread. (A
+     * server takes one snapshot of its registry for the stats file and the metrics and calls {@link #counters(List)}
+     * on it.)
+     */
+    public Map<String, Long> counters() {
+        return counters(snapshot(registry));
     }
 
     /**
-     * Every counter, under the stats file's keys: the registered sets (Ethernet without its {@code eth.},
-     * as the keys were before the registry: {@code lif.*}, {@code port.*}, {@code device.*}), faults,
-     * interrupts, the RDMA data path's totals, and refusals by cause.
+     * The device's counters in {@code snapshot} (taken by {@link #snapshot(CounterRegistry)} of a registry the device
+     * registered in) as one map under the stats file's keys, sorted: the device's registry names, Ethernet without
+     * its {@code eth.} (as the keys were before the registry: {@code lif.*}, {@code port.*}, {@code device.*}), and
+     * each refusal cause as {@code refused.CAUSE}. Per-QP families and what others registered are left out.
      */
-    public Map<String, Long> counters() {
+    public Map<String, Long> counters(List<CounterRegistry.Sample> snapshot) {
         Map<String, Long> m = new TreeMap<>();
-        rdma.syncRefusals();
-        registry.totals().forEach((k, v) -> m.put(k.startsWith(ETH) ? k.substring(ETH.length()) : k, v));
-        for (FaultKind k : FaultKind.values()) {
-            m.put("fault." + k.key() + ".occurrences", faults.occurrences(k));
-            m.put("fault." + k.key() + ".injected", faults.injectedCount(k));
+        List<CounterRegistry.Sample> own = new ArrayList<>();
+        for (CounterRegistry.Sample s : snapshot) {
+            if (registry.holds(s.name())) {
+                own.add(s);
+            }
         }
-        long fired = 0, latched = 0;
-        for (int i = 0; i < intr.count(); i++) {
-            fired += intr.fired(i);
-            latched += intr.latched(i);
-        }
-        m.put("intr.fired", fired);
-        m.put("intr.latched", latched);
-        refusals.snapshot().forEach((k, v) -> m.put("refused." + k, v));
+        CounterRegistry.flat(own).forEach((k, v) -> m.put(k.startsWith(ETH) ? k.substring(ETH.length()) : k, v));
         return m;
+    }
+
+    /**
+     * A snapshot of {@code r} with the device's values brought up to date first ({@code rdma.hw.refusals} is the
+     * refusal total, copied in). Device thread.
+     */
+    public List<CounterRegistry.Sample> snapshot(CounterRegistry r) {
+        rdma.syncRefusals();
+        return r.snapshot();
     }
 
     private static final String ETH = "eth.";

@@ -15,6 +15,7 @@ import java.util.Map;
 import static ernic.model.rdma.RdmaVerbs.QP_PRIVILEGED;
 import static ernic.model.rdma.RdmaVerbs.UD;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The device's counter sets in a registry, and the stats-file keys built from them; the RDMA bring-up and admin
@@ -62,6 +63,26 @@ class CounterRegistrationTest {
                 "rdma.mrs", "rdma.ahs", "rdma.hw.refusals", "intr.fired");
         assertThat(stats.keySet()).noneMatch(k -> k.startsWith("eth.") || k.startsWith("rdma.hw.qp."));
         assertThat(stats.get("devcmd.executed")).isPositive();
+    }
+
+    @Test
+    void faultsInterruptsAndRefusalsAreInTheRegistryUnderTheirStatsNames() {
+        dev.refusals().refuse("test-cause", "a refusal for the test");
+        Map<String, Long> totals = registry.totals();
+        assertThat(totals).containsKeys("intr.fired", "intr.latched", "fault.tx-drop.occurrences",
+                "fault.tx-drop.injected", "fault.rdma-latency.occurrences").containsEntry("refused.test-cause", 1L);
+        assertThat(registry.snapshot()).contains(
+                new CounterRegistry.Sample("refused", Map.of("cause", "test-cause"), 1));
+        // The device's map is its part of a snapshot, whatever registry the snapshot came from.
+        assertThat(dev.counters(dev.snapshot(registry))).isEqualTo(dev.counters());
+        dev.reset();
+        assertThat(registry.totals()).containsEntry("refused.test-cause", 1L); // since the server started
+    }
+
+    @Test
+    void aSecondRegistrationOfTheDeviceIsRefused() {
+        assertThatThrownBy(() -> dev.registerCounters(registry)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("eth.lif.");
     }
 
     @Test

@@ -253,7 +253,7 @@ class NvmeofDataPathTest {
         connect(0, 31);
         assertThat(targetPath.get(PathCounter.MADS)).isEqualTo(2);
         assertThat(targetPath.get(PathCounter.MADS_SENT)).isEqualTo(1);
-        assertThat(counters.traffic.get(NvmeofCounters.Traffic.CM_RTU)).isEqualTo(1);
+        assertThat(counters.get(NvmeofCounters.Traffic.CM_RTU)).isEqualTo(1);
     }
 
     @Test
@@ -320,7 +320,7 @@ class NvmeofDataPathTest {
                 .as("Identify SN").isEqualTo("ERNIC0000000000001  ");
         assertThat(targetPath.get(PathCounter.CAPSULES)).isEqualTo(4);
         assertThat(targetPath.get(PathCounter.RESPONSES)).isEqualTo(4);
-        assertThat(counters.traffic.get(NvmeofCounters.Traffic.SEND_INV)).isEqualTo(1);
+        assertThat(counters.get(NvmeofCounters.Traffic.SEND_INV)).isEqualTo(1);
     }
 
     @Test
@@ -343,7 +343,7 @@ class NvmeofDataPathTest {
         next(CQE_TYPE_SEND_NPG);
         next(CQE_TYPE_RECV);
         assertThat(gsiBuffer(1).get(ValueLayout.JAVA_BYTE, 40 + 17)).as("DREP").isEqualTo((byte) 0x16);
-        assertThat(counters.traffic.get(NvmeofCounters.Traffic.QUEUES_CLOSED)).isEqualTo(1);
+        assertThat(counters.get(NvmeofCounters.Traffic.QUEUES_CLOSED)).isEqualTo(1);
         // Unbound: a SEND on the QP reaches no one any more (its destination is no QP of this guest).
         sendCapsule(sqe(0x06, 1));
         RawCqe c = next(CQE_TYPE_SEND_MSN);
@@ -356,7 +356,7 @@ class NvmeofDataPathTest {
     void destroyingTheQpEndsItsConnection() throws IOException {
         int targetQpn = connect(0, 31);
         assertThat(rdma.destroy(OP_DESTROY_QP, HOST_QP).status()).isZero();
-        assertThat(counters.traffic.get(NvmeofCounters.Traffic.QUEUES_CLOSED)).isEqualTo(1);
+        assertThat(counters.get(NvmeofCounters.Traffic.QUEUES_CLOSED)).isEqualTo(1);
         // A DREQ for it now is for a connection the target no longer knows: still answered with a DREP.
         postRecv(GSI, mads + 512, 512);
         sendMad(msg(0x15, HOST_COMM_ID, targetComm));

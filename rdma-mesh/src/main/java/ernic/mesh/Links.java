@@ -1,5 +1,6 @@
 package ernic.mesh;
 
+import ernic.counters.OncePerCause;
 import ernic.counters.Counters;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;

@@ -1,5 +1,6 @@
 package ernic.mesh;
 
+import ernic.counters.OncePerCause;
 import ernic.counters.Counters;
 import io.netty.channel.ChannelHandler;
 
@@ -9,7 +10,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
-import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -69,7 +69,8 @@ final class MeshAuth {
     private final SecureRandom random;
     /** Nonces this node sent in handshakes not finished yet. */
     private final Set<ByteBuffer> live = new HashSet<>();
-    private final Set<Failure> logged = EnumSet.noneOf(Failure.class);
+    /** The first refusal of each cause is logged, the others counted (in MeshCounter; this counts them again). */
+    private final OncePerCause logged = new OncePerCause(MeshNode.log);
 
     MeshAuth(MeshSecret secret, Counters<MeshCounter> counters, Supplier<String> describe) {
         this.secret = secret;
@@ -143,13 +144,9 @@ final class MeshAuth {
     /** Counts a peer that failed; logs the first of each cause (a peer retrying must not fill the log). */
     void failed(Failure why, SocketAddress remote, String detail) {
         counters.inc(why.counter);
-        if (logged.add(why)) {
-            MeshNode.log.warn("mesh {}: the peer at {} is not let in: {}{}; closing the connection (further refusals"
-                    + " for this cause are counted as mesh.node.{}, not logged)", describe.get(), remote, why.meaning,
-                    detail == null ? "" : " [" + detail + "]", why.counter.key());
-        } else {
-            MeshNode.log.debug("mesh {}: the peer at {} is not let in: {}", describe.get(), remote, why);
-        }
+        // The cause is the counter's name, so the first line says where the others are counted.
+        logged.warn("mesh.node." + why.counter.key(), "mesh {}: the peer at {} is not let in: {}{}; closing the"
+                + " connection", describe.get(), remote, why.meaning, detail == null ? "" : " [" + detail + "]");
     }
 
     /** A connection that closed before it authenticated (a port probe, or the peer refused this node). */

@@ -1,5 +1,7 @@
 package ernic.mesh;
 
+import ernic.counters.CounterRegistry;
+import ernic.counters.OncePerCause;
 import ernic.counters.Counters;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -46,6 +48,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class MeshNode {
     static final Logger log = LoggerFactory.getLogger(MeshNode.class);
+    /** A warning cause that goes on is summarised once per this interval (docs/reliability.md). */
+    static final long SUMMARY_INTERVAL_NANOS = TimeUnit.MINUTES.toNanos(10);
 
     public enum Role { MANAGER, WORKER }
 
@@ -103,7 +107,7 @@ public final class MeshNode {
         this.auth = new MeshAuth(config.secret(), counters, this::describe);
         this.sockets = new Sockets(this);
         this.learned = new LearnedGids(counters, ticker::nanoTime, this::claimChanged);
-        this.warnings = new OncePerCause(log, ticker::nanoTime);
+        this.warnings = new OncePerCause(log, ticker::nanoTime, SUMMARY_INTERVAL_NANOS);
     }
 
     private static long randomNonce() {
@@ -491,10 +495,22 @@ public final class MeshNode {
         });
     }
 
-    /** The node-wide counters, to register under {@code mesh.}. Read them on the node's loop. */
+    /** The node-wide counters, registered under {@code mesh.node.}. Read them on the node's loop. */
     public Counters<MeshCounter> counterSet() {
         return counters;
     }
+
+    /**
+     * Registers the node's counters in {@code r}: {@code mesh.node.} (the node) and the family {@code mesh.peer.}
+     * labelled {@code peer}. On the node's loop.
+     */
+    public void registerCounters(CounterRegistry r) {
+        r.register(NODE_PREFIX, counters);
+        r.registerFamily(PEER_PREFIX, "peer", this::peerCounterSets);
+    }
+
+    /** The registry prefixes of the node's counters and of the per-peer family. */
+    public static final String NODE_PREFIX = "mesh.node.", PEER_PREFIX = "mesh.peer.";
 
     /**
      * The per-peer counter sets by peer id (as a string), for a family labelled {@code peer}; the queue depths are
@@ -517,13 +533,15 @@ public final class MeshNode {
         });
     }
 
-    /** Node counters ({@code node.*}) and per-peer counters ({@code peer.<id>.*}) in one flat map (a snapshot). */
+    /**
+     * The node's counters under their registry names ({@code mesh.node.*}; a snapshot). Each peer's are in
+     * {@link #peerCounters()}.
+     */
     public Map<String, Long> counters() {
         return onLoop(() -> {
-            Map<String, Long> m = new LinkedHashMap<>();
-            counters.forEach((k, v) -> m.put("node." + k, v));
-            peerCounters().forEach((id, c) -> c.forEach((k, v) -> m.put("peer." + id + "." + k, v)));
-            return m;
+            CounterRegistry r = new CounterRegistry();
+            r.register(NODE_PREFIX, counters);
+            return r.totals();
         });
     }
 

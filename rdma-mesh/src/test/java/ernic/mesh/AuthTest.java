@@ -46,7 +46,7 @@ class AuthTest {
     }
 
     static long counter(MeshNode n, String key) {
-        return n.counters().getOrDefault("node." + key, -1L);
+        return n.counters().getOrDefault("mesh.node." + key, -1L);
     }
 
     /** The documented proof: HMAC-SHA256(secret, "ernic-mesh-auth" | 1 u16 | 1 u16 | role | dialer's | acceptor's). */

@@ -74,7 +74,7 @@ class BackPressureTest {
                 }
             }, 1, 1, TimeUnit.MILLISECONDS);
             try {
-                await("the send time-out shuts the connection down", () -> w1.counters().get("node.sendTimeouts") >= 1);
+                await("the send time-out shuts the connection down", () -> w1.counters().get("mesh.node.sendTimeouts") >= 1);
             } finally {
                 pump.cancel(false);
             }
@@ -114,7 +114,7 @@ class BackPressureTest {
                 }
             }, 1, 1, TimeUnit.MILLISECONDS);
             try {
-                await("manager shuts the connection down", () -> m.counters().get("node.sendTimeouts") >= 1);
+                await("manager shuts the connection down", () -> m.counters().get("mesh.node.sendTimeouts") >= 1);
             } finally {
                 pump.cancel(false);
             }

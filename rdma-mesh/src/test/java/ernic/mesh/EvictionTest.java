@@ -30,12 +30,12 @@ class EvictionTest {
             assertThat(b.nodeId()).isEqualTo(5);
             assertThat(m.topology()).extracting(NodeInfo::id).containsExactly(0, 3, 4, 5);
             await("workers see the eviction", () -> a.topology().stream().noneMatch(n -> n.id() == 1 || n.id() == 2));
-            assertThat(m.counters()).containsEntry("node.evictions", 2L);
+            assertThat(m.counters()).containsEntry("mesh.node.evictions", 2L);
 
             // Nobody is dead: the next one is refused, and keeps trying.
             MeshNode refused = c.newWorker(c.newLoop("refused"), c.base);
-            await("refused", () -> m.counters().get("node.registrationsRefused") >= 1
-                    && refused.counters().get("node.registrationsRefused") >= 1);
+            await("refused", () -> m.counters().get("mesh.node.registrationsRefused") >= 1
+                    && refused.counters().get("mesh.node.registrationsRefused") >= 1);
             assertThat(refused.nodeId()).isEqualTo(-1);
 
             // Once a node dies, the waiting one takes the slot of the longest dead, under a fresh id.
@@ -64,7 +64,7 @@ class EvictionTest {
             assertThat(m.topology()).hasSize(64);
 
             MeshNode extra = c.newWorker(c.newLoop("extra"), cfg);
-            await("the 65th is refused", () -> m.counters().get("node.registrationsRefused") >= 1);
+            await("the 65th is refused", () -> m.counters().get("mesh.node.registrationsRefused") >= 1);
             assertThat(extra.nodeId()).isEqualTo(-1);
 
             MeshNode victim = workers.stream().filter(w -> w.nodeId() == 10).findFirst().orElseThrow();
@@ -72,8 +72,8 @@ class EvictionTest {
             await("the waiting node takes the dead node's slot", () -> extra.nodeId() > 0);
             assertThat(extra.nodeId()).isEqualTo(64);
             assertThat(m.topology()).hasSize(64).extracting(NodeInfo::id).doesNotContain(10).contains(64);
-            assertThat(m.counters()).containsEntry("node.evictions", 1L);
-            assertThat(m.counters()).containsEntry("node.silentConnectionsClosed", 0L);
+            assertThat(m.counters()).containsEntry("mesh.node.evictions", 1L);
+            assertThat(m.counters()).containsEntry("mesh.node.silentConnectionsClosed", 0L);
             // Relay still works across the full table.
             Cluster.Recorder r = new Cluster.Recorder();
             MeshNode w63 = workers.stream().filter(w -> w.nodeId() == 63).findFirst().orElseThrow();

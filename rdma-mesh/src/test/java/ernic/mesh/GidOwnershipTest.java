@@ -74,16 +74,16 @@ class GidOwnershipTest {
             w2.advertiseGids(Set.of(G2));
             w3.advertiseGids(Set.of(G3));
             await("settled", () -> w3.gidTable().size() == 3 && w1.gidTable().size() == 3);
-            long before = w3.counters().get("node.gidRecordsReceived");
+            long before = w3.counters().get("mesh.node.gidRecordsReceived");
             w1.advertiseGids(Set.of(G1, G1B));
             await("w3 sees the change", () -> w3.ownerOf(G1B).equals(OptionalInt.of(1)));
             // Exactly one node's record travelled: node 1's.
-            assertThat(w3.counters().get("node.gidRecordsReceived")).isEqualTo(before + 1);
+            assertThat(w3.counters().get("mesh.node.gidRecordsReceived")).isEqualTo(before + 1);
             // Advertising the same set again sends nothing.
             w1.advertiseGids(Set.of(G1B, G1));
             assertThat(Cluster.send(w1, 3, "barrier")).isEqualTo(SendResult.QUEUED);
             Cluster.on(m, () -> null);
-            assertThat(w3.counters().get("node.gidRecordsReceived")).isEqualTo(before + 1);
+            assertThat(w3.counters().get("mesh.node.gidRecordsReceived")).isEqualTo(before + 1);
         }
     }
 
@@ -106,7 +106,7 @@ class GidOwnershipTest {
             }
             // Node 2's guest sends from the same address: a conflict, counted and logged; node 1 keeps it.
             assertThat(learn(w2, g)).isTrue();
-            await("the manager counts the conflict", () -> m.counters().get("node.gidConflicts") == 1);
+            await("the manager counts the conflict", () -> m.counters().get("mesh.node.gidConflicts") == 1);
             for (MeshNode n : all) {
                 assertThat(n.ownerOf(g)).as("node " + n.nodeId()).hasValue(1);
             }
@@ -116,7 +116,7 @@ class GidOwnershipTest {
                 await("node " + n.nodeId() + " has node 2 own the declared GID", () -> n.ownerOf(g).equals(OptionalInt.of(2)));
             }
             assertThat(w2.learnedGids()).as("declared, so no longer learned").isEmpty();
-            assertThat(w1.counters()).containsEntry("node.gidsLearned", 1L);
+            assertThat(w1.counters()).containsEntry("mesh.node.gidsLearned", 1L);
         }
     }
 

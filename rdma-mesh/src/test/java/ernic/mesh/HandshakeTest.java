@@ -68,7 +68,7 @@ class HandshakeTest {
             byte[] refusal2 = exchange(m.localPort(), bytes(new Wire.Register(Wire.MAGIC, Wire.VERSION + 1, -1, 8, 4000).encode(a)));
             assertThat(refusal2[1]).isEqualTo((byte) Wire.REFUSE_VERSION);
 
-            assertThat(m.counters()).containsEntry("node.refusedHandshakes", 2L);
+            assertThat(m.counters()).containsEntry("mesh.node.refusedHandshakes", 2L);
             assertThat(m.topology()).extracting(NodeInfo::id).containsExactly(0);
 
             // A good one still registers afterwards.
@@ -86,7 +86,7 @@ class HandshakeTest {
                     bytes(new Wire.Hello(Wire.MAGIC, 99, 0, 1, w.nodeId()).encode(ByteBufAllocator.DEFAULT)));
             assertThat(refusal[0]).isEqualTo((byte) Wire.REFUSE);
             assertThat(refusal[1]).isEqualTo((byte) Wire.REFUSE_VERSION);
-            assertThat(w.counters()).containsEntry("node.refusedHandshakes", 1L);
+            assertThat(w.counters()).containsEntry("mesh.node.refusedHandshakes", 1L);
         }
     }
 
@@ -103,7 +103,7 @@ class HandshakeTest {
             assertThat(closedWithoutAnswer(m.localPort(), huge)).isTrue();
             // An empty frame (no type).
             assertThat(closedWithoutAnswer(m.localPort(), new byte[] {0, 0, 0, 0})).isTrue();
-            await("three protocol errors", () -> m.counters().get("node.protocolErrors") == 3L);
+            await("three protocol errors", () -> m.counters().get("mesh.node.protocolErrors") == 3L);
         }
     }
 
@@ -121,8 +121,8 @@ class HandshakeTest {
             assertThat(closedWithoutAnswer(m.localPort(), many)).isTrue();
             // counters() runs on the node's loop, so it sees the whole read or none of it; and the connection is
             // closed at the first frame, so no later read brings more.
-            await("one protocol error", () -> m.counters().get("node.protocolErrors") >= 1L);
-            assertThat(m.counters().get("node.protocolErrors")).isEqualTo(1L);
+            await("one protocol error", () -> m.counters().get("mesh.node.protocolErrors") >= 1L);
+            assertThat(m.counters().get("mesh.node.protocolErrors")).isEqualTo(1L);
         }
     }
 
@@ -156,7 +156,7 @@ class HandshakeTest {
                     }
                 }
             }
-            await("two protocol errors", () -> m.counters().get("node.protocolErrors") == 2L);
+            await("two protocol errors", () -> m.counters().get("mesh.node.protocolErrors") == 2L);
         }
     }
 

@@ -62,7 +62,7 @@ class MembershipTest {
                     .containsEntry("bytesSent", (long) "one-to-two".length())
                     .containsEntry("relayedMessages", 0L);
             assertThat(w2.peerCounters().get(1)).containsEntry("messagesReceived", 1L);
-            assertThat(w2.counters()).containsEntry("peer.0.messagesReceived", 1L);
+            assertThat(w2.peerCounters().get(0)).containsEntry("messagesReceived", 1L);
             assertThat(send(w1, 1, "self")).isEqualTo(SendResult.NO_ROUTE);
             assertThat(send(w1, 42, "nobody")).isEqualTo(SendResult.NO_ROUTE);
         }
@@ -77,17 +77,19 @@ class MembershipTest {
             assertThat(send(w, 0, "hello")).isEqualTo(SendResult.QUEUED);
             await("delivered", () -> rm.has(1, "hello"));
             ernic.counters.CounterRegistry registry = new ernic.counters.CounterRegistry();
-            registry.register("mesh.", w.counterSet());
-            registry.registerFamily("mesh.peer.", "peer", w::peerCounterSets);
+            Cluster.on(w, () -> {
+                w.registerCounters(registry);
+                return null;
+            });
             List<ernic.counters.CounterRegistry.Sample> samples = Cluster.on(w, registry::snapshot);
             assertThat(samples).contains(
-                    new ernic.counters.CounterRegistry.Sample("mesh.protocolErrors", java.util.Map.of(), 0L),
+                    new ernic.counters.CounterRegistry.Sample("mesh.node.protocolErrors", java.util.Map.of(), 0L),
                     new ernic.counters.CounterRegistry.Sample("mesh.peer.messagesSent",
                             java.util.Map.of("peer", "0"), 1L),
                     new ernic.counters.CounterRegistry.Sample("mesh.peer.bytesSent",
                             java.util.Map.of("peer", "0"), 5L));
-            assertThat(w.counters()).containsKeys("node.refusedHandshakes", "node.gidRecordsReceived",
-                    "peer.0.messagesSent", "peer.0.queueDepth", "peer.0.reconnects", "peer.0.takenBack");
+            assertThat(w.counters()).containsKeys("mesh.node.refusedHandshakes", "mesh.node.gidRecordsReceived");
+            assertThat(w.peerCounters().get(0)).containsKeys("messagesSent", "queueDepth", "reconnects", "takenBack");
             assertThat(w.peerCounters().get(0).keySet()).containsExactly("bytesSent", "messagesSent",
                     "bytesReceived", "messagesReceived", "queueDepth", "reconnects", "relayedMessages",
                     "relayedBytes", "takenBack");
@@ -270,7 +272,7 @@ class MembershipTest {
             assertThat(r1.deaths).contains(2);
             assertThat(send(w1, 2, "lost")).isEqualTo(SendResult.NO_ROUTE);
             assertThat(send(m, 2, "lost")).isEqualTo(SendResult.NO_ROUTE);
-            assertThat(m.counters().get("node.silentConnectionsClosed")).isGreaterThanOrEqualTo(1L);
+            assertThat(m.counters().get("mesh.node.silentConnectionsClosed")).isGreaterThanOrEqualTo(1L);
             release.countDown();
             await("node 2 back", () -> m.isAlive(2) && w1.isAlive(2));
             assertThat(w2.nodeId()).isEqualTo(2);
@@ -304,13 +306,13 @@ class MembershipTest {
             MeshNode w = c.startWorker(c.base.withHeartbeatInterval(java.time.Duration.ofMillis(150)));
             // Fifteen of the worker's intervals, three of the manager's, with no data at all: heartbeats alone
             // keep both sides alive.
-            await("fifteen heartbeats", () -> w.counters().get("node.heartbeatsSent") >= 15
-                    && m.counters().get("node.heartbeatsReceived") >= 15);
+            await("fifteen heartbeats", () -> w.counters().get("mesh.node.heartbeatsSent") >= 15
+                    && m.counters().get("mesh.node.heartbeatsReceived") >= 15);
             assertThat(m.isAlive(1)).isTrue();
-            assertThat(w.counters()).containsEntry("node.silentConnectionsClosed", 0L)
-                    .containsEntry("peer.0.reconnects", 0L);
-            assertThat(m.counters()).containsEntry("node.silentConnectionsClosed", 0L)
-                    .containsEntry("peer.1.reconnects", 0L);
+            assertThat(w.counters()).containsEntry("mesh.node.silentConnectionsClosed", 0L);
+            assertThat(w.peerCounters().get(0)).containsEntry("reconnects", 0L);
+            assertThat(m.counters()).containsEntry("mesh.node.silentConnectionsClosed", 0L);
+            assertThat(m.peerCounters().get(1)).containsEntry("reconnects", 0L);
         }
     }
 

@@ -233,10 +233,10 @@ class MeshLinkTest {
         link.opened(2);
         ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT));
         assertThat(socket.types).containsExactly(Wire.HEARTBEAT_ACK);
-        assertThat(node.counters()).containsEntry("node.heartbeatsReceived", 1L);
+        assertThat(node.counters()).containsEntry("mesh.node.heartbeatsReceived", 1L);
         // A heartbeat with a body is not one.
         ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT).writeByte(0));
-        assertThat(node.counters()).containsEntry("node.protocolErrors", 1L);
+        assertThat(node.counters()).containsEntry("mesh.node.protocolErrors", 1L);
         assertThat(ch.isActive()).isFalse();
         socket.held.forEach(h -> h.frame().release());
         ch.finishAndReleaseAll();

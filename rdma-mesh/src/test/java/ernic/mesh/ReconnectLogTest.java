@@ -1,5 +1,6 @@
 package ernic.mesh;
 
+import ernic.counters.OncePerCause;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
@@ -45,7 +46,7 @@ class ReconnectLogTest {
     @Test
     void aHundredFailuresOfOneCauseLogOnce() {
         AtomicLong now = new AtomicLong(123);
-        OncePerCause once = new OncePerCause(log, now::get);
+        OncePerCause once = new OncePerCause(log, now::get, MeshNode.SUMMARY_INTERVAL_NANOS);
         for (int i = 0; i < 100; i++) {
             once.warn("resolve", "mesh test: cannot resolve {}: attempt {}", "nowhere.invalid", i);
             now.addAndGet(1_000_000);
@@ -56,7 +57,7 @@ class ReconnectLogTest {
         assertThat(warnings("connection to the manager lost")).hasSize(1);
         assertThat(once.count("resolve")).isEqualTo(100);
 
-        now.addAndGet(OncePerCause.SUMMARY_INTERVAL_NANOS);
+        now.addAndGet(MeshNode.SUMMARY_INTERVAL_NANOS);
         once.warn("resolve", "mesh test: cannot resolve {}: attempt {}", "nowhere.invalid", 100);
         once.warn("resolve", "mesh test: cannot resolve {}: attempt {}", "nowhere.invalid", 101);
         assertThat(warnings("cannot resolve")).hasSize(2).last().isEqualTo("mesh test: cannot resolve"

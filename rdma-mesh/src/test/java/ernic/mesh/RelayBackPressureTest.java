@@ -45,13 +45,13 @@ class RelayBackPressureTest {
                 }
             }, 1, 1, TimeUnit.MILLISECONDS);
             try {
-                await("the manager gives up on node 2", () -> m.counters().get("node.sendTimeouts") >= 1);
+                await("the manager gives up on node 2", () -> m.counters().get("mesh.node.sendTimeouts") >= 1);
                 await("node 1 learns node 2 is gone", () -> noRoute.get() > 0);
             } finally {
                 pump.cancel(false);
             }
             assertThat(busy.get()).as("the sender was held back").isPositive();
-            assertThat(w1.counters()).containsEntry("node.sendTimeouts", 0L);
+            assertThat(w1.counters()).containsEntry("mesh.node.sendTimeouts", 0L);
             assertThat(w1.peerCounters().get(0)).containsEntry("reconnects", 0L);
             assertThat(m.isAlive(1)).isTrue();
             w2.setReceiving(0, true);

@@ -13,7 +13,6 @@ import ernic.mesh.MeshSpec;
 import ernic.mesh.NodeInfo;
 import ernic.server.metrics.MetricsEndpoint;
 import ernic.vfiouser.sample.SampleDevice;
-import ernic.vfiouser.server.VfioCounter;
 import ernic.vfiouser.server.VfioUserDevice;
 import ernic.vfiouser.server.VfioUserServer;
 import io.netty.channel.EventLoopGroup;
@@ -154,9 +153,12 @@ public final class ErnicServer implements AutoCloseable {
         this.tap = tap;
         this.server = server;
         this.owned = owned;
-        registry.register("vfio.", server.counters());
+        server.registerCounters(registry);
         if (device instanceof IonicDevice ionic) {
             ionic.registerCounters(registry);
+        }
+        if (tap != null) {
+            tap.registerCounters(registry);
         }
     }
 
@@ -274,10 +276,7 @@ public final class ErnicServer implements AutoCloseable {
                     started.cause());
         }
         mesh = node;
-        server.eventLoop().submit(() -> {
-            registry.register("mesh.node.", node.counterSet());
-            registry.registerFamily("mesh.peer.", "peer", node::peerCounterSets);
-        }).syncUninterruptibly();
+        server.eventLoop().submit(() -> node.registerCounters(registry)).syncUninterruptibly();
     }
 
     /**
@@ -285,16 +284,23 @@ public final class ErnicServer implements AutoCloseable {
      * snapshot on the device loop. The caller closes the endpoint before this server.
      */
     public MetricsEndpoint startMetrics(MetricsEndpoint.Address at) throws IOException {
-        return MetricsEndpoint.start(at, server.eventLoop(), () -> {
-            if (device instanceof IonicDevice ionic) {
-                ionic.rdma().syncRefusals(); // rdma.hw.refusals is copied in before a walk
-            }
-            List<CounterRegistry.Sample> samples = registry.snapshot();
-            samples.add(new CounterRegistry.Sample("vfio.client_connected", Map.of(), server.connection() != null ? 1 : 0,
-                    true));
-            return samples;
-        });
+        return MetricsEndpoint.start(at, server.eventLoop(), this::samples);
     }
+
+    /**
+     * One snapshot of the registry, the one thing the metrics endpoint, the stats file and the device's counter map
+     * are derived from; with the gauge {@code vfio.client_connected} (1 while QEMU is connected). The device's values
+     * are brought up to date first ({@code rdma.hw.refusals}). Device loop only.
+     */
+    List<CounterRegistry.Sample> samples() {
+        List<CounterRegistry.Sample> samples = device instanceof IonicDevice ionic ? ionic.snapshot(registry)
+                : registry.snapshot();
+        samples.add(new CounterRegistry.Sample(CLIENT_CONNECTED, Map.of(), server.connection() != null ? 1 : 0,
+                true));
+        return samples;
+    }
+
+    private static final String CLIENT_CONNECTED = "vfio.client_connected";
 
     /**
      * {@code --trace-rdma}: the device writes each RDMA operation to {@code t} as RoCEv2 frames (see
@@ -334,6 +340,9 @@ public final class ErnicServer implements AutoCloseable {
         return mesh;
     }
 
+    /** Registry names the stats file sorts into its keys. */
+    private static final String VFIO_REFUSED = "vfio.refused", HW = "rdma.hw.", QP_HW = "rdma.hw.qp.";
+
     /** How often --stats-file is rewritten. */
     static final long STATS_PERIOD_MS = 1000;
 
@@ -342,36 +351,60 @@ public final class ErnicServer implements AutoCloseable {
         return statsFile;
     }
 
-    /**
-     * The stats file's content; device thread only. timestamp; vfio-user server stats; refusals of
-     * the vfio-user layer and of the device; the device's counters (ionic: {@link IonicDevice#counters()}),
-     * its RDMA hw_counters, and each live QP's counters.
-     */
+    /** The stats file's content; device thread only: {@link #stats} of one {@link #samples()}. */
     Map<String, Object> snapshot() {
+        return stats(samples());
+    }
+
+    /**
+     * The stats file's content made from one registry snapshot ({@link #samples()}); device thread only.
+     * timestamp; the vfio-user server's counters; refusals of the vfio-user layer and of the device by cause; the
+     * device's counters ({@link IonicDevice#counters(List)} of the same snapshot), its RDMA hw_counters, and each
+     * live QP's counters; the mesh, the P4 program, the trace and the S3 store. Only what is no counter (the
+     * topology, the GID table, file names, the last session's counters) is read from elsewhere.
+     */
+    Map<String, Object> stats(List<CounterRegistry.Sample> samples) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("timestamp", Instant.now().toString());
         m.put("device_kind", device instanceof IonicDevice ? "ionic" : "sample");
-        List<CounterRegistry.Sample> samples = registry.snapshot();
         Map<String, Object> vu = new LinkedHashMap<>();
-        vu.put("connections", server.counters().get(VfioCounter.CONNECTIONS));
-        vu.put("client_connected", server.connection() != null);
+        vu.put("connections", 0L);
+        vu.put("client_connected", false);
+        Map<String, Long> vfioRefusals = new java.util.TreeMap<>(), deviceRefusals = new java.util.TreeMap<>();
+        Map<String, Long> hw = new LinkedHashMap<>();
+        Map<Integer, Map<String, Long>> qpCounters = new java.util.TreeMap<>();
         for (CounterRegistry.Sample c : samples) {
-            if (c.name().startsWith("vfio.")) {
-                vu.putIfAbsent(c.name().substring("vfio.".length()), c.value());
+            String cause = c.labels().get(CounterRegistry.CAUSE);
+            String qp = c.labels().get("qp");
+            if (c.name().equals(CLIENT_CONNECTED)) {
+                vu.put("client_connected", c.value() != 0);
+            } else if (cause != null && c.name().equals(VFIO_REFUSED)) {
+                vfioRefusals.put(cause, c.value());
+            } else if (cause != null && c.name().equals(IonicDevice.REFUSED)) {
+                deviceRefusals.put(cause, c.value());
+            } else if (qp != null && c.name().startsWith(QP_HW)) {
+                qpCounters.computeIfAbsent(Integer.valueOf(qp), k -> new LinkedHashMap<>())
+                        .put(c.name().substring(QP_HW.length()), c.value());
+            } else if (!c.labels().isEmpty()) {
+                continue;
+            } else if (c.name().startsWith("vfio.")) {
+                vu.put(c.name().substring("vfio.".length()), c.value());
+            } else if (c.name().startsWith(HW)) {
+                hw.put(c.name().substring(HW.length()), c.value());
             }
         }
         m.put("vfio_user", vu);
         Map<String, Object> refusals = new LinkedHashMap<>();
-        refusals.put("vfio_user", server.refusals().snapshot());
-        if (device instanceof IonicDevice ionic) {
-            refusals.put("device", ionic.refusals().snapshot());
+        refusals.put("vfio_user", vfioRefusals);
+        if (device instanceof IonicDevice) {
+            refusals.put("device", deviceRefusals);
         }
         m.put("refusals", refusals);
         if (device instanceof IonicDevice ionic) {
-            m.put("device", ionic.counters());
-            m.put("hw_counters", ionic.rdma().hwCounters());
+            m.put("device", ionic.counters(samples));
+            m.put("hw_counters", hw);
             Map<String, Object> qps = new LinkedHashMap<>();
-            ionic.qpCounters().forEach((id, c) -> qps.put(Integer.toString(id), c));
+            qpCounters.forEach((id, c) -> qps.put(Integer.toString(id), c));
             m.put("qps", qps);
             m.put("last_session", ionic.lastSessionCounters());
         }

@@ -1,5 +1,8 @@
 package ernic.server;
 
+import ernic.counters.Counter;
+import ernic.counters.CounterRegistry;
+import ernic.counters.Counters;
 import ernic.vfiouser.sys.ErrnoException;
 import ernic.vfiouser.sys.LibC;
 import io.netty.channel.EventLoop;
@@ -16,7 +19,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
@@ -39,9 +41,28 @@ public final class TapPort implements AutoCloseable {
     private final MemorySegment rxBuffer = arena.allocate(MAX_FRAME, 64);
     private final Predicate<MemorySegment> toGuest;
     private IoRegistration registration;
-    public final AtomicLong framesIn = new AtomicLong();
-    public final AtomicLong framesOut = new AtomicLong();
-    public final AtomicLong txDropped = new AtomicLong();
+    private final Counters<TapCounter> counters = new Counters<>(TapCounter.class);
+
+    /** The TAP's frames ({@code tap.}): counted on the device loop, which reads and writes the TAP fd. */
+    public enum TapCounter implements Counter {
+        /** Frames read from the TAP (the wire), each handed to the device. */
+        FRAMES_IN("frames_in"),
+        /** Frames the guest sent that were written to the TAP. */
+        FRAMES_OUT("frames_out"),
+        /** Frames the guest sent that the TAP did not take whole. */
+        TX_DROPPED("tx_dropped");
+
+        private final String key;
+
+        TapCounter(String key) {
+            this.key = key;
+        }
+
+        @Override
+        public String key() {
+            return key;
+        }
+    }
 
     private TapPort(String name, int fd, Predicate<MemorySegment> toGuest) {
         this.name = name;
@@ -85,13 +106,23 @@ public final class TapPort implements AutoCloseable {
         return name;
     }
 
+    /** Registers the TAP's counters under {@code tap.}; device loop. */
+    public void registerCounters(CounterRegistry r) {
+        r.register("tap.", counters);
+    }
+
+    /** One counter; on the device loop, or once it has stopped. */
+    public long count(TapCounter c) {
+        return counters.get(c);
+    }
+
     /** Writes one frame the guest sent; called on the device thread. */
     public void transmit(MemorySegment frame) {
         long rc = LibC.write(fd.intValue(), frame, frame.byteSize());
         if (rc == frame.byteSize()) {
-            framesOut.incrementAndGet();
+            counters.inc(TapCounter.FRAMES_OUT);
         } else {
-            txDropped.incrementAndGet();
+            counters.inc(TapCounter.TX_DROPPED);
         }
     }
 
@@ -108,7 +139,7 @@ public final class TapPort implements AutoCloseable {
                 if (n <= 0) {
                     return; // EAGAIN: drained
                 }
-                framesIn.incrementAndGet();
+                counters.inc(TapCounter.FRAMES_IN);
                 toGuest.test(rxBuffer.asSlice(0, n));
             }
         }

@@ -181,11 +181,9 @@ public final class GuestBench {
             }
             // What the server saw: proof that the numbers are its work, and that it failed nothing. The
             // device's counters went back to zero when the guest powered off; the session's were kept.
-            Map<String, Long> seen = new TreeMap<>();
-            for (CounterRegistry.Sample s : server.vfioUser().eventLoop()
-                    .submit(() -> server.counterRegistry().snapshot()).get()) {
-                seen.put(s.name(), s.value());
-            }
+            // Families (per QP, per peer) left out; each refusal cause as refused.CAUSE.
+            Map<String, Long> seen = new TreeMap<>(CounterRegistry.flat(server.vfioUser().eventLoop()
+                    .submit(() -> server.counterRegistry().snapshot()).get()));
             seen.putAll(((IonicDevice) server.device()).lastSessionCounters());
             seen.forEach((k, v) -> {
                 if (bench.counters().stream().anyMatch(k::startsWith)) {

@@ -5,6 +5,7 @@ import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.it.harness.NetNamespace;
 import ernic.server.ErnicServer;
+import ernic.server.TapPort;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -84,7 +85,11 @@ class IonicEthernetGuestTest {
                         r.output()).isZero();
                 Map<String, Long> counters = ((IonicDevice) server.device()).lastSessionCounters();
                 System.out.println("device counters of the session: " + counters);
-                return new Run(r, server.tap().framesOut.get(), server.tap().framesIn.get(), counters);
+                // The TAP counts on the device loop: read there.
+                long[] frames = server.vfioUser().eventLoop().submit(() -> new long[] {
+                        server.tap().count(TapPort.TapCounter.FRAMES_OUT),
+                        server.tap().count(TapPort.TapCounter.FRAMES_IN)}).get();
+                return new Run(r, frames[0], frames[1], counters);
             } finally {
                 iperf.destroy();
                 iperf.waitFor(5, TimeUnit.SECONDS);

@@ -1,10 +1,12 @@
 package ernic.ionic.fault;
 
+import ernic.counters.Counter;
+
 import java.util.Locale;
 import java.util.StringJoiner;
 
 /** The events a fault can be injected into. */
-public enum FaultKind {
+public enum FaultKind implements Counter {
     /** An RDMA STATS_VALS admin command completes with an error status (the RDMA admin queue counts these). */
     STATS_VALS,
     /** A frame received from the wire vanishes: no buffer is used, no guest-visible counter moves. */
@@ -35,6 +37,7 @@ public enum FaultKind {
      * The {@code --inject} spelling: {@code stats-vals}, {@code rx-lost}, {@code rx-nobuf}, {@code tx-drop},
      * {@code rdma-rem-access}, {@code rdma-rnr}, {@code rdma-retry-exc}, {@code rdma-latency}.
      */
+    @Override
     public String key() {
         return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }

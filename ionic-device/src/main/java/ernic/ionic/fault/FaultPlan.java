@@ -1,5 +1,7 @@
 package ernic.ionic.fault;
 
+import ernic.counters.CounterRegistry;
+import ernic.counters.Counters;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -87,8 +89,8 @@ public final class FaultPlan {
 
     private final Map<FaultKind, List<FaultPattern>> patterns = new EnumMap<>(FaultKind.class);
     private final Rule[][] rules = new Rule[FaultKind.values().length][];
-    private final long[] occurrences = new long[FaultKind.values().length];
-    private final long[] injected = new long[FaultKind.values().length];
+    private final Counters<FaultKind> occurrences = new Counters<>(FaultKind.class);
+    private final Counters<FaultKind> injected = new Counters<>(FaultKind.class);
     /** The time {@code rdma-latency} adds, as the last check that fired chose it. */
     private long delayNanos;
 
@@ -297,7 +299,7 @@ public final class FaultPlan {
      * not see it. When it fires for {@code rdma-latency}, {@link #delayNanos()} says how long.
      */
     public boolean check(FaultKind kind, int qp) {
-        occurrences[kind.ordinal()]++;
+        occurrences.inc(kind);
         Rule[] list = rules[kind.ordinal()];
         if (list == null) {
             return false;
@@ -321,7 +323,7 @@ public final class FaultPlan {
 
     /** Records that a fault of {@code kind} was applied. */
     public void injected(FaultKind kind) {
-        injected[kind.ordinal()]++;
+        injected.inc(kind);
     }
 
     /** {@link #check} and, when it says yes, {@link #injected}. */
@@ -333,12 +335,18 @@ public final class FaultPlan {
         return false;
     }
 
+    /** Registers the counts as {@code fault.KIND.occurrences} and {@code fault.KIND.injected}; device thread. */
+    public void registerCounters(CounterRegistry r) {
+        r.register("fault.", occurrences, ".occurrences");
+        r.register("fault.", injected, ".injected");
+    }
+
     public long occurrences(FaultKind kind) {
-        return occurrences[kind.ordinal()];
+        return occurrences.get(kind);
     }
 
     public long injectedCount(FaultKind kind) {
-        return injected[kind.ordinal()];
+        return injected.get(kind);
     }
 
     /** Patterns per kind, for logs. */
@@ -350,8 +358,8 @@ public final class FaultPlan {
 
     /** Occurrence numbering and counters start over (device power-on). */
     public void reset() {
-        Arrays.fill(occurrences, 0);
-        Arrays.fill(injected, 0);
+        occurrences.reset();
+        injected.reset();
         for (Rule[] list : rules) {
             if (list != null) {
                 for (Rule r : list) {

@@ -1,5 +1,8 @@
 package ernic.ionic.regs;
 
+import ernic.counters.Counter;
+import ernic.counters.CounterRegistry;
+import ernic.counters.Counters;
 import ernic.vfiouser.server.Interrupts;
 import ernic.vfiouser.server.IrqType;
 
@@ -14,7 +17,28 @@ public final class InterruptController {
     private final boolean[] mask, maskAssert, pending;
     private final int[] coalInit, coal;
     private final long[] fired, latched;
+    /** The sums of {@code fired} and {@code latched} over every index ({@code intr.}). */
+    private final Counters<IntrCounter> totals = new Counters<>(IntrCounter.class);
     private Interrupts target;
+
+    /** Interrupts of the whole device ({@code intr.}). */
+    public enum IntrCounter implements Counter {
+        /** MSI-X messages sent, every index. */
+        FIRED("fired"),
+        /** Events that found their index masked and left it pending. */
+        LATCHED("latched");
+
+        private final String key;
+
+        IntrCounter(String key) {
+            this.key = key;
+        }
+
+        @Override
+        public String key() {
+            return key;
+        }
+    }
 
     public InterruptController(int count) {
         this.count = count;
@@ -26,6 +50,11 @@ public final class InterruptController {
         fired = new long[count];
         latched = new long[count];
         reset();
+    }
+
+    /** Registers the device's interrupt totals under {@code intr.}; device thread. */
+    public void registerCounters(CounterRegistry r) {
+        r.register("intr.", totals);
     }
 
     public int count() {
@@ -48,6 +77,7 @@ public final class InterruptController {
             fired[i] = 0;
             latched[i] = 0;
         }
+        totals.reset();
     }
 
     public boolean valid(int index) {
@@ -62,6 +92,7 @@ public final class InterruptController {
         if (mask[i]) {
             if (!pending[i]) {
                 latched[i]++;
+                totals.inc(IntrCounter.LATCHED);
             }
             pending[i] = true;
             return;
@@ -72,6 +103,7 @@ public final class InterruptController {
     private void fire(int i) {
         pending[i] = false;
         fired[i]++;
+        totals.inc(IntrCounter.FIRED);
         if (maskAssert[i]) {
             mask[i] = true;
         }

@@ -1,45 +1,44 @@
 package ernic.vfiouser.server;
 
+import ernic.counters.CounterRegistry;
+import ernic.counters.OncePerCause;
 import org.slf4j.Logger;
 
 import java.util.Map;
-import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Counts refused requests by cause and logs each cause once: a hostile guest or client must not be
- * able to flood the log, but every refusal stays visible as a counter.
+ * Requests refused by a guest or client, counted by cause; each cause is logged once ({@link OncePerCause}): a
+ * hostile guest or client must not be able to flood the log, but every refusal stays visible as a counter. The
+ * counts are per-cause counters of the {@link CounterRegistry} ({@link #registerIn}), kept since the server
+ * started (a device reset does not clear them).
  */
 public final class Refusals {
-    private final Logger log;
-    private final Map<String, AtomicLong> counts = new ConcurrentHashMap<>();
+    private final OncePerCause causes;
 
     public Refusals(Logger log) {
-        this.log = log;
+        this.causes = new OncePerCause(log);
     }
 
     /** Counts {@code cause}; logs {@code detail} at WARN the first time the cause is seen. */
     public void refuse(String cause, String detail) {
-        AtomicLong c = counts.computeIfAbsent(cause, k -> new AtomicLong());
-        if (c.getAndIncrement() == 0) {
-            log.warn("{}: {} (further refusals of this kind are only counted)", cause, detail);
-        }
+        causes.warn(cause, "{}: {}", cause, detail);
     }
 
     public long count(String cause) {
-        AtomicLong c = counts.get(cause);
-        return c == null ? 0 : c.get();
+        return causes.count(cause);
     }
 
     public long total() {
-        return counts.values().stream().mapToLong(AtomicLong::get).sum();
+        return causes.total();
     }
 
-    /** A sorted copy of the counters. */
+    /** A sorted copy of the counts, by cause. */
     public Map<String, Long> snapshot() {
-        Map<String, Long> m = new TreeMap<>();
-        counts.forEach((k, v) -> m.put(k, v.get()));
-        return m;
+        return causes.counts();
+    }
+
+    /** Shows the counts in {@code r} as {@code name} labelled {@code cause} ({@code name.CAUSE} in a flat map). */
+    public void registerIn(CounterRegistry r, String name) {
+        r.registerCauses(name, CounterRegistry.CAUSE, causes);
     }
 }

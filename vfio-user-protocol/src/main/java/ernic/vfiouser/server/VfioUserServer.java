@@ -1,5 +1,6 @@
 package ernic.vfiouser.server;
 
+import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.vfiouser.transport.FdServerChannel;
 import ernic.vfiouser.wire.Header;
@@ -210,6 +211,15 @@ public final class VfioUserServer implements AutoCloseable {
 
     public Refusals refusals() {
         return refusals;
+    }
+
+    /**
+     * Registers the server's counters in {@code r}: {@code vfio.} ({@link VfioCounter}) and the refusals of the
+     * protocol layer by cause, {@code vfio.refused} labelled {@code cause}. Device loop.
+     */
+    public void registerCounters(CounterRegistry r) {
+        r.register("vfio.", counters);
+        refusals.registerIn(r, "vfio.refused");
     }
 
     /** The connection being served, or null. */
