@@ -25,7 +25,7 @@ final class Controller {
     final boolean discovery;
     final String hostNqn;
     final HostQueue[] queues;
-    private final ArrayDeque<Command> aers = new ArrayDeque<>();
+    private final ArrayDeque<CommandSlot> aers = new ArrayDeque<>();
     int cc, csts;
     /** Keep Alive Timeout in ms (0: none), and when the host was last heard from. */
     long katoMs, lastHeard;
@@ -85,7 +85,7 @@ final class Controller {
 
     // ---- properties (Fabrics Property Get / Set) ----
 
-    int propertyGet(Command c, MemorySegment sqe) {
+    int propertyGet(CommandSlot c, MemorySegment sqe) {
         boolean eight = (sqe.get(ValueLayout.JAVA_BYTE, Nvme.PROP_ATTRIB) & 1) != 0;
         int offset = le32(sqe, Nvme.PROP_OFFSET);
         if (eight && offset == Nvme.REG_CAP) {
@@ -103,7 +103,7 @@ final class Controller {
         return Nvme.SC_SUCCESS;
     }
 
-    int propertySet(Command c, MemorySegment sqe) {
+    int propertySet(CommandSlot c, MemorySegment sqe) {
         boolean eight = (sqe.get(ValueLayout.JAVA_BYTE, Nvme.PROP_ATTRIB) & 1) != 0;
         int offset = le32(sqe, Nvme.PROP_OFFSET);
         if (eight || offset != Nvme.REG_CC) {
@@ -130,7 +130,7 @@ final class Controller {
         } else if ((value & Nvme.CC_EN) == 0 && (old & Nvme.CC_EN) != 0) {
             // A controller reset ends the commands outstanding: the held AERs, answered so their slots free.
             csts = 0;
-            for (Command aer; (aer = aers.poll()) != null; ) {
+            for (CommandSlot aer; (aer = aers.poll()) != null; ) {
                 aer.queue.complete(aer, Nvme.SC_ABORT_REQ);
             }
         }
@@ -142,7 +142,7 @@ final class Controller {
     // ---- admin commands ----
 
     /** Runs admin command {@code c}; a status, or {@link HostQueue#LATER} / {@link HostQueue#FATAL}. */
-    int admin(Command c, MemorySegment cap) {
+    int admin(CommandSlot c, MemorySegment cap) {
         HostQueue q = c.queue;
         NvmeofCounters.Command kind = switch (c.opcode) {
             case Nvme.ADMIN_IDENTIFY -> NvmeofCounters.Command.IDENTIFY;
@@ -186,7 +186,7 @@ final class Controller {
         };
     }
 
-    private int identify(Command c, MemorySegment cap, int cns, int nsid) {
+    private int identify(CommandSlot c, MemorySegment cap, int cns, int nsid) {
         HostQueue q = c.queue;
         if (q.expectLength(c, Nvme.IDENTIFY_SIZE) != 0) {
             return q.refuse(Nvme.SC_SGL_INVALID_DATA, "identify length", c.sglLength + " bytes for a 4096-byte page");
@@ -218,7 +218,7 @@ final class Controller {
         }
     }
 
-    private int getLogPage(Command c, MemorySegment cap, int cdw10, int cdw11) {
+    private int getLogPage(CommandSlot c, MemorySegment cap, int cdw10, int cdw11) {
         HostQueue q = c.queue;
         int lid = cdw10 & 0xff;
         long dwords = ((long) (cdw11 & 0xffff) << 16 | cdw10 >>> 16) + 1;
@@ -263,7 +263,7 @@ final class Controller {
         }
     }
 
-    private int setFeature(Command c, int cdw10, int cdw11) {
+    private int setFeature(CommandSlot c, int cdw10, int cdw11) {
         HostQueue q = c.queue;
         int fid = cdw10 & 0xff;
         if (cdw10 < 0) {
@@ -309,7 +309,7 @@ final class Controller {
         return n << 16 | n;
     }
 
-    private int getFeature(Command c, int cdw10) {
+    private int getFeature(CommandSlot c, int cdw10) {
         HostQueue q = c.queue;
         int fid = cdw10 & 0xff, sel = cdw10 >>> 8 & 7;
         if (sel > 3) {

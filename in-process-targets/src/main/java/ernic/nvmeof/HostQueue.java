@@ -36,10 +36,10 @@ public final class HostQueue {
     private final int qid;
     private final HostMemory host;
     private final HostConnection responder;
-    private final Command[] slots;
+    private final CommandSlot[] slots;
     private final int[] free;
     private int freeTop;
-    private final Command overflow;
+    private final CommandSlot overflow;
     private int sqHead;
     Controller ctrl;
     private boolean closed;
@@ -49,13 +49,13 @@ public final class HostQueue {
         this.qid = qid;
         this.host = host;
         this.responder = responder;
-        this.slots = new Command[depth];
+        this.slots = new CommandSlot[depth];
         this.free = new int[depth];
         for (int i = 0; i < depth; i++) {
-            slots[i] = new Command(this, i);
+            slots[i] = new CommandSlot(this, i);
             free[freeTop++] = depth - 1 - i;
         }
-        this.overflow = new Command(this, -1);
+        this.overflow = new CommandSlot(this, -1);
     }
 
     /** The queue id the host asked for in its CM REQ (0: admin). */
@@ -110,7 +110,7 @@ public final class HostQueue {
         }
         closed = true;
         t.counters.traffic.inc(Traffic.QUEUES_CLOSED);
-        for (Command c : slots) {
+        for (CommandSlot c : slots) {
             c.generation++;
         }
         if (disconnect) {
@@ -133,13 +133,13 @@ public final class HostQueue {
             fatal();
             return;
         }
-        Command c = take();
+        CommandSlot c = take();
         if (c == null) {
             // More commands than the queue size the host connected with.
             t.counters.traffic.inc(Traffic.QUEUE_OVERFLOW);
             t.refuse("queue overflow", "more than " + slots.length + " commands outstanding on queue " + qid);
             overflow.cid = le16(cap, Nvme.SQE_CID);
-            overflow.sglKind = Command.SGL_NONE;
+            overflow.sglKind = CommandSlot.SGL_NONE;
             overflow.invalidate = false;
             overflow.result = 0;
             respond(overflow, Nvme.SC_INTERNAL | Nvme.STATUS_DNR);
@@ -148,7 +148,7 @@ public final class HostQueue {
         c.cid = le16(cap, Nvme.SQE_CID);
         c.opcode = Byte.toUnsignedInt(cap.get(ValueLayout.JAVA_BYTE, Nvme.SQE_OPCODE));
         c.result = 0;
-        c.sglKind = Command.SGL_NONE;
+        c.sglKind = CommandSlot.SGL_NONE;
         c.invalidate = false;
         sqHead = (sqHead + 1) % slots.length;
         if (ctrl != null) {
@@ -162,7 +162,7 @@ public final class HostQueue {
         }
     }
 
-    private int execute(Command c, MemorySegment cap) {
+    private int execute(CommandSlot c, MemorySegment cap) {
         int flags = Byte.toUnsignedInt(cap.get(ValueLayout.JAVA_BYTE, Nvme.SQE_FLAGS));
         if ((flags & Nvme.FLAGS_PSDT_MASK) != Nvme.FLAGS_PSDT_SGL || (flags & Nvme.FLAGS_FUSE_MASK) != 0) {
             return refuse(Nvme.SC_INVALID_FIELD, "command flags", "flags 0x" + Integer.toHexString(flags)
@@ -212,7 +212,7 @@ public final class HostQueue {
      * offset into the in-capsule data for a command that sends data. The checks and statuses are nvmet-rdma's
      * (nvmet_rdma_map_sgl).
      */
-    int mapSgl(Command c, MemorySegment cap) {
+    int mapSgl(CommandSlot c, MemorySegment cap) {
         MemorySegment d = cap.asSlice(Nvme.SQE_DPTR, 16);
         int type = Byte.toUnsignedInt(d.get(ValueLayout.JAVA_BYTE, Nvme.SGL_TYPE));
         long addr = le64(d, Nvme.SGL_ADDR);
@@ -231,7 +231,7 @@ public final class HostQueue {
                 return refuse(Nvme.SC_DATA_XFER_ERROR, "key 0", "a keyed SGL with key 0 and " + length
                         + " bytes (key 0 would reach all of guest memory)");
             }
-            c.sglKind = Command.SGL_KEYED;
+            c.sglKind = CommandSlot.SGL_KEYED;
             c.sglAddr = addr;
             c.sglLength = length;
             c.sglKey = key;
@@ -260,7 +260,7 @@ public final class HostQueue {
             if (length == 0) {
                 return Nvme.SC_SUCCESS;
             }
-            c.sglKind = Command.SGL_INLINE;
+            c.sglKind = CommandSlot.SGL_INLINE;
             c.sglAddr = Nvme.SQE_SIZE + addr;
             c.sglLength = (int) length;
             return Nvme.SC_SUCCESS;
@@ -269,8 +269,8 @@ public final class HostQueue {
     }
 
     /** The command's data length must be exactly {@code len} (nvmet_check_transfer_len). */
-    int expectLength(Command c, long len) {
-        long have = c.sglKind == Command.SGL_NONE ? 0 : c.sglLength;
+    int expectLength(CommandSlot c, long len) {
+        long have = c.sglKind == CommandSlot.SGL_NONE ? 0 : c.sglLength;
         return have == len ? Nvme.SC_SUCCESS : refuse(Nvme.SC_SGL_INVALID_DATA, "data length",
                 have + " bytes in the SGL, the command moves " + len);
     }
@@ -279,20 +279,20 @@ public final class HostQueue {
      * The SGL carries at least {@code len} bytes (nvmet's {@code nvmet_check_data_len_lte}): for Dataset
      * Management, whose Linux host always maps a buffer of the 256 ranges NVMe allows, whatever NR says.
      */
-    int expectAtLeast(Command c, long len) {
-        long have = c.sglKind == Command.SGL_NONE ? 0 : c.sglLength;
+    int expectAtLeast(CommandSlot c, long len) {
+        long have = c.sglKind == CommandSlot.SGL_NONE ? 0 : c.sglLength;
         return have >= len ? Nvme.SC_SUCCESS : refuse(Nvme.SC_SGL_INVALID_DATA, "data length",
                 have + " bytes in the SGL, the command needs " + len);
     }
 
     /** Host to controller: the command's data into {@code dst} (its size). A status, or {@link #FATAL}. */
-    int fromHost(Command c, MemorySegment cap, MemorySegment dst) {
-        if (c.sglKind == Command.SGL_INLINE) {
+    int fromHost(CommandSlot c, MemorySegment cap, MemorySegment dst) {
+        if (c.sglKind == CommandSlot.SGL_INLINE) {
             MemorySegment.copy(cap, c.sglAddr, dst, 0, dst.byteSize());
             t.counters.traffic.inc(Traffic.IN_CAPSULE_WRITES);
             return Nvme.SC_SUCCESS;
         }
-        if (c.sglKind == Command.SGL_NONE) {
+        if (c.sglKind == CommandSlot.SGL_NONE) {
             return dst.byteSize() == 0 ? Nvme.SC_SUCCESS : Nvme.SC_INTERNAL;
         }
         if (host.fromHost(c.sglKey, c.sglAddr, dst)) {
@@ -302,14 +302,14 @@ public final class HostQueue {
     }
 
     /** Controller to host: {@code src} to the command's keyed data block. A status, or {@link #FATAL}. */
-    int toHost(Command c, MemorySegment src) {
-        if (c.sglKind != Command.SGL_KEYED) {
+    int toHost(CommandSlot c, MemorySegment src) {
+        if (c.sglKind != CommandSlot.SGL_KEYED) {
             return src.byteSize() == 0 ? Nvme.SC_SUCCESS : Nvme.SC_INTERNAL;
         }
         return host.toHost(c.sglKey, c.sglAddr, src) ? Nvme.SC_SUCCESS : transferRefused(c, "RDMA WRITE");
     }
 
-    private int transferRefused(Command c, String op) {
+    private int transferRefused(CommandSlot c, String op) {
         t.counters.traffic.inc(Traffic.TRANSFERS_REFUSED);
         t.refuse("transfer refused", op + " of " + c.sglLength + " bytes at 0x" + Long.toHexString(c.sglAddr)
                 + " under rkey 0x" + Integer.toHexString(c.sglKey) + " refused; the controller fails, as"
@@ -325,17 +325,17 @@ public final class HostQueue {
 
     // ---- responses ----
 
-    private Command take() {
+    private CommandSlot take() {
         return freeTop == 0 ? null : slots[free[--freeTop]];
     }
 
-    private void release(Command c) {
+    private void release(CommandSlot c) {
         c.generation++;
         free[freeTop++] = c.slot;
     }
 
     /** Sends the response of {@code c} with {@code status} and frees its slot. */
-    void complete(Command c, int status) {
+    void complete(CommandSlot c, int status) {
         if (closed) {
             return;
         }
@@ -344,7 +344,7 @@ public final class HostQueue {
     }
 
     /** A file operation that ran on the I/O executor came back on the device thread. */
-    void completeLater(Command c, int generation, int status) {
+    void completeLater(CommandSlot c, int generation, int status) {
         if (closed || c.generation != generation) {
             return;  // the queue went away meanwhile; the command gets no response
         }
@@ -356,7 +356,7 @@ public final class HostQueue {
         }
     }
 
-    private void respond(Command c, int status) {
+    private void respond(CommandSlot c, int status) {
         if (status != 0) {
             t.counters.errors.inc(NvmeofCounters.Status.of(status));
         }
@@ -366,7 +366,7 @@ public final class HostQueue {
         le16(cqe, Nvme.CQE_SQ_ID, qid);
         le16(cqe, Nvme.CQE_CID, c.cid);
         le16(cqe, Nvme.CQE_STATUS, status << 1);
-        boolean inv = c.invalidate && c.sglKind == Command.SGL_KEYED;
+        boolean inv = c.invalidate && c.sglKind == CommandSlot.SGL_KEYED;
         if (inv) {
             t.counters.traffic.inc(Traffic.SEND_INV);
         }
@@ -377,7 +377,7 @@ public final class HostQueue {
      * Runs {@code op} on the I/O executor, then {@code after} (if any) and the response on the device
      * thread. {@code buffer} goes back to the pool on the device thread in every case.
      */
-    int offload(Command c, ByteBuffer buffer, IoOp op, AfterIo after) {
+    int offload(CommandSlot c, ByteBuffer buffer, IoOp op, AfterIo after) {
         int generation = c.generation;
         try {
             t.io.execute(() -> {
@@ -426,7 +426,7 @@ public final class HostQueue {
 
     // ---- Fabrics Connect ----
 
-    private int connect(Command c, MemorySegment cap) {
+    private int connect(CommandSlot c, MemorySegment cap) {
         int recfmt = le16(cap, Nvme.CONNECT_RECFMT), cqid = le16(cap, Nvme.CONNECT_QID);
         int sqsize = le16(cap, Nvme.CONNECT_SQSIZE);
         long kato = Integer.toUnsignedLong(le32(cap, Nvme.CONNECT_KATO));
@@ -512,7 +512,7 @@ public final class HostQueue {
         return Nvme.SC_SUCCESS;
     }
 
-    private int connectRefused(Command c, int status, int ipo, String cause, String detail) {
+    private int connectRefused(CommandSlot c, int status, int ipo, String cause, String detail) {
         t.counters.traffic.inc(Traffic.CONNECTS_REFUSED);
         c.result = Integer.toUnsignedLong(ipo);
         return refuse(status, cause, detail);

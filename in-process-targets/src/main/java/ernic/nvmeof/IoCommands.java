@@ -23,7 +23,7 @@ final class IoCommands {
     /** A DSM range (16 bytes): context attributes le32 @0, length in blocks le32 @4, starting LBA le64 @8. */
     private static final int RANGE_SIZE = 16, RANGE_NLB = 4, RANGE_SLBA = 8;
 
-    static int execute(NvmeofTarget t, HostQueue q, Command c, MemorySegment cap) {
+    static int execute(NvmeofTarget t, HostQueue q, CommandSlot c, MemorySegment cap) {
         NvmeofCounters.Command kind = switch (c.opcode) {
             case Nvme.IO_READ -> NvmeofCounters.Command.READ;
             case Nvme.IO_WRITE -> NvmeofCounters.Command.WRITE;
@@ -57,7 +57,7 @@ final class IoCommands {
         return slba >= 0 && nlb >= 0 && slba <= ns.blocks() && nlb <= ns.blocks() - slba;
     }
 
-    private static int readWrite(NvmeofTarget t, HostQueue q, Command c, MemorySegment cap, boolean write) {
+    private static int readWrite(NvmeofTarget t, HostQueue q, CommandSlot c, MemorySegment cap, boolean write) {
         Namespace ns = t.namespace;
         long slba = le64(cap, Nvme.SQE_CDW10);
         int cdw12 = le32(cap, Nvme.SQE_CDW12);
@@ -119,7 +119,7 @@ final class IoCommands {
         });
     }
 
-    private static int flush(NvmeofTarget t, HostQueue q, Command c) {
+    private static int flush(NvmeofTarget t, HostQueue q, CommandSlot c) {
         int st = q.expectLength(c, 0);
         if (st != Nvme.SC_SUCCESS || t.namespace.memory() != null) {
             return st;
@@ -131,7 +131,7 @@ final class IoCommands {
         }, null);
     }
 
-    private static int writeZeroes(NvmeofTarget t, HostQueue q, Command c, MemorySegment cap) {
+    private static int writeZeroes(NvmeofTarget t, HostQueue q, CommandSlot c, MemorySegment cap) {
         Namespace ns = t.namespace;
         long slba = le64(cap, Nvme.SQE_CDW10);
         long nlb = (le32(cap, Nvme.SQE_CDW12) & 0xffff) + 1L;
@@ -155,7 +155,7 @@ final class IoCommands {
     }
 
     /** Zeroes the (offset, length) pairs of DSM {@code ranges}: inline for RAM, on the I/O executor for a file. */
-    private static int zero(HostQueue q, Command c, Namespace ns, long[] ranges) {
+    private static int zero(HostQueue q, CommandSlot c, Namespace ns, long[] ranges) {
         if (ns.memory() != null) {
             for (int i = 0; i < ranges.length; i += 2) {
                 ns.memory().asSlice(ranges[i], ranges[i + 1]).fill((byte) 0);
@@ -171,7 +171,7 @@ final class IoCommands {
     }
 
     /** Dataset Management: with AD the ranges are deallocated, and read back as zeros (DLFEAT 001b). */
-    private static int dsm(NvmeofTarget t, HostQueue q, Command c, MemorySegment cap) {
+    private static int dsm(NvmeofTarget t, HostQueue q, CommandSlot c, MemorySegment cap) {
         Namespace ns = t.namespace;
         int nr = (le32(cap, Nvme.SQE_CDW10) & 0xff) + 1;
         boolean deallocate = (le32(cap, Nvme.SQE_CDW11) & DSM_AD) != 0;

@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
  * One command slot of a queue: what a command needs to be answered once its data is in place, also when
  * that happens later on the device thread (file I/O). Slots are made once per queue and reused.
  */
-final class Command {
+final class CommandSlot {
     /** SGL kinds: no data, a keyed data block in host memory, an offset into the in-capsule data. */
     static final int SGL_NONE = 0, SGL_KEYED = 1, SGL_INLINE = 2;
 
@@ -25,7 +25,7 @@ final class Command {
     int sglLength, sglKey;
     boolean invalidate;
 
-    Command(HostQueue queue, int slot) {
+    CommandSlot(HostQueue queue, int slot) {
         this.queue = queue;
         this.slot = slot;
     }
