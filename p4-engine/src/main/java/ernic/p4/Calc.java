@@ -1,5 +1,7 @@
 package ernic.p4;
 
+import ernic.common.InternetChecksum;
+
 import java.util.Set;
 import java.util.zip.CRC32;
 
@@ -113,16 +115,7 @@ final class Calc {
     /** The algorithm over {@code b[0..len)}; also the reference the tests use for known vectors. */
     static long run(String algo, byte[] b, int len, CRC32 crc32) {
         return switch (algo) {
-            case "csum16", "cksum16" -> {
-                long sum = 0;
-                for (int i = 0; i < len; i += 2) {
-                    sum += ((b[i] & 0xff) << 8) | (i + 1 < len ? b[i + 1] & 0xff : 0);
-                }
-                while ((sum >>> 16) != 0) {
-                    sum = (sum & 0xffff) + (sum >>> 16);
-                }
-                yield ~sum & 0xffff;
-            }
+            case "csum16", "cksum16" -> InternetChecksum.of(b, 0, len, 0);
             case "crc16", "crc16_custom" -> {
                 // CRC-16/ARC: polynomial 0x8005 reflected, initial 0, no final xor (bmv2's crc16).
                 int crc = 0;

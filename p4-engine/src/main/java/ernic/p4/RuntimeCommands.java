@@ -1,5 +1,7 @@
 package ernic.p4;
 
+import ernic.common.IpAddress;
+
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -309,14 +311,7 @@ final class RuntimeCommands {
         BigInteger v;
         try {
             if (s.matches("\\d+\\.\\d+\\.\\d+\\.\\d+")) {
-                v = BigInteger.ZERO;
-                for (String part : s.split("\\.")) {
-                    int b = Integer.parseInt(part);
-                    if (b > 255) {
-                        throw new NumberFormatException();
-                    }
-                    v = v.shiftLeft(8).or(BigInteger.valueOf(b));
-                }
+                v = BigInteger.valueOf(Integer.toUnsignedLong(IpAddress.parseIpv4(s)));
             } else if (s.matches("([0-9a-fA-F]{1,2}:){5}[0-9a-fA-F]{1,2}") && bits == 48) {
                 v = new BigInteger(s.replace(":", "").length() == 12 ? s.replace(":", "") : macHex(s), 16);
             } else if (s.contains(":")) {

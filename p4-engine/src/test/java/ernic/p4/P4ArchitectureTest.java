@@ -9,8 +9,9 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the P4 engine may use: the JDK, Jackson (it reads bmv2 JSON) and the counters module. Nothing of the device,
- * the vfio-user framework or the mesh: only its hooks, in ionic-device, know ionic.
+ * What the P4 engine may use: the JDK, Jackson (it reads bmv2 JSON), the counters module and the common module (the
+ * Internet checksum, IPv4 parsing). Nothing of the device, the vfio-user framework or the mesh: only its hooks, in
+ * ionic-device, know ionic.
  */
 class P4ArchitectureTest {
     static final JavaClasses MAIN = new ClassFileImporter()
@@ -25,13 +26,15 @@ class P4ArchitectureTest {
                 .anyMatch(d -> d.getTargetClass().getPackageName().startsWith("com.fasterxml.jackson"));
         assertThat(MAIN.get(P4Engine.class).getDirectDependenciesFromSelf())
                 .anyMatch(d -> d.getTargetClass().getPackageName().equals("ernic.counters"));
+        assertThat(MAIN.get(Calc.class).getDirectDependenciesFromSelf())
+                .anyMatch(d -> d.getTargetClass().getPackageName().equals("ernic.common"));
     }
 
     @Test
-    void theEngineUsesOnlyTheJdkJacksonAndTheCounters() {
+    void theEngineUsesOnlyTheJdkJacksonTheCountersAndCommon() {
         classes().that().resideInAPackage("ernic.p4..")
                 .should().onlyDependOnClassesThat().resideInAnyPackage("ernic.p4..", "java..",
-                        "com.fasterxml.jackson..", "ernic.counters..")
+                        "com.fasterxml.jackson..", "ernic.counters..", "ernic.common..")
                 .because("the loader, parser, expressions and tables are tested alone; only the hooks know ionic")
                 .check(MAIN);
     }

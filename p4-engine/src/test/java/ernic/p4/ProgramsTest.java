@@ -5,6 +5,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The three test programs (hand-written bmv2 JSON as p4c emits it) over their input frames. The expected
@@ -86,6 +88,20 @@ class ProgramsTest {
         byte[] bad = in.get(5).data();
         assertThat(e.process(bad, 0, bad.length, P4Engine.PORT_TAP)).isEqualTo(P4Engine.DROPPED);
         assertThat(e.counters().get(P4Counter.CHECKSUM_ERRORS)).isEqualTo(1);
+    }
+
+    @Test
+    void dottedIpv4ValuesParseAndABadOneIsOneLine() throws IOException {
+        assertThat(RuntimeCommands.parseNumber("10.1.0.0", 32)).isEqualTo(BigInteger.valueOf(0x0a01_0000L));
+        assertThat(RuntimeCommands.parseNumber("255.255.255.255", 32)).isEqualTo(BigInteger.valueOf(0xffff_ffffL));
+        assertThat(RuntimeCommands.parseNumber("010.0.0.1", 32)).isEqualTo(BigInteger.valueOf(0x0a00_0001L));
+        assertThatThrownBy(() -> RuntimeCommands.parseNumber("10.1.0.0", 16))
+                .hasMessage("value '10.1.0.0' does not fit 16 bits");
+        P4Engine e = load("ipv4_router");
+        for (String bad : List.of("10.256.0.0", "99999999999.0.0.1", "1.2.3", "1.2.3.4.5")) {
+            assertThatThrownBy(() -> e.applyEntries("table_add ipv4_lpm MyIngress.drop " + bad + "/16 =>", "x.entries"))
+                    .as(bad).isInstanceOf(P4EntryError.class).hasMessage("x.entries:1: not a value: '" + bad + "'");
+        }
     }
 
     @Test
