@@ -7,8 +7,8 @@
  * <p>Who may depend on whom: this root package may use every sub-package; {@code eth} and {@code rdma}
  * are siblings that use neither each other nor this package, and meet only in {@code base}; the shared
  * packages ({@code base}, {@code layout}, {@code regs}, {@code fault}, {@code profile}) use neither side;
- * the P4 engine's core ({@code p4}) uses nothing of ionic, and its hooks ({@code p4hook}) are where it meets
- * both sides.
+ * the P4 engine's hooks ({@code p4hook}) are where the engine (module p4-engine, {@code ernic.p4}, which knows
+ * nothing of ionic) meets both sides.
  * Outside the module, the server and the integration tests use this package and the sides' public
  * entry points. {@code IonicArchitectureTest} checks these rules.
  */

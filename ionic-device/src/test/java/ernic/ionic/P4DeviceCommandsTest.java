@@ -119,7 +119,7 @@ class P4DeviceCommandsTest {
     @Test
     void scopeAllRunsAnyCommandResetsCountersAndReadsRegisters() throws IOException {
         dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        String json = Files.readString(java.nio.file.Path.of("src/test/resources/p4/l2_switch.json"));
+        String json = Files.readString(P4EthernetHookTest.PROGRAMS.resolve("l2_switch.json"));
         dev.p4(P4Hooks.load(json, "l2_switch.json", null, null, P4Scope.ALL));
         guest = new ModelGuest(dev, 16 << 20);
         drv = guest.drv;

@@ -10,12 +10,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -42,9 +42,12 @@ class P4EthernetHookTest {
     final List<byte[]> wire = new ArrayList<>();
     final Arena arena = Arena.ofAuto();
 
+    /** The P4 engine's test programs (module p4-engine). */
+    static final Path PROGRAMS = Path.of("..", "p4-engine", "src", "test", "resources", "p4");
+
     static String resource(String name) {
-        try (InputStream in = P4EthernetHookTest.class.getResourceAsStream("/p4/" + name)) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        try {
+            return Files.readString(PROGRAMS.resolve(name));
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
         }

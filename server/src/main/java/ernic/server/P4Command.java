@@ -1,10 +1,10 @@
 package ernic.server;
 
-import ernic.ionic.p4.Loader;
-import ernic.ionic.p4.P4Engine;
-import ernic.ionic.p4.P4EntryError;
-import ernic.ionic.p4.P4Refusal;
-import ernic.ionic.p4.Pcap;
+import ernic.p4.Loader;
+import ernic.p4.P4Engine;
+import ernic.p4.P4EntryError;
+import ernic.p4.P4Refusal;
+import ernic.p4.Pcap;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

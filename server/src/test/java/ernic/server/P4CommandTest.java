@@ -1,6 +1,6 @@
 package ernic.server;
 
-import ernic.ionic.p4.Pcap;
+import ernic.p4.Pcap;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,10 +18,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * {@code ernic p4 check} and {@code ernic p4 run} on the engine's test programs; the expected frames are the
- * fixtures ionic-device's make_fixtures.py built without the engine.
+ * fixtures p4-engine's make_fixtures.py built without the engine.
  */
 class P4CommandTest {
-    static final Path P4 = Path.of("../ionic-device/src/test/resources/p4");
+    static final Path P4 = Path.of("../p4-engine/src/test/resources/p4");
 
     record Result(int status, String out, String err) {
     }

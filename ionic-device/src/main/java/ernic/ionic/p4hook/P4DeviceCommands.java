@@ -3,7 +3,7 @@ package ernic.ionic.p4hook;
 import ernic.counters.CounterRegistry;
 import ernic.ionic.base.P4CommandHandler;
 import ernic.common.Le;
-import ernic.ionic.p4.P4EntryError;
+import ernic.p4.P4EntryError;
 import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.Opcode;
 import ernic.ionic.regs.Status;

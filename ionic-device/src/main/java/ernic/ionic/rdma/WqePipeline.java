@@ -2,7 +2,7 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.common.Be;
-import ernic.ionic.p4.Fp8;
+import ernic.p4.Fp8;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.MemorySegment;

@@ -1,0 +1,290 @@
+package ernic.p4;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Loads a bmv2 JSON program (format 2.x, minor at most 24, or without {@code __meta__}) and compiles it.
+ * Anything the engine does not run is refused here, with the feature and its JSON path ({@link P4Refusal}):
+ * nothing is ignored.
+ */
+public final class Loader {
+    static final int MAX_MINOR = 24;
+    private static final Set<String> TOP_LEVEL = Set.of("__meta__", "program", "header_types", "headers",
+            "header_stacks", "header_union_types", "header_unions", "header_union_stacks", "errors", "enums",
+            "parsers", "parse_vsets", "deparsers", "meter_arrays", "counter_arrays", "register_arrays",
+            "calculations", "learn_lists", "actions", "pipelines", "checksums", "force_arith", "extern_instances",
+            "field_aliases", "field_lists");
+
+    private Loader() {
+    }
+
+    /** Loads a program from its JSON text; throws {@link P4Refusal} for anything the engine cannot run. */
+    public static P4Engine load(String json) {
+        return new P4Engine(compile(json));
+    }
+
+    /**
+     * The built-in pass-through program ({@code ernic serve --p4} without {@code --p4-program}): no headers parsed,
+     * every frame goes to the other side (egress_spec = ingress_port ^ 1: from the guest to the TAP, from the TAP
+     * to the guest), unchanged.
+     */
+    public static P4Engine passThrough() {
+        try (var in = Loader.class.getResourceAsStream("pass_through.json")) {
+            if (in == null) {
+                throw new IllegalStateException("pass_through.json is missing from the build");
+            }
+            return load(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    static Program compile(String json) {
+        JsonNode root;
+        try {
+            root = new ObjectMapper().readTree(json);
+        } catch (JsonProcessingException e) {
+            throw P4Refusal.malformed("not JSON: " + e.getOriginalMessage().lines().findFirst().orElse(""), "$");
+        }
+        if (root == null || !root.isObject()) {
+            throw P4Refusal.malformed("the program is not a JSON object", "$");
+        }
+        return new Loader().program(new J(root, "$"));
+    }
+
+    private Program program(J r) {
+        for (Iterator<String> it = r.node().fieldNames(); it.hasNext(); ) {
+            String k = it.next();
+            if (!TOP_LEVEL.contains(k)) {
+                throw P4Refusal.unsupported("top-level attribute '" + k + "'", "$." + k);
+            }
+        }
+        Program p = new Program();
+        J meta = r.opt("__meta__");
+        if (meta != null) {
+            J v = meta.get("version");
+            int major = v.at(0).integer();
+            int minor = v.at(1).integer();
+            if (major != 2 || minor > MAX_MINOR) {
+                throw v.unsupported("bmv2 JSON format version " + major + "." + minor + " (2.0 to 2." + MAX_MINOR
+                        + " are supported)");
+            }
+            J c = meta.opt("compiler");
+            p.compiler = c == null ? null : c.text();
+        }
+        J prog = r.opt("program");
+        p.name = prog == null ? "(unnamed)" : prog.text();
+        for (String none : new String[] {"header_union_stacks", "meter_arrays", "learn_lists", "field_lists"}) {
+            List<J> l = r.list(none);
+            if (!l.isEmpty()) {
+                throw l.get(0).unsupported(switch (none) {
+                    case "header_union_stacks" -> "header union stacks";
+                    case "meter_arrays" -> "meters";
+                    case "learn_lists" -> "learn lists (digests)";
+                    default -> "field lists (clone, resubmit and digest field lists)";
+                });
+            }
+        }
+        List<J> externs = r.list("extern_instances");
+        if (!externs.isEmpty()) {
+            throw externs.get(0).get("type").unsupported("extern type '" + externs.get(0).str("type") + "'");
+        }
+        layout(r, p);
+        externs(r, p);
+        ExprCompiler ec = new ExprCompiler(p.layout, p.externs, null, false);
+        p.std = stdMeta(r, ec);
+        p.errors = errors(r);
+        ParserLoader parsers = new ParserLoader(p, ec);
+        parsers.loadDeparser(r);
+        p.calcs = new LinkedHashMap<>();
+        PipelineLoader pl = new PipelineLoader(p, ec);
+        for (J c : r.list("calculations")) {
+            p.calcs.put(c.str("name"), pl.calculation(c));
+        }
+        p.actions = new LinkedHashMap<>();
+        Map<Integer, Action> byId = new HashMap<>();
+        for (J a : r.list("actions")) {
+            Action act = pl.action(a);
+            p.actions.put(act.name, act);
+            byId.put(act.id, act);
+        }
+        pl.actionsById = byId;
+        parsers.load(r);
+        pl.pipelines(r.list("pipelines"));
+        pl.checksums(r.list("checksums"));
+        return p;
+    }
+
+    private void layout(J r, Program p) {
+        Map<String, HeaderType> types = new HashMap<>();
+        for (J t : r.list("header_types")) {
+            HeaderType ht = headerType(t);
+            types.put(ht.name(), ht);
+        }
+        p.headerTypes = types.size();
+        List<String> names = new ArrayList<>();
+        List<HeaderType> htypes = new ArrayList<>();
+        List<Boolean> meta = new ArrayList<>();
+        Map<Integer, Integer> byId = new HashMap<>();
+        for (J h : r.list("headers")) {
+            String tn = h.str("header_type");
+            HeaderType t = types.get(tn);
+            if (t == null) {
+                throw h.get("header_type").malformed("no header type '" + tn + "'");
+            }
+            byId.put(h.num("id"), names.size());
+            names.add(h.str("name"));
+            htypes.add(t);
+            meta.add(h.boolOr("metadata", false));
+        }
+        List<String> stacks = new ArrayList<>();
+        List<int[]> stackHeaders = new ArrayList<>();
+        for (J s : r.list("header_stacks")) {
+            stacks.add(s.str("name"));
+            stackHeaders.add(members(s.get("header_ids"), byId));
+            if (stackHeaders.getLast().length == 0) {
+                throw s.malformed("a header stack without headers");
+            }
+        }
+        List<String> unions = new ArrayList<>();
+        List<int[]> unionHeaders = new ArrayList<>();
+        for (J u : r.list("header_unions")) {
+            unions.add(u.str("name"));
+            unionHeaders.add(members(u.get("header_ids"), byId));
+        }
+        p.layout = new Layout(names, htypes, meta, stacks, stackHeaders, unions, unionHeaders);
+    }
+
+    private static int[] members(J ids, Map<Integer, Integer> byId) {
+        List<J> l = ids.items();
+        int[] out = new int[l.size()];
+        for (int i = 0; i < out.length; i++) {
+            Integer h = byId.get(l.get(i).integer());
+            if (h == null) {
+                throw l.get(i).malformed("no header with id " + l.get(i).integer());
+            }
+            out[i] = h;
+        }
+        return out;
+    }
+
+    private static HeaderType headerType(J t) {
+        List<J> fs = t.get("fields").items();
+        String[] names = new String[fs.size()];
+        int[] widths = new int[fs.size()];
+        boolean[] signed = new boolean[fs.size()];
+        int var = -1;
+        for (int i = 0; i < fs.size(); i++) {
+            J f = fs.get(i);
+            names[i] = f.at(0).text();
+            J w = f.at(1);
+            if (w.node().isTextual() && w.text().equals("*")) {
+                if (var >= 0) {
+                    throw w.unsupported("more than one variable-length field in a header type");
+                }
+                var = i;
+                continue;
+            }
+            widths[i] = w.integer();
+            if (widths[i] <= 0) {
+                throw w.malformed("field width " + widths[i]);
+            }
+            signed[i] = f.size() > 2 && f.at(2).bool();
+            if (signed[i] && widths[i] < 2) {
+                throw f.malformed("a signed field of fewer than 2 bits");
+            }
+            if (signed[i] && widths[i] > HeaderType.NARROW) {
+                throw f.unsupported("a signed field wider than 64 bits");
+            }
+        }
+        int max = 0;
+        if (var >= 0) {
+            if (t.has("length_exp")) {
+                throw t.get("length_exp").unsupported("header length_exp (P4_14 variable-length headers; P4_16 extract_VL is supported)");
+            }
+            max = t.num("max_length");
+        }
+        return new HeaderType(t.str("name"), names, widths, signed, var, max);
+    }
+
+    private void externs(J r, Program p) {
+        List<J> regs = r.list("register_arrays");
+        String[] rn = new String[regs.size()];
+        int[] rw = new int[regs.size()];
+        int[] rs = new int[regs.size()];
+        for (int i = 0; i < rn.length; i++) {
+            J g = regs.get(i);
+            rn[i] = g.str("name");
+            rw[i] = g.num("bitwidth");
+            rs[i] = g.num("size");
+            if (rw[i] < 1 || rw[i] > HeaderType.NARROW) {
+                throw g.get("bitwidth").unsupported("a register of " + rw[i] + " bits (1 to 64 are supported)");
+            }
+            if (rs[i] < 0) {
+                throw g.get("size").malformed("negative size");
+            }
+        }
+        List<J> ctrs = r.list("counter_arrays");
+        String[] cn = new String[ctrs.size()];
+        int[] cs = new int[ctrs.size()];
+        for (int i = 0; i < cn.length; i++) {
+            J c = ctrs.get(i);
+            cn[i] = c.str("name");
+            // A direct counter lives on its table's entries; it has no cells of its own.
+            cs[i] = c.boolOr("is_direct", false) ? 0 : c.num("size");
+            if (cs[i] < 0) {
+                throw c.get("size").malformed("negative size");
+            }
+        }
+        p.externs = new Externs(rn, rw, rs, cn, cs);
+    }
+
+    private static StdMeta stdMeta(J r, ExprCompiler ec) {
+        Map<String, J> aliases = new HashMap<>();
+        for (J a : r.list("field_aliases")) {
+            aliases.put(a.at(0).text(), a.at(1));
+        }
+        String[] names = {"ingress_port", "egress_spec", "egress_port", "instance_type", "packet_length",
+            "parser_error", "checksum_error", "mcast_grp"};
+        Expr.Field[] f = new Expr.Field[names.length];
+        int sm = ec.layout.header("standard_metadata");
+        for (int i = 0; i < names.length; i++) {
+            J target = aliases.get("standard_metadata." + names[i]);
+            if (target == null) {
+                target = aliases.get("intrinsic_metadata." + names[i]);
+            }
+            if (target != null) {
+                f[i] = (Expr.Field) ec.field(target);
+            } else if (sm >= 0 && ec.layout.typeOf[sm].fieldIndex(names[i]) >= 0) {
+                f[i] = new Expr.Field(new Expr.HeaderRef(sm, ec.layout.typeOf[sm]),
+                        ec.layout.typeOf[sm].fieldIndex(names[i]));
+            }
+            if (f[i] != null && f[i].kind != Expr.Kind.DATA) {
+                throw P4Refusal.unsupported("standard_metadata." + names[i] + " wider than 64 bits", "$.field_aliases");
+            }
+        }
+        return new StdMeta(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+    }
+
+    private static Parser.Errors errors(J r) {
+        Map<String, Integer> e = new HashMap<>();
+        for (J x : r.list("errors")) {
+            e.put(x.at(0).text(), x.at(1).integer());
+        }
+        // p4c's numbering of core.p4's errors, for programs whose JSON leaves them out.
+        return new Parser.Errors(e.getOrDefault("NoError", 0), e.getOrDefault("PacketTooShort", 1),
+                e.getOrDefault("NoMatch", 2), e.getOrDefault("StackOutOfBounds", 3),
+                e.getOrDefault("HeaderTooShort", 4), e.getOrDefault("ParserTimeout", 5),
+                e.getOrDefault("ParserInvalidArgument", 6));
+    }
+}

@@ -1,0 +1,329 @@
+package ernic.p4;
+
+import ernic.counters.Counters;
+
+import java.util.List;
+import java.util.StringJoiner;
+
+/**
+ * A loaded program running v1model (simple_switch) semantics on frames, one at a time, on the caller's
+ * thread. The port model: the TAP side (the wire) is port {@value #PORT_TAP}, the guest is port
+ * {@value #PORT_GUEST}. A frame from the guest enters with ingress_port 1, one from the TAP with 0; an
+ * egress_spec of 0 sends it toward the TAP, 1 toward the guest (so egress_spec = ingress_port sends it back),
+ * 511 drops it; any other port does not exist and the frame is dropped and counted.
+ *
+ * <p>One frame: standard_metadata reset (ingress_port, packet_length set); parser (an error goes to
+ * standard_metadata.parser_error, the frame goes on); checksum verification (a mismatch sets
+ * checksum_error); ingress; drop if egress_spec is 511 or mcast_grp is set (no replication engine);
+ * egress_port = egress_spec; egress; drop if egress_spec is then 511; checksum update; deparser.
+ */
+public final class P4Engine {
+    public static final int PORT_TAP = 0;
+    public static final int PORT_GUEST = 1;
+    /**
+     * The port a send WQE enters on ({@link #processWqe}): the RDMA data path. It is never an egress port: a WQE
+     * either goes on (any egress_spec but 511) or is dropped.
+     */
+    public static final int PORT_WQE = 2;
+    /** The verdict of {@link #processWqe} for a WQE that goes on. */
+    public static final int PASS = 0;
+    /** Verdicts of {@link #process} that are not a port. */
+    public static final int DROPPED = -1;
+    public static final int DROPPED_NO_SUCH_PORT = -2;
+    public static final int DROPPED_MULTICAST = -3;
+    public static final int DROPPED_ASSERT = -4;
+    public static final int DROPPED_TOO_BIG = -5;
+
+    final Program program;
+    private final Packet pkt;
+    /** The packet's input array as a segment (a segment-to-segment copy costs less than a copy into an array). */
+    private final java.lang.foreign.MemorySegment inSegment;
+    private final Parser.Run run = new Parser.Run();
+    private final Table[] tables;
+    /** The program's checksums as an array: a loop over the list allocated an iterator per frame. */
+    private final Program.Checksum[] checksums;
+    private final long[] hits;
+    private final long[] misses;
+
+    P4Engine(Program program) {
+        this.program = program;
+        this.pkt = new Packet(program.layout, program.externs);
+        this.inSegment = java.lang.foreign.MemorySegment.ofArray(pkt.in);
+        this.tables = program.tables.toArray(Table[]::new);
+        this.checksums = program.checksums.toArray(Program.Checksum[]::new);
+        this.hits = new long[tables.length];
+        this.misses = new long[tables.length];
+    }
+
+    /** Runs one frame that entered on {@code inPort}. Returns the egress port, or a DROPPED verdict. */
+    public int process(byte[] frame, int off, int len, int inPort) {
+        return run(frame, off, len, inPort, false);
+    }
+
+    /**
+     * Runs one send WQE header (the hook's documented layout) entering on {@link #PORT_WQE}. Returns {@link #PASS}
+     * when it goes on (whatever egress_spec says, but 511), or a DROPPED verdict; {@link #output()} holds the
+     * header as the program deparsed it.
+     */
+    public int processWqe(byte[] header, int off, int len) {
+        int v = run(header, off, len, PORT_WQE, true);
+        return v >= 0 ? PASS : v;
+    }
+
+    /**
+     * {@link #process(byte[], int, int, int)} of a frame in a memory segment (the device's gather buffer), copied
+     * once, straight into the engine's packet.
+     */
+    public int process(java.lang.foreign.MemorySegment frame, int inPort) {
+        long len = frame.byteSize();
+        if (len > Packet.MAX_FRAME) {
+            return run(null, 0, Packet.MAX_FRAME + 1, inPort, false);
+        }
+        java.lang.foreign.MemorySegment.copy(frame, 0, inSegment, 0, len);
+        return run(null, 0, (int) len, inPort, false);
+    }
+
+    /** One frame or WQE header; {@code frame} null when it is in the packet's input already. */
+    private int run(byte[] frame, int off, int len, int inPort, boolean anyPort) {
+        Counters<P4Counter> c = program.externs.counters;
+        c.inc(P4Counter.FRAMES_IN);
+        if (len > Packet.MAX_FRAME) {
+            c.inc(P4Counter.DROPS_TOO_BIG);
+            return DROPPED_TOO_BIG;
+        }
+        Packet p = pkt;
+        if (frame != null) {
+            p.start(frame, off, len);
+        } else {
+            p.started(len);
+        }
+        StdMeta sm = program.std;
+        StdMeta.set(sm.ingressPort(), p, inPort);
+        StdMeta.set(sm.packetLength(), p, len);
+        int err = program.parser.parse(p, run);
+        if (err != program.errors.noError()) {
+            c.inc(P4Counter.PARSER_ERRORS);
+            StdMeta.set(sm.parserError(), p, err);
+        }
+        checksums(p, true);
+        Node.runPipeline(program.ingress, p);
+        p.exit = false;
+        if (p.assertFailed) {
+            c.inc(P4Counter.DROPS_ASSERT);
+            return DROPPED_ASSERT;
+        }
+        if (StdMeta.get(sm.mcastGrp(), p) != 0) {
+            c.inc(P4Counter.DROPS_MULTICAST);
+            return DROPPED_MULTICAST;
+        }
+        long port = StdMeta.get(sm.egressSpec(), p);
+        if (port == StdMeta.DROP_PORT) {
+            c.inc(P4Counter.DROPS);
+            return DROPPED;
+        }
+        StdMeta.set(sm.egressPort(), p, port);
+        Node.runPipeline(program.egress, p);
+        p.exit = false;
+        if (p.assertFailed) {
+            c.inc(P4Counter.DROPS_ASSERT);
+            return DROPPED_ASSERT;
+        }
+        if (StdMeta.get(sm.egressSpec(), p) == StdMeta.DROP_PORT) {
+            c.inc(P4Counter.DROPS);
+            return DROPPED;
+        }
+        checksums(p, false);
+        if (!program.deparser.deparse(p)) {
+            c.inc(P4Counter.DROPS_TOO_BIG);
+            return DROPPED_TOO_BIG;
+        }
+        if (p.truncateTo >= 0 && p.truncateTo < p.outLen) {
+            p.outLen = p.truncateTo;
+        }
+        if (!anyPort && port != PORT_TAP && port != PORT_GUEST) {
+            c.inc(P4Counter.DROPS_NO_SUCH_PORT);
+            return DROPPED_NO_SUCH_PORT;
+        }
+        c.inc(P4Counter.FRAMES_OUT);
+        return (int) port;
+    }
+
+    private void checksums(Packet p, boolean verify) {
+        for (Program.Checksum ck : checksums) {
+            if (verify ? !ck.verify() : !ck.update()) {
+                continue;
+            }
+            if (!p.phv.valid[ck.target().header.ref(p)] || (ck.ifCond() != null && !ck.ifCond().test(p))) {
+                continue;
+            }
+            long v = Bits.truncate(ck.calc().compute(p), ck.target().width);
+            if (verify) {
+                if (Bits.truncate(ck.target().num(p), ck.target().width) != v) {
+                    program.externs.counters.inc(P4Counter.CHECKSUM_ERRORS);
+                    StdMeta.set(program.std.checksumError(), p, 1);
+                }
+            } else {
+                ck.target().set(p, v);
+            }
+        }
+    }
+
+    /** The packet state of the last frame, for tests of this package. */
+    Packet packet() {
+        return pkt;
+    }
+
+    /** The frame the last {@link #process} sent: valid until the next call. */
+    public byte[] output() {
+        return pkt.out;
+    }
+
+    public int outputLength() {
+        return pkt.outLen;
+    }
+
+    /** A human-readable name for a verdict of {@link #process}. */
+    public static String describe(int verdict) {
+        return switch (verdict) {
+            case PORT_TAP -> "port 0 (TAP)";
+            case PORT_GUEST -> "port 1 (guest)";
+            case DROPPED -> "dropped (egress_spec 511)";
+            case DROPPED_NO_SUCH_PORT -> "dropped (egress port does not exist)";
+            case DROPPED_MULTICAST -> "dropped (mcast_grp set: no multicast)";
+            case DROPPED_ASSERT -> "dropped (assert/assume failed)";
+            case DROPPED_TOO_BIG -> "dropped (frame too big)";
+            default -> "port " + verdict;
+        };
+    }
+
+    /** The egress_spec the last frame asked for when it was dropped for want of a port (for reports). */
+    public long lastEgressSpec() {
+        return StdMeta.get(program.std.egressSpec(), pkt);
+    }
+
+    public Counters<P4Counter> counters() {
+        return program.externs.counters;
+    }
+
+    /** Table names, in the order of {@link #tableHits()} and {@link #tableMisses()}. */
+    public List<String> tableNames() {
+        return program.tables.stream().map(t -> t.name).toList();
+    }
+
+    /** Hits per table (a snapshot, in {@link #tableNames()} order). */
+    public long[] tableHits() {
+        for (int i = 0; i < tables.length; i++) {
+            hits[i] = tables[i].hits;
+        }
+        return hits.clone();
+    }
+
+    public long[] tableMisses() {
+        for (int i = 0; i < tables.length; i++) {
+            misses[i] = tables[i].misses;
+        }
+        return misses.clone();
+    }
+
+    /** Applies runtime entries in simple_switch_CLI syntax; see {@link RuntimeCommands}. */
+    public void applyEntries(String text, String source) {
+        new RuntimeCommands(program, false).apply(text, source);
+    }
+
+    /**
+     * Applies runtime entries, limited to the table commands when {@code tablesOnly} (table_add,
+     * table_set_default, table_delete, table_modify, table_clear and the action-profile forms): registers,
+     * counters and parse value sets are then refused as a {@link P4EntryError}.
+     */
+    public void applyEntries(String text, String source, boolean tablesOnly) {
+        new RuntimeCommands(program, tablesOnly).apply(text, source);
+    }
+
+    /** The program's name ({@code program} in the JSON). */
+    public String name() {
+        return program.name;
+    }
+
+    /** True when the program declares a header type of this name (the WQE hook looks for {@code ernic_wqe_t}). */
+    public boolean hasHeaderType(String name) {
+        for (HeaderType t : program.layout.typeOf) {
+            if (t != null && t.name().equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Cell {@code index} of a register array named in full or by a unique dotted suffix. An unknown name or an
+     * index out of bounds is an IllegalArgumentException.
+     */
+    public long readRegister(String name, int index) {
+        String[] names = program.externs.registerNames;
+        int found = -1;
+        for (int i = 0; i < names.length; i++) {
+            if (names[i].equals(name) || names[i].endsWith("." + name)) {
+                if (found >= 0 && !names[found].equals(name)) {
+                    throw new IllegalArgumentException("register name '" + name + "' is ambiguous");
+                }
+                if (found < 0 || names[i].equals(name)) {
+                    found = i;
+                }
+            }
+        }
+        if (found < 0) {
+            throw new IllegalArgumentException("no register '" + name + "'");
+        }
+        long[] cells = program.externs.registers[found];
+        if (index < 0 || index >= cells.length) {
+            throw new IllegalArgumentException("register " + names[found] + " has " + cells.length + " cells");
+        }
+        return cells[index];
+    }
+
+    /** Zeroes every table's hit and miss count (power-on). */
+    public void resetTableCounts() {
+        for (Table t : tables) {
+            t.hits = 0;
+            t.misses = 0;
+        }
+    }
+
+    /** Register and counter arrays, tables and actions: what devcmd 70's program information reports. */
+    public int registerCount() {
+        return program.externs.registerNames.length;
+    }
+
+    public int counterArrayCount() {
+        return program.externs.counterNames.length;
+    }
+
+    public int actionCount() {
+        return program.actions.size();
+    }
+
+    /** One line per part of the program: what {@code ernic p4 check} prints. */
+    public String summary() {
+        Program p = program;
+        StringJoiner j = new StringJoiner("\n");
+        j.add("program " + p.name + (p.compiler != null ? " (compiled by " + p.compiler + ")" : ""));
+        j.add("  header types " + p.headerTypes + ", headers " + (p.layout.headers() - p.layout.stackNames.length)
+                + ", header stacks " + p.layout.stackNames.length + ", header unions " + p.layout.unionNames.length);
+        j.add("  parser " + p.parser.name + ": " + p.parseStates + " states, " + p.vsets.size() + " parse value sets");
+        j.add("  deparser " + p.deparser.name + ": " + p.deparser.order.length + " headers");
+        j.add("  actions " + p.actions.size() + ", conditionals " + p.conditionals + ", checksums "
+                + p.checksums.size() + ", calculations " + p.calcs.size());
+        j.add("  registers " + p.externs.registerNames.length + ", counters " + p.externs.counterNames.length
+                + ", action profiles " + p.profiles.size());
+        for (Table t : p.tables) {
+            StringJoiner k = new StringJoiner(", ");
+            for (Table.Key key : t.keys) {
+                k.add(key.name() + ":" + key.kind().name().toLowerCase());
+            }
+            j.add("  table " + t.name + " (" + t.matchKind.name().toLowerCase() + ", " + t.keys.length + " keys ["
+                    + k + "], " + t.actions.length + " actions, max " + t.maxSize + (t.immutable ? ", const entries "
+                    + t.size() : "") + ")");
+        }
+        return j.toString();
+    }
+}

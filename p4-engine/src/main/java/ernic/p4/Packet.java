@@ -1,0 +1,52 @@
+package ernic.p4;
+
+/**
+ * One frame going through the engine: its bytes, the header state the parser fills, the action data of
+ * the entry being executed and the flags the primitives set. Preallocated once; nothing is allocated per
+ * frame.
+ */
+final class Packet {
+    /** The largest frame the engine takes (a jumbo frame with room to spare). */
+    static final int MAX_FRAME = 16384;
+    /** Room for headers a program adds in front of the payload. */
+    static final int HEADROOM = 1024;
+
+    final Phv phv;
+    final Externs externs;
+    final byte[] in = new byte[MAX_FRAME];
+    int inLen;
+    /** Bytes of {@link #in} the parser has consumed; the payload starts here. */
+    int cursor;
+    long[] args;
+    byte[][] wideArgs;
+    /** exit: the rest of this pipeline is skipped. */
+    boolean exit;
+    /** An assert or assume failed: the frame is dropped. */
+    boolean assertFailed;
+    /** truncate(n): at most n bytes leave, or -1. */
+    int truncateTo = -1;
+    final byte[] out = new byte[MAX_FRAME + HEADROOM];
+    int outLen;
+
+    Packet(Layout layout, Externs externs) {
+        this.phv = new Phv(layout);
+        this.externs = externs;
+    }
+
+    /** Starts a frame: copies its bytes and resets every header and flag. */
+    void start(byte[] frame, int off, int len) {
+        System.arraycopy(frame, off, in, 0, len);
+        started(len);
+    }
+
+    /** Starts a frame of {@code len} bytes already copied into {@link #in}. */
+    void started(int len) {
+        inLen = len;
+        cursor = 0;
+        exit = false;
+        assertFailed = false;
+        truncateTo = -1;
+        outLen = 0;
+        phv.reset();
+    }
+}

@@ -1,0 +1,362 @@
+package ernic.p4;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** A compiled parser: its states, their operations, transition keys and transitions. */
+final class Parser {
+    /** The parser's error values (from the program's {@code errors}, or p4c's core numbering). */
+    record Errors(int noError, int packetTooShort, int noMatch, int stackOutOfBounds, int headerTooShort,
+                  int timeout, int invalidArgument) {
+    }
+
+    /** Parse states one frame may visit: a program looping without consuming ends with ParserTimeout. */
+    static final int MAX_STATES = 4096;
+
+    abstract static class Op {
+        /** Runs the operation; returns false after setting {@link Run#error}. */
+        abstract boolean run(Packet p, Run r);
+    }
+
+    /** The outcome of one parse. */
+    static final class Run {
+        int error;
+    }
+
+    static final class State {
+        final String name;
+        Op[] ops;
+        Expr[] key;
+        int[] keyBytes;
+        byte[] keyBuf;
+        Transition[] transitions;
+
+        State(String name) {
+            this.name = name;
+        }
+    }
+
+    record Transition(byte[] value, byte[] mask, ParseVset vset, State next, boolean isDefault) {
+    }
+
+    /** A parse value set: values the control plane adds (pvs_add), matched like a transition value. */
+    static final class ParseVset {
+        final String name;
+        final int compressedBits;
+        final int maxSize;
+        int[] partWidths;
+        final List<byte[]> values = new ArrayList<>();
+
+        ParseVset(String name, int compressedBits, int maxSize) {
+            this.name = name;
+            this.compressedBits = compressedBits;
+            this.maxSize = maxSize;
+        }
+    }
+
+    final String name;
+    final Errors errors;
+    State init;
+
+    Parser(String name, Errors errors) {
+        this.name = name;
+        this.errors = errors;
+    }
+
+    /** Parses the frame in {@code p}; returns the parser error value (errors.noError on success). */
+    int parse(Packet p, Run r) {
+        r.error = errors.noError;
+        State s = init;
+        int visits = 0;
+        while (s != null) {
+            if (++visits > MAX_STATES) {
+                r.error = errors.timeout;
+                return r.error;
+            }
+            for (Op op : s.ops) {
+                if (!op.run(p, r)) {
+                    return r.error;
+                }
+            }
+            if (s.transitions.length == 0) {
+                return r.error;
+            }
+            if (!buildKey(s, p, r)) {
+                return r.error;
+            }
+            Transition t = select(s);
+            if (t == null) {
+                r.error = errors.noMatch;
+                return r.error;
+            }
+            s = t.next;
+        }
+        return r.error;
+    }
+
+    private boolean buildKey(State s, Packet p, Run r) {
+        int off = 0;
+        for (int i = 0; i < s.key.length; i++) {
+            Expr k = s.key[i];
+            int n = s.keyBytes[i];
+            if (k instanceof Expr.Lookahead la && !la.available(p)) {
+                r.error = errors.packetTooShort;
+                return false;
+            }
+            if (k.kind == Expr.Kind.WIDE) {
+                byte[] w = k.wide(p);
+                System.arraycopy(w, w.length - n, s.keyBuf, off, n);
+            } else {
+                Bits.longToBytes(k.num(p), s.keyBuf, off, n);
+            }
+            off += n;
+        }
+        return true;
+    }
+
+    private static Transition select(State s) {
+        byte[] key = s.keyBuf;
+        for (Transition t : s.transitions) {
+            if (t.isDefault) {
+                return t;
+            }
+            if (t.vset != null) {
+                for (byte[] v : t.vset.values) {
+                    if (matches(key, v, t.mask)) {
+                        return t;
+                    }
+                }
+            } else if (matches(key, t.value, t.mask)) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    private static boolean matches(byte[] key, byte[] value, byte[] mask) {
+        for (int i = 0; i < key.length; i++) {
+            int m = mask == null ? 0xff : mask[i] & 0xff;
+            if (((key[i] ^ value[i]) & m) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** extract / extract_VL into a header, or into the next element of a stack. */
+    static final class Extract extends Op {
+        final int header;
+        final int stack;
+        final Expr varBits;
+        final Errors errors;
+
+        Extract(int header, int stack, Expr varBits, Errors errors) {
+            this.header = header;
+            this.stack = stack;
+            this.varBits = varBits;
+            this.errors = errors;
+        }
+
+        @Override
+        boolean run(Packet p, Run r) {
+            Phv phv = p.phv;
+            int h = header;
+            if (stack >= 0) {
+                int next = phv.stackNext[stack];
+                int[] m = phv.layout.stackMembers[stack];
+                if (next >= m.length) {
+                    r.error = errors.stackOutOfBounds;
+                    return false;
+                }
+                h = m[next];
+            }
+            HeaderType t = phv.layout.typeOf[h];
+            long vbits = 0;
+            if (varBits != null) {
+                vbits = varBits.num(p);
+                if (vbits < 0 || (vbits & 7) != 0) {
+                    r.error = errors.invalidArgument;
+                    return false;
+                }
+                if (vbits > t.storageBytes(t.varField()) * 8L) {
+                    r.error = errors.headerTooShort;
+                    return false;
+                }
+            }
+            long bit = (long) p.cursor * 8;
+            if (bit + t.fixedBits() + vbits > (long) p.inLen * 8) {
+                r.error = errors.packetTooShort;
+                return false;
+            }
+            int b = (int) bit;
+            int base = phv.layout.first[h];
+            for (int f = 0; f < t.fields().length; f++) {
+                int slot = base + f;
+                if (f == t.varField()) {
+                    java.util.Arrays.fill(phv.wide[slot], (byte) 0);
+                    Bits.copy(p.in, b, phv.wide[slot], 0, (int) vbits);
+                    phv.varBits[slot] = (int) vbits;
+                    b += (int) vbits;
+                    continue;
+                }
+                int w = t.widths()[f];
+                if (t.wide(f)) {
+                    byte[] dst = phv.wide[slot];
+                    java.util.Arrays.fill(dst, (byte) 0);
+                    Bits.copy(p.in, b, dst, dst.length * 8 - w, w);
+                } else {
+                    phv.val[slot] = Bits.read(p.in, b, w);
+                }
+                b += w;
+            }
+            phv.setValid(h, true);
+            if (stack >= 0) {
+                phv.stackNext[stack]++;
+            }
+            p.cursor = b >> 3;
+            return true;
+        }
+    }
+
+    static final class Set extends Op {
+        final Expr.Field dst;
+        final Expr src;
+        final Errors errors;
+
+        Set(Expr.Field dst, Expr src, Errors errors) {
+            this.dst = dst;
+            this.src = src;
+            this.errors = errors;
+        }
+
+        @Override
+        boolean run(Packet p, Run r) {
+            if (src instanceof Expr.Lookahead la && !la.available(p)) {
+                r.error = errors.packetTooShort;
+                return false;
+            }
+            if (src.kind == Expr.Kind.WIDE) {
+                byte[] w = src.wide(p);
+                dst.setBytes(p, w, w.length);
+            } else {
+                dst.set(p, src.num(p));
+            }
+            return true;
+        }
+    }
+
+    static final class Verify extends Op {
+        final Expr cond;
+        final Expr error;
+
+        Verify(Expr cond, Expr error) {
+            this.cond = cond;
+            this.error = error;
+        }
+
+        @Override
+        boolean run(Packet p, Run r) {
+            if (cond.test(p)) {
+                return true;
+            }
+            r.error = (int) error.num(p);
+            return false;
+        }
+    }
+
+    /** advance (bits) and the deprecated shift (bytes). */
+    static final class Advance extends Op {
+        final Expr amount;
+        final int unit;
+        final Errors errors;
+
+        Advance(Expr amount, int unit, Errors errors) {
+            this.amount = amount;
+            this.unit = unit;
+            this.errors = errors;
+        }
+
+        @Override
+        boolean run(Packet p, Run r) {
+            long bits = amount.num(p) * unit;
+            if (bits < 0 || (bits & 7) != 0) {
+                r.error = errors.invalidArgument;
+                return false;
+            }
+            if ((long) p.cursor * 8 + bits > (long) p.inLen * 8) {
+                r.error = errors.packetTooShort;
+                return false;
+            }
+            p.cursor += (int) (bits >> 3);
+            return true;
+        }
+    }
+
+    static final class Primitive extends Op {
+        final Prim prim;
+
+        Primitive(Prim prim) {
+            this.prim = prim;
+        }
+
+        @Override
+        boolean run(Packet p, Run r) {
+            prim.exec(p, 0);
+            return true;
+        }
+    }
+
+    /** The deparser: valid headers in order, then the payload the parser did not consume. */
+    static final class Deparser {
+        final String name;
+        final int[] order;
+
+        Deparser(String name, int[] order) {
+            this.name = name;
+            this.order = order;
+        }
+
+        /** Writes the frame into {@code p.out}; false when it would not fit. */
+        boolean deparse(Packet p) {
+            Phv phv = p.phv;
+            int bit = 0;
+            byte[] out = p.out;
+            long room = (long) out.length * 8;
+            for (int h : order) {
+                if (!phv.valid[h]) {
+                    continue;
+                }
+                HeaderType t = phv.layout.typeOf[h];
+                int base = phv.layout.first[h];
+                int vbits = t.varField() >= 0 ? phv.varBits[base + t.varField()] : 0;
+                if (bit + (long) t.fixedBits() + vbits > room) {
+                    return false;
+                }
+                for (int f = 0; f < t.fields().length; f++) {
+                    int slot = base + f;
+                    if (f == t.varField()) {
+                        Bits.copy(phv.wide[slot], 0, out, bit, vbits);
+                        bit += vbits;
+                        continue;
+                    }
+                    int w = t.widths()[f];
+                    if (t.wide(f)) {
+                        byte[] src = phv.wide[slot];
+                        Bits.copy(src, src.length * 8 - w, out, bit, w);
+                    } else {
+                        Bits.write(out, bit, w, phv.val[slot]);
+                    }
+                    bit += w;
+                }
+            }
+            int pos = bit >> 3;
+            int payload = p.inLen - p.cursor;
+            if (pos + payload > out.length) {
+                return false;
+            }
+            System.arraycopy(p.in, p.cursor, out, pos, payload);
+            p.outLen = pos + payload;
+            return true;
+        }
+    }
+}

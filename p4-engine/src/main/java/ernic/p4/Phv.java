@@ -1,0 +1,97 @@
+package ernic.p4;
+
+import java.util.Arrays;
+
+/**
+ * The packet's header and metadata state, preallocated once per engine and reset per frame: a long per
+ * narrow field (the unsigned truncated value), bytes for wide and variable-length fields, a valid bit per
+ * header and the next index of every stack.
+ */
+final class Phv {
+    final Layout layout;
+    final long[] val;
+    final byte[][] wide;
+    final int[] varBits;
+    final boolean[] valid;
+    final int[] stackNext;
+    /** The slots of {@link #wide} that hold bytes (the others are null), so a reset visits only those. */
+    private final int[] wideSlots;
+
+    Phv(Layout l) {
+        layout = l;
+        val = new long[l.slots];
+        wide = new byte[l.slots][];
+        varBits = new int[l.slots];
+        valid = new boolean[l.headers()];
+        stackNext = new int[l.stackNames.length];
+        for (int h = 0; h < l.headers(); h++) {
+            HeaderType t = l.typeOf[h];
+            for (int f = 0; f < t.fields().length; f++) {
+                if (t.wide(f)) {
+                    wide[l.first[h] + f] = new byte[t.storageBytes(f)];
+                }
+            }
+        }
+        int n = 0;
+        for (byte[] w : wide) {
+            n += w != null ? 1 : 0;
+        }
+        wideSlots = new int[n];
+        for (int i = 0, k = 0; i < wide.length; i++) {
+            if (wide[i] != null) {
+                wideSlots[k++] = i;
+            }
+        }
+    }
+
+    /** The state a frame starts with: every field zero, only metadata valid, every stack empty. */
+    void reset() {
+        Arrays.fill(val, 0);
+        Arrays.fill(varBits, 0);
+        for (int slot : wideSlots) {
+            Arrays.fill(wide[slot], (byte) 0);
+        }
+        System.arraycopy(layout.metadata, 0, valid, 0, valid.length);
+        Arrays.fill(stackNext, 0);
+    }
+
+    /** Zeroes the fields of one header (a header made valid starts from zero, as bmv2's add_header does). */
+    void clearHeader(int h) {
+        int base = layout.first[h];
+        for (int f = 0; f < layout.typeOf[h].fields().length; f++) {
+            val[base + f] = 0;
+            varBits[base + f] = 0;
+            if (wide[base + f] != null) {
+                Arrays.fill(wide[base + f], (byte) 0);
+            }
+        }
+    }
+
+    /** Makes a header valid or invalid; a header made valid in a union invalidates the union's others. */
+    void setValid(int h, boolean v) {
+        if (v) {
+            int u = layout.unionOf[h];
+            if (u >= 0) {
+                for (int o : layout.unionMembers[u]) {
+                    valid[o] = false;
+                }
+            }
+        }
+        valid[h] = v;
+    }
+
+    /** Copies header {@code src} (validity and every field) onto header {@code dst} of the same type. */
+    void copyHeader(int src, int dst) {
+        int s = layout.first[src];
+        int d = layout.first[dst];
+        int n = layout.typeOf[src].fields().length;
+        System.arraycopy(val, s, val, d, n);
+        System.arraycopy(varBits, s, varBits, d, n);
+        for (int f = 0; f < n; f++) {
+            if (wide[s + f] != null) {
+                System.arraycopy(wide[s + f], 0, wide[d + f], 0, wide[d + f].length);
+            }
+        }
+        valid[dst] = valid[src];
+    }
+}

@@ -1,0 +1,30 @@
+package ernic.p4;
+
+import java.util.List;
+import java.util.Map;
+
+/** A loaded bmv2 JSON program, ready to run: built by {@link Loader}, run by {@link P4Engine}. */
+final class Program {
+    record Checksum(String name, Expr.Field target, Calc calc, boolean verify, boolean update, Expr ifCond) {
+    }
+
+    String name;
+    String compiler;
+    Layout layout;
+    Externs externs;
+    StdMeta std;
+    Parser parser;
+    Parser.Errors errors;
+    Parser.Deparser deparser;
+    Node ingress;
+    Node egress;
+    List<Table> tables;
+    Map<String, Action> actions;
+    Map<String, Table.Profile> profiles;
+    Map<String, Parser.ParseVset> vsets;
+    Map<String, Calc> calcs;
+    List<Checksum> checksums;
+    int headerTypes;
+    int parseStates;
+    int conditionals;
+}

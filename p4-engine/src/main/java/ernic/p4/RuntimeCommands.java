@@ -1,0 +1,343 @@
+package ernic.p4;
+
+import ernic.common.IpAddress;
+
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runtime entries in the syntax of bmv2's simple_switch_CLI, one command a line ({@code #} starts a comment):
+ * <pre>
+ * table_add TABLE ACTION KEY... =&gt; ARG... [PRIORITY]    table_set_default TABLE ACTION ARG...
+ * table_delete TABLE HANDLE    table_modify TABLE ACTION HANDLE =&gt; ARG...    table_clear TABLE
+ * act_prof_create_member PROFILE ACTION ARG...    table_indirect_add TABLE KEY... =&gt; MEMBER [PRIORITY]
+ * table_indirect_set_default TABLE MEMBER    register_write REGISTER INDEX VALUE    register_reset REGISTER
+ * counter_reset COUNTER    pvs_add VSET VALUE    pvs_clear VSET
+ * </pre>
+ * Keys: exact {@code V}, lpm {@code V/LEN}, ternary {@code V&&&MASK}, range {@code LO->HI}; values are
+ * decimal, 0x hex, 0b binary, dotted IPv4, colon MAC or IPv6. Table and action names may be given in full
+ * or by a unique dotted suffix. Handles count from 0 per table, in the order entries were added.
+ * {@code mirroring_add} is refused: the engine runs no clone primitives, so mirror sessions have no use.
+ */
+final class RuntimeCommands {
+    /** The commands a guest given the {@code tables} scope may send (devcmd 71). */
+    static final java.util.Set<String> TABLE_COMMANDS = java.util.Set.of("table_add", "table_set_default",
+            "table_delete", "table_modify", "table_clear", "act_prof_create_member", "table_indirect_add",
+            "table_indirect_set_default");
+
+    private final Program p;
+    private final boolean tablesOnly;
+
+    RuntimeCommands(Program p, boolean tablesOnly) {
+        this.p = p;
+        this.tablesOnly = tablesOnly;
+    }
+
+    void apply(String text, String source) {
+        String[] lines = text.split("\n", -1);
+        for (int i = 0; i < lines.length; i++) {
+            String line = lines[i];
+            int hash = line.indexOf('#');
+            if (hash >= 0) {
+                line = line.substring(0, hash);
+            }
+            line = line.trim();
+            if (line.isEmpty()) {
+                continue;
+            }
+            try {
+                command(line.split("\\s+"));
+            } catch (IllegalArgumentException e) {
+                throw new P4EntryError(source, i + 1, e.getMessage());
+            }
+        }
+    }
+
+    private void command(String[] w) {
+        String cmd = w[0];
+        if (tablesOnly && !TABLE_COMMANDS.contains(cmd)) {
+            throw new IllegalArgumentException("'" + cmd + "' is not a table command");
+        }
+        switch (cmd) {
+            case "table_add" -> {
+                Table t = table(arg(w, 1));
+                Action a = action(t, arg(w, 2));
+                int arrow = arrow(w);
+                MatchParam[] key = keys(t, Arrays.copyOfRange(w, 3, arrow));
+                String[] rest = Arrays.copyOfRange(w, arrow + 1, w.length);
+                int prio = -1;
+                if (rest.length == a.paramWidths.length + 1) {
+                    prio = (int) parseNumber(rest[rest.length - 1], 31).longValue();
+                    rest = Arrays.copyOf(rest, rest.length - 1);
+                }
+                if (t.profile != null) {
+                    throw new IllegalArgumentException("table " + t.name + " is indirect: use table_indirect_add");
+                }
+                MatchParam.addTo(t, key, prio, data(a, rest), false);
+            }
+            case "table_set_default" -> {
+                Table t = table(arg(w, 1));
+                Action a = action(t, arg(w, 2));
+                t.setDefault(data(a, Arrays.copyOfRange(w, 3, w.length)));
+            }
+            case "table_delete" -> table(arg(w, 1)).delete(handle(arg(w, 2)));
+            case "table_clear" -> table(arg(w, 1)).clear();
+            case "table_modify" -> {
+                Table t = table(arg(w, 1));
+                Action a = action(t, arg(w, 2));
+                int arrow = arrow(w);
+                t.modify(handle(arg(w, 3)), data(a, Arrays.copyOfRange(w, arrow + 1, w.length)));
+            }
+            case "act_prof_create_member" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                Action a = byName(p.actions, arg(w, 2), "action");
+                if (prof.members.size() >= prof.maxSize) {
+                    throw new IllegalArgumentException("action profile " + prof.name + " is full");
+                }
+                prof.members.add(data(a, Arrays.copyOfRange(w, 3, w.length)));
+            }
+            case "table_indirect_add" -> {
+                Table t = table(arg(w, 1));
+                int arrow = arrow(w);
+                MatchParam[] key = keys(t, Arrays.copyOfRange(w, 2, arrow));
+                String[] rest = Arrays.copyOfRange(w, arrow + 1, w.length);
+                if (rest.length < 1 || rest.length > 2) {
+                    throw new IllegalArgumentException("table_indirect_add needs a member handle (and a priority)");
+                }
+                int prio = rest.length == 2 ? (int) parseNumber(rest[1], 31).longValue() : -1;
+                MatchParam.addTo(t, key, prio, member(t, rest[0]), false);
+            }
+            case "table_indirect_set_default" -> {
+                Table t = table(arg(w, 1));
+                t.setDefault(member(t, arg(w, 2)));
+            }
+            case "register_write" -> {
+                int r = index(p.externs.registerNames, arg(w, 1), "register");
+                long[] cells = p.externs.registers[r];
+                int i = cell(arg(w, 2), cells.length);
+                cells[i] = parseNumber(arg(w, 3), p.externs.registerWidths[r]).longValue();
+            }
+            case "register_reset" -> Arrays.fill(p.externs.registers[index(p.externs.registerNames, arg(w, 1),
+                    "register")], 0);
+            case "counter_reset" -> {
+                int c = index(p.externs.counterNames, arg(w, 1), "counter");
+                Arrays.fill(p.externs.counterPackets[c], 0);
+                Arrays.fill(p.externs.counterBytes[c], 0);
+                for (Table t : p.tables) {
+                    for (Table.Entry e : t.entries()) {
+                        e.packets = 0;
+                        e.bytes = 0;
+                    }
+                }
+            }
+            case "pvs_add" -> {
+                Parser.ParseVset vs = byName(p.vsets, arg(w, 1), "parse value set");
+                if (vs.partWidths == null) {
+                    throw new IllegalArgumentException("parse value set " + vs.name + " is used by no parse state");
+                }
+                if (vs.values.size() >= vs.maxSize) {
+                    throw new IllegalArgumentException("parse value set " + vs.name + " is full");
+                }
+                vs.values.add(expand(vs, parseNumber(arg(w, 2), vs.compressedBits)));
+            }
+            case "pvs_clear" -> byName(p.vsets, arg(w, 1), "parse value set").values.clear();
+            case "mirroring_add" -> throw new IllegalArgumentException("mirroring_add: the engine runs no clone"
+                    + " primitives (they are refused at load), so mirror sessions have no use");
+            default -> throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
+        }
+    }
+
+    /** A compressed parse value set value spread over its byte-padded key fields. */
+    private static byte[] expand(Parser.ParseVset vs, BigInteger v) {
+        int total = 0;
+        for (int w : vs.partWidths) {
+            total += (w + 7) / 8;
+        }
+        byte[] out = new byte[total];
+        int off = total;
+        for (int i = vs.partWidths.length - 1; i >= 0; i--) {
+            int w = vs.partWidths[i];
+            int n = (w + 7) / 8;
+            off -= n;
+            BigInteger part = v.and(BigInteger.ONE.shiftLeft(w).subtract(BigInteger.ONE));
+            System.arraycopy(ActionData.toBytes(part, n), 0, out, off, n);
+            v = v.shiftRight(w);
+        }
+        return out;
+    }
+
+    private static String arg(String[] w, int i) {
+        if (i >= w.length) {
+            throw new IllegalArgumentException(w[0] + ": missing argument " + i);
+        }
+        return w[i];
+    }
+
+    private static int arrow(String[] w) {
+        for (int i = 0; i < w.length; i++) {
+            if (w[i].equals("=>")) {
+                return i;
+            }
+        }
+        throw new IllegalArgumentException(w[0] + ": missing '=>'");
+    }
+
+    private static int handle(String s) {
+        return (int) parseNumber(s, 31).longValue();
+    }
+
+    private static int cell(String s, int size) {
+        long i = parseNumber(s, 32).longValue();
+        if (i >= size) {
+            throw new IllegalArgumentException("index " + i + " out of 0.." + (size - 1));
+        }
+        return (int) i;
+    }
+
+    private Table table(String name) {
+        Map<String, Table> m = new java.util.LinkedHashMap<>();
+        for (Table t : p.tables) {
+            m.put(t.name, t);
+        }
+        return byName(m, name, "table");
+    }
+
+    private Action action(Table t, String name) {
+        Action a = byName(p.actions, name, "action");
+        if (t.actionIndex(a) < 0) {
+            throw new IllegalArgumentException("action " + a.name + " is not an action of table " + t.name);
+        }
+        return a;
+    }
+
+    private ActionData member(Table t, String handle) {
+        if (t.profile == null) {
+            throw new IllegalArgumentException("table " + t.name + " has no action profile");
+        }
+        int h = handle(handle);
+        if (h >= t.profile.members.size()) {
+            throw new IllegalArgumentException("action profile " + t.profile.name + " has no member " + h);
+        }
+        return t.profile.members.get(h);
+    }
+
+    /** A name in full, or a unique suffix after a dot ("ipv4_lpm" for "MyIngress.ipv4_lpm"). */
+    static <T> T byName(Map<String, T> m, String name, String what) {
+        T exact = m.get(name);
+        if (exact != null) {
+            return exact;
+        }
+        List<String> hits = new ArrayList<>();
+        for (String k : m.keySet()) {
+            if (k.endsWith("." + name)) {
+                hits.add(k);
+            }
+        }
+        if (hits.size() == 1) {
+            return m.get(hits.getFirst());
+        }
+        throw new IllegalArgumentException(hits.isEmpty() ? "no " + what + " '" + name + "'"
+                : what + " '" + name + "' is ambiguous: " + hits);
+    }
+
+    private static int index(String[] names, String name, String what) {
+        Map<String, Integer> m = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < names.length; i++) {
+            m.put(names[i], i);
+        }
+        return byName(m, name, what);
+    }
+
+    private static ActionData data(Action a, String[] args) {
+        if (args.length != a.paramWidths.length) {
+            throw new IllegalArgumentException("action " + a.name + " takes " + a.paramWidths.length
+                    + " parameters, got " + args.length);
+        }
+        BigInteger[] v = new BigInteger[args.length];
+        for (int i = 0; i < v.length; i++) {
+            v[i] = parseNumber(args[i], a.paramWidths[i]);
+        }
+        return ActionData.of(a, v);
+    }
+
+    private static MatchParam[] keys(Table t, String[] k) {
+        if (k.length != t.keys.length) {
+            throw new IllegalArgumentException("table " + t.name + " has " + t.keys.length + " key fields, got "
+                    + k.length);
+        }
+        MatchParam[] out = new MatchParam[k.length];
+        for (int i = 0; i < k.length; i++) {
+            Table.Key key = t.keys[i];
+            String s = k[i];
+            int bits = key.bits();
+            out[i] = switch (key.kind()) {
+                case EXACT, VALID -> MatchParam.exact(parseNumber(s, bits));
+                case OPTIONAL -> s.equals("*") ? new MatchParam(Table.MatchKind.EXACT, BigInteger.ZERO,
+                        BigInteger.ZERO, -1, null, null) : MatchParam.exact(parseNumber(s, bits));
+                case LPM -> {
+                    int slash = s.lastIndexOf('/');
+                    if (slash < 0) {
+                        throw new IllegalArgumentException("lpm key '" + s + "' needs /PREFIX_LENGTH");
+                    }
+                    yield MatchParam.lpm(parseNumber(s.substring(0, slash), bits),
+                            (int) parseNumber(s.substring(slash + 1), 16).longValue());
+                }
+                case TERNARY -> {
+                    int amp = s.indexOf("&&&");
+                    if (amp < 0) {
+                        throw new IllegalArgumentException("ternary key '" + s + "' needs VALUE&&&MASK");
+                    }
+                    yield MatchParam.ternary(parseNumber(s.substring(0, amp), bits),
+                            parseNumber(s.substring(amp + 3), bits));
+                }
+                case RANGE -> {
+                    int arrow = s.indexOf("->");
+                    if (arrow < 0) {
+                        throw new IllegalArgumentException("range key '" + s + "' needs START->END");
+                    }
+                    yield MatchParam.range(parseNumber(s.substring(0, arrow), bits),
+                            parseNumber(s.substring(arrow + 2), bits));
+                }
+            };
+        }
+        return out;
+    }
+
+    /** A value in CLI syntax that must fit {@code bits} bits (decimal, 0x, 0b, IPv4, MAC, IPv6). */
+    static BigInteger parseNumber(String s, int bits) {
+        BigInteger v;
+        try {
+            if (s.matches("\\d+\\.\\d+\\.\\d+\\.\\d+")) {
+                v = BigInteger.valueOf(Integer.toUnsignedLong(IpAddress.parseIpv4(s)));
+            } else if (s.matches("([0-9a-fA-F]{1,2}:){5}[0-9a-fA-F]{1,2}") && bits == 48) {
+                v = new BigInteger(s.replace(":", "").length() == 12 ? s.replace(":", "") : macHex(s), 16);
+            } else if (s.contains(":")) {
+                byte[] a = java.net.InetAddress.ofLiteral(s).getAddress();
+                v = new BigInteger(1, a);
+            } else if (s.startsWith("0x") || s.startsWith("0X")) {
+                v = new BigInteger(s.substring(2), 16);
+            } else if (s.startsWith("0b") || s.startsWith("0B")) {
+                v = new BigInteger(s.substring(2), 2);
+            } else {
+                v = new BigInteger(s);
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("not a value: '" + s + "'");
+        }
+        if (v.signum() < 0 || v.bitLength() > bits) {
+            throw new IllegalArgumentException("value '" + s + "' does not fit " + bits + " bits");
+        }
+        return v;
+    }
+
+    private static String macHex(String s) {
+        StringBuilder b = new StringBuilder();
+        for (String part : s.split(":")) {
+            b.append(part.length() == 1 ? "0" + part : part);
+        }
+        return b.toString();
+    }
+}

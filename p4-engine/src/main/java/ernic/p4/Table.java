@@ -1,0 +1,331 @@
+package ernic.p4;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+
+/**
+ * A match-action table. The lookup key is the byte-padded key fields concatenated (each masked by its
+ * static mask); an entry holds, per key byte, a value and a mask (exact: all ones; lpm: the prefix; ternary:
+ * its mask), plus bounds for range fields. Entries are kept sorted by precedence, so the first match wins:
+ * lpm by prefix length, ternary and range by priority (a lower number wins, as in bmv2), ties by age.
+ */
+final class Table extends Node {
+    enum MatchKind { EXACT, LPM, TERNARY, RANGE, VALID, OPTIONAL }
+
+    record Key(String name, MatchKind kind, Expr source, int offset, int bytes, int bits, byte[] staticMask) {
+    }
+
+    /** A member of an action profile: an action with its data, referred to by handle. */
+    static final class Profile {
+        final String name;
+        final int maxSize;
+        final List<ActionData> members = new ArrayList<>();
+
+        Profile(String name, int maxSize) {
+            this.name = name;
+            this.maxSize = maxSize;
+        }
+    }
+
+    static final class Entry {
+        final int handle;
+        final byte[] value;
+        final byte[] mask;
+        final byte[] lo;
+        final byte[] hi;
+        final int prefix;
+        final int priority;
+        final long age;
+        ActionData data;
+        long packets;
+        long bytes;
+
+        Entry(int handle, byte[] value, byte[] mask, byte[] lo, byte[] hi, int prefix, int priority, long age,
+              ActionData data) {
+            this.handle = handle;
+            this.value = value;
+            this.mask = mask;
+            this.lo = lo;
+            this.hi = hi;
+            this.prefix = prefix;
+            this.priority = priority;
+            this.age = age;
+            this.data = data;
+        }
+    }
+
+    final MatchKind matchKind;
+    final Key[] keys;
+    final int keyBytes;
+    final Action[] actions;
+    final int maxSize;
+    final boolean withCounters;
+    final Profile profile;
+    /** Entries from the JSON make the table immutable (the default entry aside). */
+    boolean immutable;
+    boolean defaultActionConst;
+    boolean defaultEntryConst;
+    ActionData defaultEntry;
+    Node[] nextByAction;
+    /** The actions next_tables names (possibly with a null next); the others go to base_default_next. */
+    boolean[] explicitNext;
+    Node baseDefaultNext;
+    boolean hitMiss;
+    Node nextHit;
+    Node nextMiss;
+    long hits;
+    long misses;
+
+    private final byte[] keyBuf;
+    private Entry[] sorted = new Entry[0];
+    private Entry[] index;
+    private final List<Entry> live = new ArrayList<>();
+    private int nextHandle;
+    private long ages;
+
+    Table(String name, MatchKind matchKind, Key[] keys, Action[] actions, int maxSize, boolean withCounters,
+          Profile profile) {
+        super(name);
+        this.matchKind = matchKind;
+        this.keys = keys;
+        int n = 0;
+        for (Key k : keys) {
+            n += k.bytes;
+        }
+        this.keyBytes = n;
+        this.keyBuf = new byte[n];
+        this.actions = actions;
+        this.maxSize = maxSize;
+        this.withCounters = withCounters;
+        this.profile = profile;
+        this.nextByAction = new Node[actions.length];
+        this.explicitNext = new boolean[actions.length];
+    }
+
+    int actionIndex(Action a) {
+        for (int i = 0; i < actions.length; i++) {
+            if (actions[i] == a) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    Node run(Packet p) {
+        buildKey(p);
+        Entry e = lookup();
+        ActionData d;
+        if (e != null) {
+            hits++;
+            p.externs.counters.inc(P4Counter.TABLE_HITS);
+            if (withCounters) {
+                e.packets++;
+                e.bytes += p.inLen;
+            }
+            d = e.data;
+        } else {
+            misses++;
+            p.externs.counters.inc(P4Counter.TABLE_MISSES);
+            d = defaultEntry;
+        }
+        if (d != null) {
+            d.run(p);
+        }
+        if (hitMiss) {
+            return e != null ? nextHit : nextMiss;
+        }
+        int i = d == null ? -1 : actionIndex(d.action());
+        return i >= 0 && explicitNext[i] ? nextByAction[i] : baseDefaultNext;
+    }
+
+    private void buildKey(Packet p) {
+        for (Key k : keys) {
+            if (k.source.kind == Expr.Kind.WIDE) {
+                byte[] w = k.source.wide(p);
+                System.arraycopy(w, w.length - k.bytes, keyBuf, k.offset, k.bytes);
+            } else {
+                Bits.longToBytes(k.source.num(p), keyBuf, k.offset, k.bytes);
+            }
+            if (k.staticMask != null) {
+                for (int i = 0; i < k.bytes; i++) {
+                    keyBuf[k.offset + i] &= k.staticMask[i];
+                }
+            }
+        }
+    }
+
+    private Entry lookup() {
+        Entry[] idx = index;
+        if (idx != null) {
+            int m = idx.length - 1;
+            for (int i = hash(keyBuf) & m; idx[i] != null; i = (i + 1) & m) {
+                if (Arrays.equals(idx[i].value, keyBuf)) {
+                    return idx[i];
+                }
+            }
+            return null;
+        }
+        for (Entry e : sorted) {
+            if (matches(e)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    private boolean matches(Entry e) {
+        for (Key k : keys) {
+            int o = k.offset;
+            if (k.kind == MatchKind.RANGE) {
+                if (Arrays.compareUnsigned(keyBuf, o, o + k.bytes, e.lo, o, o + k.bytes) < 0
+                        || Arrays.compareUnsigned(keyBuf, o, o + k.bytes, e.hi, o, o + k.bytes) > 0) {
+                    return false;
+                }
+                continue;
+            }
+            for (int i = o; i < o + k.bytes; i++) {
+                if (((keyBuf[i] ^ e.value[i]) & e.mask[i]) != 0) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    // ---- control plane ----
+
+    int size() {
+        return live.size();
+    }
+
+    /** Adds an entry; returns its handle. The value is masked here, so lookups compare masked bytes. */
+    int add(byte[] value, byte[] mask, byte[] lo, byte[] hi, int prefix, int priority, ActionData data) {
+        if (immutable) {
+            throw new IllegalArgumentException("table " + name + " has const entries and cannot be changed");
+        }
+        return addEntry(value, mask, lo, hi, prefix, priority, data);
+    }
+
+    int addEntry(byte[] value, byte[] mask, byte[] lo, byte[] hi, int prefix, int priority, ActionData data) {
+        if (live.size() >= maxSize) {
+            throw new IllegalArgumentException("table " + name + " is full (" + maxSize + " entries)");
+        }
+        checkAction(data.action());
+        for (int i = 0; i < value.length; i++) {
+            value[i] &= mask[i];
+        }
+        for (Entry e : live) {
+            if (Arrays.equals(e.value, value) && Arrays.equals(e.mask, mask) && Arrays.equals(e.lo, lo)
+                    && Arrays.equals(e.hi, hi) && (usesPriority() ? e.priority == priority : true)) {
+                throw new IllegalArgumentException("duplicate entry in table " + name + " (handle " + e.handle + ")");
+            }
+        }
+        Entry e = new Entry(nextHandle++, value, mask, lo, hi, prefix, priority, ages++, data);
+        live.add(e);
+        resort();
+        return e.handle;
+    }
+
+    boolean usesPriority() {
+        return matchKind == MatchKind.TERNARY || matchKind == MatchKind.RANGE;
+    }
+
+    void delete(int handle) {
+        if (immutable) {
+            throw new IllegalArgumentException("table " + name + " has const entries and cannot be changed");
+        }
+        if (!live.removeIf(e -> e.handle == handle)) {
+            throw new IllegalArgumentException("table " + name + " has no entry with handle " + handle);
+        }
+        resort();
+    }
+
+    void modify(int handle, ActionData data) {
+        if (immutable) {
+            throw new IllegalArgumentException("table " + name + " has const entries and cannot be changed");
+        }
+        checkAction(data.action());
+        for (Entry e : live) {
+            if (e.handle == handle) {
+                e.data = data;
+                return;
+            }
+        }
+        throw new IllegalArgumentException("table " + name + " has no entry with handle " + handle);
+    }
+
+    void clear() {
+        if (immutable) {
+            throw new IllegalArgumentException("table " + name + " has const entries and cannot be changed");
+        }
+        live.clear();
+        resort();
+    }
+
+    void setDefault(ActionData data) {
+        if (defaultActionConst && (defaultEntry == null || data.action() != defaultEntry.action())) {
+            throw new IllegalArgumentException("table " + name + " has a const default action");
+        }
+        if (defaultEntryConst) {
+            throw new IllegalArgumentException("table " + name + " has a const default entry");
+        }
+        checkAction(data.action());
+        defaultEntry = data;
+    }
+
+    List<Entry> entries() {
+        return List.copyOf(live);
+    }
+
+    private void checkAction(Action a) {
+        if (actionIndex(a) < 0) {
+            throw new IllegalArgumentException("action " + a.name + " is not an action of table " + name);
+        }
+    }
+
+    private void resort() {
+        Entry[] s = live.toArray(Entry[]::new);
+        Comparator<Entry> order = switch (matchKind) {
+            case LPM -> Comparator.comparingInt((Entry e) -> -e.prefix);
+            case TERNARY, RANGE -> Comparator.comparingInt((Entry e) -> e.priority);
+            default -> Comparator.comparingInt((Entry e) -> 0);
+        };
+        Arrays.sort(s, order.thenComparingLong(e -> e.age));
+        sorted = s;
+        index = exactOnly() ? buildIndex(s) : null;
+    }
+
+    /** An exact table with only exact (and validity) key fields is looked up in a hash index, not scanned. */
+    private boolean exactOnly() {
+        if (matchKind != MatchKind.EXACT) {
+            return false;
+        }
+        for (Key k : keys) {
+            if (k.kind != MatchKind.EXACT && k.kind != MatchKind.VALID) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Entry[] buildIndex(Entry[] entries) {
+        Entry[] idx = new Entry[Integer.highestOneBit(Math.max(4, entries.length * 2)) * 2];
+        int m = idx.length - 1;
+        for (Entry e : entries) {
+            int i = hash(e.value) & m;
+            while (idx[i] != null) {
+                i = (i + 1) & m;
+            }
+            idx[i] = e;
+        }
+        return idx;
+    }
+
+    private static int hash(byte[] key) {
+        int h = Arrays.hashCode(key);
+        return h ^ (h >>> 16);
+    }
+}
