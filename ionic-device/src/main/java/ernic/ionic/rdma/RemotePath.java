@@ -201,17 +201,12 @@ final class RemotePath implements End, MeshListener {
 
     @Override
     public int send(Request r) {
-        int op = switch (r.wqe.op()) {
-            case V1.Wqe.OP_SEND_IMM -> WireHeader.SEND_IMM;
-            case V1.Wqe.OP_SEND_INV -> WireHeader.SEND_INV;
-            default -> WireHeader.SEND;
-        };
-        return carry(r, op);
+        return carry(r, r.opcode.mesh);
     }
 
     @Override
     public int write(Request r) {
-        return carry(r, r.wqe.op() == V1.Wqe.OP_RDMA_WRITE_IMM ? WireHeader.WRITE_IMM : WireHeader.WRITE);
+        return carry(r, r.opcode.mesh);
     }
 
     /**
@@ -302,7 +297,7 @@ final class RemotePath implements End, MeshListener {
         if (port.probe(r.qp.node) == SendResult.BUSY) {
             return Requester.WAIT_ROOM;
         }
-        ByteBuf m = request(r, r.wqe.op() == V1.Wqe.OP_ATOMIC_CS ? WireHeader.ATOMIC_CS : WireHeader.ATOMIC_FA, 0, 0);
+        ByteBuf m = request(r, r.opcode.mesh, 0, 0);
         WireHeader.put32(m, WireHeader.RKEY, r.wqe.rkey());
         WireHeader.put64(m, WireHeader.VA, r.wqe.remoteVa());
         WireHeader.put64(m, WireHeader.COMPARE, r.wqe.compare());
@@ -324,7 +319,7 @@ final class RemotePath implements End, MeshListener {
         ByteBuf m = port.message(WireHeader.SIZE + len);
         WireHeader.start(m, WireHeader.UD_SEND, flags, r.qp.id, r.destQpn, r.qp.generation, 0, 0);
         WireHeader.put32(m, WireHeader.QKEY, r.qkey);
-        WireHeader.put32(m, WireHeader.IMM, r.wqe.op() == V1.Wqe.OP_SEND_IMM ? r.wqe.immDataKey() : 0);
+        WireHeader.put32(m, WireHeader.IMM, r.opcode.immediate ? r.wqe.immDataKey() : 0);
         WireHeader.put32(m, WireHeader.VLAN, Math.max(ah.vlan, 0));
         WireHeader.put64(m, WireHeader.SMAC, ah.smac);
         WireHeader.put64(m, WireHeader.LENGTH, len);

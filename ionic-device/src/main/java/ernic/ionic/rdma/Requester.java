@@ -171,8 +171,9 @@ final class Requester {
             r.slot = index;
             r.moved = 0;
             int op = r.wqe.op(), status;
+            r.opcode = WqeOpcode.of(op);
             if (qp.faultSlot != index && qp.type == V1.QPT_RC) {
-                long delay = decide(qp, index, op);
+                long delay = decide(qp, index, r.opcode);
                 if (delay > 0) {
                     hold(qp, delay);
                     break;
@@ -214,6 +215,7 @@ final class Requester {
         }
         r.qp = null;
         r.ah = null;
+        r.opcode = null;
         complete(qp);
     }
 
@@ -221,9 +223,13 @@ final class Requester {
     private int issue(Request r, int stride) {
         QueuePair qp = r.qp;
         V1.Wqe w = r.wqe;
-        int op = w.op();
-        switch (op) {
-            case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
+        WqeOpcode op = r.opcode;
+        if (op == null) {
+            refusals.refuse("rdma-sq-opcode", "QP " + qp.id + " WQE opcode " + w.op());
+            return V1.STS_LOCAL_QP_OPER_ERR;
+        }
+        switch (op.kind) {
+            case SEND -> {
                 if (qp.datagram()) {
                     return datagram(r, stride);
                 }
@@ -232,13 +238,13 @@ final class Requester {
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).send(r);
             }
-            case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
+            case WRITE -> {
                 int st = memory.gather(qp, w, stride, r.payload.clear());
                 st = st != V1.STS_OK ? st : p4(r, r.payload.total);
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).write(r);
             }
-            case V1.Wqe.OP_RDMA_READ -> {
+            case READ -> {
                 long total = KeyedMemory.sgeTotal(w, stride);
                 if (total < 0) {
                     return V1.STS_LOCAL_QP_OPER_ERR;
@@ -252,25 +258,22 @@ final class Requester {
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).read(r);
             }
-            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
+            case ATOMIC -> {
                 int st = memory.atomicResult(qp, w, r.local.clear());
                 st = st != V1.STS_OK ? st : p4(r, 8);
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).atomic(r);
             }
-            case V1.Wqe.OP_LOCAL_INV -> {
+            case LOCAL_INV -> {
                 return memory.invalidate(w.immDataKey()) ? V1.STS_OK : V1.STS_MEM_MGMT_OPER_ERR;
             }
-            case V1.Wqe.OP_REG_MR -> {
+            case REG_MR -> {
                 return regMr(w);
             }
-            case V1.Wqe.OP_BIND_MW -> {
+            case BIND_MW -> {
                 return memory.windows.bind(qp, w);
             }
-            default -> {
-                refusals.refuse("rdma-sq-opcode", "QP " + qp.id + " WQE opcode " + op);
-                return V1.STS_LOCAL_QP_OPER_ERR;
-            }
+            default -> throw new AssertionError(op.kind);
         }
     }
 
@@ -283,14 +286,14 @@ final class Requester {
      * if one fires (rdma-retry-exc before rdma-rnr before rdma-rem-access), is kept in the QP until the WQE has
      * passed its local checks ({@link #injected}); the latency to add is returned (nanoseconds, 0: none).
      */
-    private long decide(QueuePair qp, int slot, int op) {
+    private long decide(QueuePair qp, int slot, WqeOpcode op) {
         qp.faultSlot = slot;
         qp.faultStatus = V1.STS_OK;
-        if (op < V1.Wqe.OP_SEND || op > V1.Wqe.OP_ATOMIC_FA) {
+        if (op == null || op.local) {
             return 0; // a local operation: nothing goes on the wire
         }
-        boolean takesReceive = op <= V1.Wqe.OP_SEND_IMM || op == V1.Wqe.OP_RDMA_WRITE_IMM;
-        boolean keyed = op >= V1.Wqe.OP_RDMA_READ;
+        boolean takesReceive = op.takesReceive;
+        boolean keyed = op.keyed;
         int id = qp.id;
         boolean retry = faults.check(FaultKind.RDMA_RETRY_EXC, id);
         boolean rnr = takesReceive && faults.check(FaultKind.RDMA_RNR, id);
@@ -568,7 +571,8 @@ final class Requester {
             counters.error(qp, status);
         }
         cqe.wrap(cqeBuf, 0).clear();
-        if (qp.connected() && op <= V1.Wqe.OP_ATOMIC_FA) {
+        WqeOpcode o = WqeOpcode.of(op);
+        if (qp.connected() && o != null && o.completesByMsn) {
             qp.msn++;
             cqe.msn(qp.msn).qidType(qp.id, V1.Cqe.TYPE_SEND_MSN, status != V1.STS_OK);
         } else {
@@ -581,26 +585,14 @@ final class Requester {
         lif.complete(cq, cqeBuf, false);
     }
 
-    /** Counts one executed send WQE by opcode class. */
+    /** Counts one executed send WQE by its opcode's counters. */
     private void count(QueuePair qp, int op, int status, long movedBytes) {
         long bytes = status == V1.STS_OK ? movedBytes : 0;
-        RdmaCounters.Device reqs, data = null;
-        switch (op) {
-            case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
-                reqs = qp.datagram() ? RdmaCounters.Device.TX_UD_REQS : RdmaCounters.Device.TX_SEND_REQS;
-                data = qp.datagram() ? RdmaCounters.Device.TX_UD_BYTES : RdmaCounters.Device.TX_SEND_BYTES;
-            }
-            case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
-                reqs = RdmaCounters.Device.TX_WRITE_REQS;
-                data = RdmaCounters.Device.TX_WRITE_BYTES;
-            }
-            case V1.Wqe.OP_RDMA_READ -> {
-                reqs = RdmaCounters.Device.TX_READ_REQS;
-                data = RdmaCounters.Device.TX_READ_BYTES;
-            }
-            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> reqs = RdmaCounters.Device.TX_ATOMIC_REQS;
-            default -> reqs = RdmaCounters.Device.LOCAL_REQS;
-        }
+        WqeOpcode o = WqeOpcode.of(op);
+        boolean datagram = qp.datagram();
+        // an opcode that is none was refused, and counts as a local request
+        RdmaCounters.Device reqs = o == null ? RdmaCounters.Device.LOCAL_REQS : o.requests(datagram);
+        RdmaCounters.Device data = o == null ? null : o.bytes(datagram);
         counters.add(qp, reqs, 1);
         if (data != null) {
             counters.add(qp, data, bytes);

@@ -67,18 +67,14 @@ final class Responder {
         if (recvSt == V1.STS_OK && !memory.copy(payload, target, len)) {
             recvSt = V1.STS_LOCAL_PROT_ERR;
         }
-        boolean invalidFailed = op == V1.Wqe.OP_SEND_INV && recvSt == V1.STS_OK && !memory.invalidate(imm);
+        WqeOpcode o = WqeOpcode.of(op);
+        boolean invalidFailed = o.invalidate && recvSt == V1.STS_OK && !memory.invalidate(imm);
         if (invalidFailed) {
             // rxe's class J (an rkey that cannot be invalidated): the data is placed, the receive completes
             // with an invalid request error and the QP goes to ERROR; the sender had its ACK.
             recvSt = V1.STS_REMOTE_INV_REQ_ERR;
         }
-        int recvOp = switch (op) {
-            case V1.Wqe.OP_SEND_IMM -> V1.Cqe.RECV_OP_SEND_IMM;
-            case V1.Wqe.OP_SEND_INV -> V1.Cqe.RECV_OP_SEND_INV;
-            default -> V1.Cqe.RECV_OP_SEND;
-        };
-        receiveCompletion(dest, srcQpn | recvOp << 24, op == V1.Wqe.OP_SEND ? 0 : imm, len, recvSt, 0, 0, solicited);
+        receiveCompletion(dest, srcQpn | o.recvOp << 24, o.immediate || o.invalidate ? imm : 0, len, recvSt, 0, 0, solicited);
         if (invalidFailed) {
             return V1.STS_OK;
         }
@@ -113,7 +109,7 @@ final class Responder {
         }
         counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         if (withImm && takeReceive(dest)) {
-            receiveCompletion(dest, srcQpn | V1.Cqe.RECV_OP_RDMA_IMM << 24, imm, len, V1.STS_OK, 0, 0, solicited);
+            receiveCompletion(dest, srcQpn | WqeOpcode.RDMA_WRITE_IMM.recvOp << 24, imm, len, V1.STS_OK, 0, 0, solicited);
         }
         return V1.STS_OK;
     }
@@ -185,7 +181,7 @@ final class Responder {
         if (recvSt == V1.STS_OK && !memory.copy(payload, target, len)) {
             recvSt = V1.STS_LOCAL_PROT_ERR;
         }
-        int op = withImm ? V1.Cqe.RECV_OP_SEND_IMM : V1.Cqe.RECV_OP_SEND;
+        int op = (withImm ? WqeOpcode.SEND_IMM : WqeOpcode.SEND).recvOp;
         receiveCompletion(dest, cqeFlags | op << 24, withImm ? imm : 0, len, recvSt, smac, vlan, solicited);
     }
 
