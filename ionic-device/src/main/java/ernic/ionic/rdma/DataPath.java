@@ -231,7 +231,7 @@ final class DataPath implements QpErrors {
      */
     @Override
     public void failed(QueuePair qp) {
-        if (qp.connected() && !qp.inError() && lif.qps[qp.id] == qp) {
+        if (qp.connected() && !qp.inError() && lif.queuePairs.get(qp.id) == qp) {
             qp.state = V1.QPS_ERR;
             flush(qp, holding(qp.sqCqId), holding(qp.rqCqId) && qp.rqCqId != qp.sqCqId); // one entry per CQ is enough
         }
@@ -252,7 +252,7 @@ final class DataPath implements QpErrors {
     }
 
     private CompletionQueue cq(int id) {
-        return id >= 0 && id < lif.cqCount ? lif.cqs[id] : null;
+        return lif.completionQueues.get(id);
     }
 
     /**
@@ -305,7 +305,7 @@ final class DataPath implements QpErrors {
     }
 
     private QueuePair qp(int id) {
-        return id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        return lif.queuePairs.get(id);
     }
 
     void rqDoorbell(int page, int qid, int index) {

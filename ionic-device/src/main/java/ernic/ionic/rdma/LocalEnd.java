@@ -24,7 +24,7 @@ final class LocalEnd implements End {
 
     private QueuePair peer(Request r) {
         int id = r.qp.destQpn;
-        QueuePair dest = id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        QueuePair dest = lif.queuePairs.get(id);
         // Like a peer that drops what it cannot take: not connected, or not ready to receive (ERROR).
         return dest != null && dest.connected() && (dest.state == V1.QPS_RTR || dest.state == V1.QPS_RTS
                 || dest.state == V1.QPS_SQD) ? dest : null;

@@ -52,15 +52,23 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     private final Dma dma;
     private final Refusals refusals;
     private final RdmaCounters counters = new RdmaCounters();
-    final int eqCount, aqCount, cqCount, qpCount, mrCount, ahCount;
-
-    final EventQueue[] eqs;
-    final AdminQueue[] aqs;
-    final CompletionQueue[] cqs;
-    final QueuePair[] qps;
-    final MemoryRegion[] mrs;
-    final AddressHandle[] ahs;
+    /** The objects the guest created, by id: each table checks its ids (MR index 0 is none). */
+    final Table<EventQueue> eventQueues;
+    final Table<AdminQueue> adminQueues;
+    final Table<CompletionQueue> completionQueues;
+    final Table<QueuePair> queuePairs;
+    final Table<MemoryRegion> memoryRegions;
+    /** AHs by id; an id is taken ({@link #ahUsed}) even when its header template made no AH. */
+    final Table<AddressHandle> addressHandles;
     final boolean[] ahUsed;
+    /**
+     * The QP table's slots and their number, for {@link NvmeofAttachment} alone, which reads them still; they go
+     * when the NVMe-oF target moves out of this package. Everything else asks {@link #queuePairs}.
+     */
+    @Deprecated(forRemoval = true)
+    final QueuePair[] qps;
+    @Deprecated(forRemoval = true)
+    final int qpCount;
 
     private final DataPath data;
     private final AdminCommands admin;
@@ -84,19 +92,15 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         this.intr = intr;
         this.dma = dma;
         this.refusals = refusals;
-        this.eqCount = profile.rdmaEqs();
-        this.aqCount = RdmaIdentity.AQ_COUNT;
-        this.cqCount = RdmaIdentity.CQ_COUNT;
-        this.qpCount = RdmaIdentity.QP_COUNT;
-        this.mrCount = RdmaIdentity.NMRS_PER_LIF;
-        this.ahCount = RdmaIdentity.NAHS_PER_LIF;
-        eqs = new EventQueue[eqCount];
-        aqs = new AdminQueue[aqCount];
-        cqs = new CompletionQueue[cqCount];
-        qps = new QueuePair[qpCount];
-        mrs = new MemoryRegion[mrCount];
-        ahs = new AddressHandle[ahCount];
-        ahUsed = new boolean[ahCount];
+        eventQueues = new Table<>(profile.rdmaEqs());
+        adminQueues = new Table<>(RdmaIdentity.AQ_COUNT);
+        completionQueues = new Table<>(RdmaIdentity.CQ_COUNT);
+        qps = new QueuePair[RdmaIdentity.QP_COUNT];
+        qpCount = qps.length;
+        queuePairs = new Table<>(0, qps);
+        memoryRegions = new Table<>(1, RdmaIdentity.NMRS_PER_LIF);
+        addressHandles = new Table<>(RdmaIdentity.NAHS_PER_LIF);
+        ahUsed = new boolean[addressHandles.count()];
         data = new DataPath(this, dma, refusals, counters, faults);
         admin = new AdminCommands(this, dma, refusals, faults, counters, data);
     }
@@ -188,7 +192,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
      */
     public void tick(long nowNanos) {
         data.tick(nowNanos);
-        for (AdminQueue aq : aqs) {
+        for (AdminQueue aq : adminQueues) {
             if (aq != null && aq.waitSlot >= 0 && nowNanos - aq.waitSince >= RTR_WAIT_NANOS) {
                 serviceAdminq(aq); // the wait is over: the command is refused now
             }
@@ -206,7 +210,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /** GID ownership changed: MODIFY_QPs waiting for an owner run again. */
     void retryWaitingAdmin() {
-        for (AdminQueue aq : aqs) {
+        for (AdminQueue aq : adminQueues) {
             if (aq != null && aq.waitSlot >= 0) {
                 serviceAdminq(aq);
             }
@@ -248,7 +252,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     private Map<String, Counters<RdmaCounters.Device>> qpSets() {
         Map<String, Counters<RdmaCounters.Device>> m = new TreeMap<>();
-        for (QueuePair qp : qps) {
+        for (QueuePair qp : queuePairs) {
             if (qp != null) {
                 m.put(Integer.toString(qp.id), qp.counters);
             }
@@ -273,7 +277,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     /** Each live QP's counters (what QP_STATS_VALS reports), by QP id. */
     public Map<Integer, Map<String, Long>> qpCounters() {
         Map<Integer, Map<String, Long>> m = new TreeMap<>();
-        for (QueuePair qp : qps) {
+        for (QueuePair qp : queuePairs) {
             if (qp != null) {
                 m.put(qp.id, RdmaCounters.qpSnapshot(qp.counters));
             }
@@ -320,12 +324,12 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     /** Forgets every EQ, AQ, CQ, QP, MR and AH (RDMA_RESET_LIF, device reset). */
     public void reset() {
         pagesHeld = 0;
-        java.util.Arrays.fill(eqs, null);
-        java.util.Arrays.fill(aqs, null);
-        java.util.Arrays.fill(cqs, null);
-        java.util.Arrays.fill(qps, null);
-        java.util.Arrays.fill(mrs, null);
-        java.util.Arrays.fill(ahs, null);
+        eventQueues.clear();
+        adminQueues.clear();
+        completionQueues.clear();
+        queuePairs.clear();
+        memoryRegions.clear();
+        addressHandles.clear();
         java.util.Arrays.fill(ahUsed, false);
         counters.clearObjects();
         data.reset();
@@ -356,8 +360,9 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     private int createEq() {
         int id = queueCmd.qid(), irq = queueCmd.cid();
         int depth = queueCmd.depthLog2(), stride = queueCmd.strideLog2();
-        if (id < 0 || id >= eqCount || eqs[id] != null) {
-            refusals.refuse("rdma-eq-id", "CREATE_EQ " + id + (id >= 0 && id < eqCount ? " already exists" : " out of range"));
+        if (!eventQueues.inRange(id) || eventQueues.get(id) != null) {
+            refusals.refuse("rdma-eq-id", "CREATE_EQ " + id
+                    + (eventQueues.inRange(id) ? " already exists" : " out of range"));
             return Status.EQID;
         }
         if (!intr.valid(irq)) {
@@ -373,18 +378,18 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             refusals.refuse("rdma-eq-addr", "CREATE_EQ ring outside guest memory");
             return Status.BAD_ADDR;
         }
-        eqs[id] = new EventQueue(id, irq, queueCmd.dmaAddr(), depth);
+        eventQueues.put(id, new EventQueue(id, irq, queueCmd.dmaAddr(), depth));
         return Status.SUCCESS;
     }
 
     private int createAdminCq() {
         int id = queueCmd.qid(), eq = queueCmd.cid();
         int depth = queueCmd.depthLog2(), stride = queueCmd.strideLog2();
-        if (id < 0 || id >= cqCount || cqs[id] != null) {
+        if (!completionQueues.inRange(id) || completionQueues.get(id) != null) {
             refusals.refuse("rdma-cq-id", "CREATE_CQ (devcmd) " + id);
             return Status.EQID;
         }
-        if (eq < 0 || eq >= eqCount || eqs[eq] == null) {
+        if (eventQueues.get(eq) == null) {
             refusals.refuse("rdma-cq-eq", "CREATE_CQ (devcmd) on EQ " + eq);
             return Status.EINVAL;
         }
@@ -403,7 +408,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         }
         CompletionQueue created = new CompletionQueue(id, eq, mem, depth, stride);
         created.dbid = queueCmd.dbid();
-        cqs[id] = created;
+        completionQueues.put(id, created);
         counters.control.inc(RdmaCounters.Control.CQS);
         return Status.SUCCESS;
     }
@@ -411,11 +416,11 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     private int createAdminq() {
         int id = queueCmd.qid(), cq = queueCmd.cid();
         int depth = queueCmd.depthLog2(), stride = queueCmd.strideLog2();
-        if (id < 0 || id >= aqCount || aqs[id] != null) {
+        if (!adminQueues.inRange(id) || adminQueues.get(id) != null) {
             refusals.refuse("rdma-aq-id", "CREATE_ADMINQ " + id);
             return Status.EQID;
         }
-        if (cq < 0 || cq >= cqCount || cqs[cq] == null) {
+        if (completionQueues.get(cq) == null) {
             refusals.refuse("rdma-aq-cq", "CREATE_ADMINQ on CQ " + cq);
             return Status.EINVAL;
         }
@@ -434,7 +439,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         }
         AdminQueue aq = new AdminQueue(id, cq, queueCmd.dmaAddr(), depth);
         aq.dbid = queueCmd.dbid();
-        aqs[id] = aq;
+        adminQueues.put(id, aq);
         return Status.SUCCESS;
     }
 
@@ -458,7 +463,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         int qid = Ring.Doorbell.qid(value), index = Ring.Doorbell.pIndex(value), ring = Ring.Doorbell.ring(value) & 7;
         switch (qtype) {
             case RdmaIdentity.AQ_QTYPE -> {
-                AdminQueue aq = qid < aqCount ? aqs[qid] : null;
+                AdminQueue aq = adminQueues.get(qid);
                 if (aq == null) {
                     refusals.refuse("rdma-db-aq", "doorbell for admin queue " + qid + " that does not exist");
                     return true;
@@ -470,7 +475,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
                 serviceAdminq(aq);
             }
             case RdmaIdentity.CQ_QTYPE -> {
-                CompletionQueue cq = qid < cqCount ? cqs[qid] : null;
+                CompletionQueue cq = completionQueues.get(qid);
                 if (cq == null) {
                     refusals.refuse("rdma-db-cq", "doorbell for CQ " + qid + " that does not exist");
                     return true;
@@ -494,7 +499,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /** EQE {CQ, NOTIFY, cqid} in the CQ's EQ and the EQ's interrupt. */
     void notify(CompletionQueue cq) {
-        EventQueue eq = cq.eqId < eqCount ? eqs[cq.eqId] : null;
+        EventQueue eq = eventQueues.get(cq.eqId);
         if (eq == null) {
             refusals.refuse("rdma-event-no-eq", "CQ " + cq.id + " has no EQ " + cq.eqId);
             return;
@@ -566,7 +571,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             aq.cons = (first + slots) & aq.mask();
             aq.executed++;
             counters.adminCommand(status != V1.ASTS_OK);
-            CompletionQueue cq = aq.cqId < cqCount ? cqs[aq.cqId] : null;
+            CompletionQueue cq = completionQueues.get(aq.cqId);
             if (cq == null) {
                 refusals.refuse("rdma-aq-no-cq", "admin queue " + aq.id + " lost its CQ " + aq.cqId);
                 continue;

@@ -54,7 +54,7 @@ final class RdmaTrace {
         this.memory = memory;
         this.clock = clock;
         this.out = out;
-        int n = lif.qpCount;
+        int n = lif.queuePairs.count();
         generation = new int[n];
         psn = new int[n];
         msn = new int[n];

@@ -54,7 +54,7 @@ final class RemoteResponder {
     }
 
     void reset() {
-        for (QueuePair qp : lif.qps) {
+        for (QueuePair qp : lif.queuePairs) {
             if (qp != null) {
                 releaseHeld(qp);
             }
@@ -74,7 +74,7 @@ final class RemoteResponder {
             return;
         }
         int dst = WireHeader.u32(m, WireHeader.DST_QP);
-        QueuePair qp = dst >= 0 && dst < lif.qpCount ? lif.qps[dst] : null;
+        QueuePair qp = lif.queuePairs.get(dst);
         if (qp == null || !qp.connected() || qp.destQpn != WireHeader.u32(m, WireHeader.SRC_QP)
                 || qp.node != node || !(qp.state == V1.QPS_RTR || qp.state == V1.QPS_RTS || qp.state == V1.QPS_SQD)) {
             // No QP here takes it: a NIC drops such a packet and the requester's retries run out. A piece is

@@ -135,7 +135,7 @@ final class Requester {
         List<QueuePair> again = List.copyOf(waitingForRoom);
         waitingForRoom.clear();
         for (QueuePair qp : again) {
-            if (lif.qps[qp.id] == qp) {
+            if (lif.queuePairs.get(qp.id) == qp) {
                 run(qp);
             }
         }
@@ -348,7 +348,7 @@ final class Requester {
                 break;
             }
             due.delayed = false;
-            if (lif.qps[due.id] == due && !due.inError()) {
+            if (lif.queuePairs.get(due.id) == due && !due.inError()) {
                 run(due); // may hold it again for its next WQE, later than now
             }
         }
@@ -385,7 +385,7 @@ final class Requester {
         r.qkey = qkey < 0 ? qp.qkey : qkey; // a controlled key stands for the sending QP's own
         r.destQpn = w.destQpn() & 0xff_ffff;
         int ahId = w.ahId();
-        r.ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
+        r.ah = lif.addressHandles.get(ahId);
         if (r.ah != null && r.ah.pd != qp.pd) {
             // rxe_get_av: "PDs don't match for AH and QP", the WQE completes with a local QP operation error.
             refusals.refuse("rdma-ah-pd", "a UD send with an AH of another protection domain than the QP's");
@@ -417,7 +417,7 @@ final class Requester {
     private int regMr(V1.Wqe w) {
         int mrid = w.immDataKey();
         int index = mrid >>> 8;
-        MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
+        MemoryRegion mr = lif.memoryRegions.get(index);
         if (mr == null || mr.window() || memory.windows.busy(mr)) {
             return V1.STS_MEM_MGMT_OPER_ERR;
         }
@@ -522,7 +522,7 @@ final class Requester {
             return;
         }
         for (QueuePair qp : List.copyOf(waitingForReceive)) {
-            if (now - qp.blockedSinceNanos < RNR_TIMEOUT_NANOS || lif.qps[qp.id] != qp) {
+            if (now - qp.blockedSinceNanos < RNR_TIMEOUT_NANOS || lif.queuePairs.get(qp.id) != qp) {
                 continue;
             }
             waitingForReceive.remove(qp);
@@ -556,7 +556,7 @@ final class Requester {
             path.inc(PathCounter.SQ_ERRORS);
         }
         count(qp, op, status, movedBytes);
-        CompletionQueue cq = lif.cqs[qp.sqCqId];
+        CompletionQueue cq = lif.completionQueues.get(qp.sqCqId);
         if (cq != null) {
             sendCompletion(cq, qp, index, op, status);
         }

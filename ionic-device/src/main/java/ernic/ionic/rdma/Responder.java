@@ -170,7 +170,7 @@ final class Responder {
      */
     void datagram(int destQpn, int qkey, int cqeFlags, boolean withImm, int imm, Spans payload, long smac,
                   int vlan, boolean solicited) {
-        QueuePair dest = destQpn >= 0 && destQpn < lif.qpCount ? lif.qps[destQpn] : null;
+        QueuePair dest = lif.queuePairs.get(destQpn);
         if (payload.total < Grh.SIZE || dest == null || !dest.datagram() || !qkeyAccepted(dest, qkey)
                 || !takeReceive(dest)) {
             udDropped();
@@ -245,7 +245,7 @@ final class Responder {
         if (status == V1.STS_OK) {
             counters.add(dest, RdmaCounters.Device.RX_RECV_BYTES, length);
         }
-        CompletionQueue cq = lif.cqs[dest.rqCqId];
+        CompletionQueue cq = lif.completionQueues.get(dest.rqCqId);
         if (cq != null) {
             postReceiveCompletion(cq, dest, srcQpnOp, imm, length, status, srcMac, vlan, solicited);
         }

@@ -148,7 +148,7 @@ final class WqePipeline {
                     + " guest (the rkey belongs to another node or target)", V1.STS_REMOTE_ACC_ERR);
         }
         int id = qp.destQpn;
-        QueuePair dest = id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        QueuePair dest = lif.queuePairs.get(id);
         if (dest == null || !dest.connected() || dest.state != V1.QPS_RTR && dest.state != V1.QPS_RTS
                 && dest.state != V1.QPS_SQD) {
             return V1.STS_RETRY_EXCEEDED; // as the plain WRITE would: nobody answers
