@@ -22,8 +22,11 @@ import java.util.TreeMap;
 
 /**
  * The RDMA side of LIF 0: the bootstrap device commands (50..53), the event queues, the RDMA admin
- * queues and their commands (the control path), and the doorbells of the RDMA queue types (the data
- * path, in {@link DataPath}); the admin commands themselves are in {@link AdminCommands}. Objects are indexed by the driver's own ids; every table is sized from
+ * queues and their commands (the control path), and the owner of the object tables ({@link Table}); the
+ * doorbells of the SQ, RQ and CQ types go on to the data path ({@link DataPath}), which checks their pages and
+ * posts every completion ({@link Completions}, the admin queue's too), so a doorbell's flow runs one way and
+ * never comes back here; the admin commands themselves are in {@link AdminCommands}. Objects are indexed by the
+ * driver's own ids; every table is sized from
  * what LIF_IDENTIFY advertises, and an id outside it, or one already in use, is refused with an
  * admin status, leaving nothing behind. Device thread only.
  */
@@ -101,7 +104,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         memoryRegions = new Table<>(1, RdmaIdentity.NMRS_PER_LIF);
         addressHandles = new Table<>(RdmaIdentity.NAHS_PER_LIF);
         ahUsed = new boolean[addressHandles.count()];
-        data = new DataPath(this, dma, refusals, counters, faults);
+        data = new DataPath(this, dma, intr, refusals, counters, faults);
         admin = new AdminCommands(this, dma, refusals, faults, counters, data);
     }
 
@@ -446,18 +449,6 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     // ---------------------------------------------------------------------------------------------
     // Doorbells
 
-    /**
-     * A queue's doorbell counts only on the page of its dbid (LIF 0: page = dbid), as hardware honours it:
-     * one process cannot ring another's queues from its own page.
-     */
-    boolean onOwnPage(int page, int dbid, String kind, int qid) {
-        if (page == dbid) {
-            return true;
-        }
-        refusals.refuse("rdma-db-page", kind + " " + qid + " rung on doorbell page " + page + ", its page is " + dbid);
-        return false;
-    }
-
     @Override
     public boolean doorbell(int page, int qtype, long value) {
         int qid = Ring.Doorbell.qid(value), index = Ring.Doorbell.pIndex(value), ring = Ring.Doorbell.ring(value) & 7;
@@ -468,25 +459,13 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
                     refusals.refuse("rdma-db-aq", "doorbell for admin queue " + qid + " that does not exist");
                     return true;
                 }
-                if (!onOwnPage(page, aq.dbid, "AQ", qid)) {
+                if (!data.onOwnPage(page, aq.dbid, "AQ", qid)) {
                     return true;
                 }
                 aq.prod = index & aq.mask();
                 serviceAdminq(aq);
             }
-            case RdmaIdentity.CQ_QTYPE -> {
-                CompletionQueue cq = completionQueues.get(qid);
-                if (cq == null) {
-                    refusals.refuse("rdma-db-cq", "doorbell for CQ " + qid + " that does not exist");
-                    return true;
-                }
-                if (!onOwnPage(page, cq.dbid, "CQ", qid)) {
-                    return true;
-                }
-                if (cq.doorbell(ring, index)) {
-                    notify(cq);
-                }
-            }
+            case RdmaIdentity.CQ_QTYPE -> data.cqDoorbell(page, qid, ring, index);
             case RdmaIdentity.SQ_QTYPE -> data.sqDoorbell(page, qid, index);
             case RdmaIdentity.RQ_QTYPE -> data.rqDoorbell(page, qid, index);
             case RdmaIdentity.EQ_QTYPE -> refusals.refuse("rdma-db-eq", "doorbell on the EQ type (there is none)");
@@ -495,31 +474,6 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             }
         }
         return true;
-    }
-
-    /** EQE {CQ, NOTIFY, cqid} in the CQ's EQ and the EQ's interrupt. */
-    void notify(CompletionQueue cq) {
-        EventQueue eq = eventQueues.get(cq.eqId);
-        if (eq == null) {
-            refusals.refuse("rdma-event-no-eq", "CQ " + cq.id + " has no EQ " + cq.eqId);
-            return;
-        }
-        counters.event();
-        eq.post(dma, intr, V1.Eqe.TYPE_CQ, V1.Eqe.CQ_NOTIFY, cq.id);
-    }
-
-    /** Writes a CQE and raises the event if the CQ was armed. */
-    void complete(CompletionQueue cq, MemorySegment entry, boolean solicited) {
-        if (cq.write(dma, entry, solicited)) {
-            notify(cq);
-        }
-    }
-
-    /** Lets the host see the entry {@code cq} held ({@link CompletionQueue#hold}), with its event. */
-    void release(CompletionQueue cq) {
-        if (cq.release(dma)) {
-            notify(cq);
-        }
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -578,7 +532,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             }
             cqe.wrap(cqeBuf, 0).clear().cmdIdx(first).cmdOp(op)
                     .statusLength(status).qidType(aq.id, V1.Cqe.TYPE_ADMIN, status != V1.ASTS_OK);
-            complete(cq, cqeBuf, false);
+            data.completions.post(cq, cqeBuf, false);
         }
     }
 }

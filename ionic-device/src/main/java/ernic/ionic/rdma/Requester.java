@@ -42,6 +42,7 @@ final class Requester {
     private final End local;
     private final LongSupplier clock;
     private final QpErrors errors;
+    private final Completions completions;
     private final FaultPlan faults;
     /** Asks to be woken (a {@link #wake}) at a time of the clock: the first delayed QP's. */
     private final LongConsumer wakeAt;
@@ -67,8 +68,10 @@ final class Requester {
     private final Counters<PathCounter> path;
 
     Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
-              End local, LongSupplier clock, QpErrors errors, FaultPlan faults, LongConsumer wakeAt) {
+              End local, LongSupplier clock, QpErrors errors, FaultPlan faults, LongConsumer wakeAt,
+              Completions completions) {
         this.lif = lif;
+        this.completions = completions;
         this.faults = faults;
         this.wakeAt = wakeAt;
         this.errors = errors;
@@ -582,7 +585,7 @@ final class Requester {
         if (status != V1.STS_OK) {
             cq.hold(); // let out by errors.failed after the flush that follows it
         }
-        lif.complete(cq, cqeBuf, false);
+        completions.post(cq, cqeBuf, false);
     }
 
     /** Counts one executed send WQE by its opcode's counters. */

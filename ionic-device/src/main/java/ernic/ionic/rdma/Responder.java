@@ -35,12 +35,14 @@ final class Responder {
     private final Spans target = new Spans(), here = new Spans();
     private final Counters<PathCounter> path;
     private final QpErrors errors;
+    private final Completions completions;
     /** A datagram reached a UD QP that has no Q_Key: said once (the rule is the seed's, unusual for the IB spec). */
     private boolean unkeyedLogged;
 
     Responder(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
-              QpErrors errors) {
+              QpErrors errors, Completions completions) {
         this.lif = lif;
+        this.completions = completions;
         this.refusals = refusals;
         this.path = path;
         this.errors = errors;
@@ -267,6 +269,6 @@ final class Responder {
         if (status != V1.STS_OK) {
             cq.hold(); // let out by errors.failed after the flush that follows it
         }
-        lif.complete(cq, cqeBuf, solicited);
+        completions.post(cq, cqeBuf, solicited);
     }
 }
