@@ -8,7 +8,8 @@
  * are siblings that use neither each other nor this package, and meet only in {@code base}; the shared
  * packages ({@code base}, {@code layout}, {@code regs}, {@code fault}, {@code profile}) use neither side;
  * the P4 engine's hooks ({@code p4hook}) are where the engine (module p4-engine, {@code ernic.p4}, which knows
- * nothing of ionic) meets both sides.
+ * nothing of ionic) meets both sides; the IBTA's opcode table ({@code roce}) uses nothing of ionic, and
+ * {@code rdma} and {@code trace} build on it.
  * Outside the module, the server and the integration tests use this package and the sides' public
  * entry points. {@code IonicArchitectureTest} checks these rules.
  */

@@ -74,6 +74,15 @@ class IonicArchitectureTest {
     }
 
     @Test
+    void theIbtaTablesKnowNothingOfTheDevice() {
+        noClasses().that().resideInAPackage("ernic.ionic.roce..")
+                .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic", "ernic.ionic.rdma..", "ernic.ionic.eth..",
+                        "ernic.ionic.base..", "ernic.ionic.layout..", "ernic.ionic.trace..")
+                .because("the IBTA's opcodes are the transport's facts; the device and the trace build on them")
+                .check(MAIN);
+    }
+
+    @Test
     void theTraceFileSideKnowsNothingOfTheDevice() {
         noClasses().that().resideInAPackage("ernic.ionic.trace..")
                 .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic", "ernic.ionic.rdma..", "ernic.ionic.eth..",

@@ -132,7 +132,7 @@ final class AdminCommands {
         }
         QueuePair qp = null;
         if (op == V1.ADMIN_QP_STATS_VALS) {
-            qp = id < lif.qpCount ? lif.qps[id] : null;
+            qp = lif.queuePairs.get(id);
             if (qp == null) {
                 refusals.refuse("rdma-stats-qp", "QP_STATS_VALS for QP " + id + " that does not exist");
                 return V1.ASTS_BAD_INDEX;
@@ -175,11 +175,12 @@ final class AdminCommands {
     private int createCq(AdminWqe.CreateCq c) {
         int id = c.id(), eq = c.eqId();
         int depth = c.depthLog2(), stride = c.strideLog2();
-        if (id >= lif.cqCount || lif.cqs[id] != null) {
-            refusals.refuse("rdma-cq-id", "CREATE_CQ " + id + (id < lif.cqCount ? " already exists" : " out of range"));
-            return id >= lif.cqCount ? V1.ASTS_BAD_INDEX : V1.ASTS_BAD_STATE;
+        if (!lif.completionQueues.inRange(id) || lif.completionQueues.get(id) != null) {
+            refusals.refuse("rdma-cq-id", "CREATE_CQ " + id
+                    + (lif.completionQueues.inRange(id) ? " already exists" : " out of range"));
+            return lif.completionQueues.inRange(id) ? V1.ASTS_BAD_STATE : V1.ASTS_BAD_INDEX;
         }
-        if (eq < 0 || eq >= lif.eqCount || lif.eqs[eq] == null) {
+        if (lif.eventQueues.get(eq) == null) {
             refusals.refuse("rdma-cq-eq", "CREATE_CQ " + id + " on EQ " + eq);
             return V1.ASTS_BAD_INDEX;
         }
@@ -202,18 +203,18 @@ final class AdminCommands {
         lif.holdPages(mem);
         CompletionQueue cq = new CompletionQueue(id, eq, mem, depth, stride);
         cq.dbid = c.dbid();
-        lif.cqs[id] = cq;
+        lif.completionQueues.put(id, cq);
         counters.control.inc(RdmaCounters.Control.CQS);
         return V1.ASTS_OK;
     }
 
     private int destroyCq(int id) {
-        if (id < 0 || id >= lif.cqCount || lif.cqs[id] == null) {
+        if (lif.completionQueues.get(id) == null) {
             refusals.refuse("rdma-cq-destroy", "DESTROY_CQ " + id + " that does not exist");
             return V1.ASTS_BAD_INDEX;
         }
-        lif.releasePages(lif.cqs[id].mem);
-        lif.cqs[id] = null;
+        lif.releasePages(lif.completionQueues.get(id).mem);
+        lif.completionQueues.remove(id);
         counters.control.add(RdmaCounters.Control.CQS, -1);
         return V1.ASTS_OK;
     }
@@ -243,9 +244,10 @@ final class AdminCommands {
     private int createQp(AdminWqe.CreateQp c) {
         int id = c.id(), type = c.type(), flags = c.privFlags();
         int sqCq = c.cqId(AdminWqe.CreateQp.Ring.SQ), rqCq = c.cqId(AdminWqe.CreateQp.Ring.RQ);
-        if (id >= lif.qpCount || lif.qps[id] != null) {
-            refusals.refuse("rdma-qp-id", "CREATE_QP " + id + (id < lif.qpCount ? " already exists" : " out of range"));
-            return id >= lif.qpCount ? V1.ASTS_BAD_INDEX : V1.ASTS_BAD_STATE;
+        if (!lif.queuePairs.inRange(id) || lif.queuePairs.get(id) != null) {
+            refusals.refuse("rdma-qp-id", "CREATE_QP " + id
+                    + (lif.queuePairs.inRange(id) ? " already exists" : " out of range"));
+            return lif.queuePairs.inRange(id) ? V1.ASTS_BAD_STATE : V1.ASTS_BAD_INDEX;
         }
         if (type != V1.QPT_RC && type != V1.QPT_UC && type != V1.QPT_UD) {
             refusals.refuse("rdma-qp-type", "CREATE_QP " + id + " of type " + type);
@@ -284,13 +286,13 @@ final class AdminCommands {
         qp.generation = ++generations;
         qp.dbid = c.dbid();
         qp.pd = c.pdId();
-        lif.qps[id] = qp;
+        lif.queuePairs.put(id, qp);
         counters.control.inc(RdmaCounters.Control.QPS);
         return V1.ASTS_OK;
     }
 
     private boolean liveCq(int id) {
-        return id >= 0 && id < lif.cqCount && lif.cqs[id] != null;
+        return lif.completionQueues.get(id) != null;
     }
 
     /** The QP state machine of MODIFY_QP: RESET and ERR are reachable from anywhere. */
@@ -311,7 +313,7 @@ final class AdminCommands {
 
     private int modifyQp(AdminWqe.ModifyQp c) {
         int id = c.id();
-        QueuePair qp = id < lif.qpCount ? lif.qps[id] : null;
+        QueuePair qp = lif.queuePairs.get(id);
         if (qp == null) {
             refusals.refuse("rdma-qp-modify", "MODIFY_QP " + id + " that does not exist");
             return V1.ASTS_BAD_INDEX;
@@ -425,7 +427,7 @@ final class AdminCommands {
 
     private int queryQp(AdminWqe.QueryQp c) {
         int id = c.id();
-        QueuePair qp = id < lif.qpCount ? lif.qps[id] : null;
+        QueuePair qp = lif.queuePairs.get(id);
         if (qp == null) {
             refusals.refuse("rdma-qp-query", "QUERY_QP " + id + " that does not exist");
             return V1.ASTS_BAD_INDEX;
@@ -465,7 +467,7 @@ final class AdminCommands {
     }
 
     private int destroyQp(int id) {
-        QueuePair qp = id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        QueuePair qp = lif.queuePairs.get(id);
         if (qp == null) {
             refusals.refuse("rdma-qp-destroy", "DESTROY_QP " + id + " that does not exist");
             return V1.ASTS_BAD_INDEX;
@@ -473,7 +475,7 @@ final class AdminCommands {
         data.forget(qp);
         lif.releasePages(qp.sq == null ? null : qp.sq.mem);
         lif.releasePages(qp.rq == null ? null : qp.rq.mem);
-        lif.qps[id] = null;
+        lif.queuePairs.remove(id);
         counters.control.add(RdmaCounters.Control.QPS, -1);
         return V1.ASTS_OK;
     }
@@ -486,10 +488,10 @@ final class AdminCommands {
         int index = mrid >>> 8;
         long va = c.va(), length = c.length();
         int flags = c.flags(), count = c.mapCount(), pageShift = c.pageSizeLog2();
-        if (index == 0 || index >= lif.mrCount || lif.mrs[index] != null) {
+        if (!lif.memoryRegions.inRange(index) || lif.memoryRegions.get(index) != null) {
             refusals.refuse("rdma-mr-id", "CREATE_MR " + Integer.toHexString(mrid)
-                    + (index > 0 && index < lif.mrCount ? " already exists" : " out of range"));
-            return index > 0 && index < lif.mrCount ? V1.ASTS_BAD_STATE : V1.ASTS_BAD_INDEX;
+                    + (lif.memoryRegions.inRange(index) ? " already exists" : " out of range"));
+            return lif.memoryRegions.inRange(index) ? V1.ASTS_BAD_STATE : V1.ASTS_BAD_INDEX;
         }
         if ((flags & V1.MRF_IS_MW) != 0) {
             return createWindow(c, index, flags, count);
@@ -521,7 +523,7 @@ final class AdminCommands {
         mr.mem = mem;
         mr.valid = mem != null;
         lif.holdPages(mem);
-        lif.mrs[index] = mr;
+        lif.memoryRegions.put(index, mr);
         counters.control.inc(RdmaCounters.Control.MRS);
         return V1.ASTS_OK;
     }
@@ -539,7 +541,7 @@ final class AdminCommands {
         MemoryRegion mw = new MemoryRegion(index, (flags & V1.MRF_INV_EN) != 0 ? 2 : 1);
         mw.key = c.mrid() & 0xff;
         mw.pd = c.pdId();
-        lif.mrs[index] = mw;
+        lif.memoryRegions.put(index, mw);
         counters.control.inc(RdmaCounters.Control.MWS);
         return V1.ASTS_OK;
     }
@@ -551,14 +553,14 @@ final class AdminCommands {
      */
     private int destroyMr(int mrid) {
         int index = mrid >>> 8;
-        MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
+        MemoryRegion mr = lif.memoryRegions.get(index);
         if (mr == null) {
             refusals.refuse("rdma-mr-destroy", "DESTROY_MR " + Integer.toHexString(mrid) + " that does not exist");
             return V1.ASTS_BAD_INDEX;
         }
         if (mr.window()) {
             mr.unbind();
-            lif.mrs[index] = null;
+            lif.memoryRegions.remove(index);
             counters.control.add(RdmaCounters.Control.MWS, -1);
             return V1.ASTS_OK;
         }
@@ -566,16 +568,17 @@ final class AdminCommands {
             return V1.ASTS_BAD_STATE;
         }
         lif.releasePages(mr.mem);
-        lif.mrs[index] = null;
+        lif.memoryRegions.remove(index);
         counters.control.add(RdmaCounters.Control.MRS, -1);
         return V1.ASTS_OK;
     }
 
     private int createAh(AdminWqe.CreateAh c) {
         int id = c.id(), len = c.length();
-        if (id >= lif.ahCount || lif.ahUsed[id]) {
-            refusals.refuse("rdma-ah-id", "CREATE_AH " + id + (id < lif.ahCount ? " already exists" : " out of range"));
-            return id >= lif.ahCount ? V1.ASTS_BAD_INDEX : V1.ASTS_BAD_STATE;
+        if (!lif.addressHandles.inRange(id) || lif.ahUsed[id]) {
+            refusals.refuse("rdma-ah-id", "CREATE_AH " + id
+                    + (lif.addressHandles.inRange(id) ? " already exists" : " out of range"));
+            return lif.addressHandles.inRange(id) ? V1.ASTS_BAD_STATE : V1.ASTS_BAD_INDEX;
         }
         if (len < 0 || len > RdmaLif.MAX_HEADER || !dma.read(c.dmaAddr(), side, 0, len)) {
             refusals.refuse("rdma-ah-header", "CREATE_AH " + id + " header template of " + len + " bytes refused");
@@ -589,18 +592,18 @@ final class AdminCommands {
                 ah.node = Math.max(-1, data.remote.route(ah)); // no owner: treated as local
             }
         }
-        lif.ahs[id] = ah;
+        lif.addressHandles.put(id, ah);
         lif.ahUsed[id] = true;
         counters.control.inc(RdmaCounters.Control.AHS);
         return V1.ASTS_OK;
     }
 
     private int destroyAh(int id) {
-        if (id < 0 || id >= lif.ahCount || !lif.ahUsed[id]) {
+        if (!lif.addressHandles.inRange(id) || !lif.ahUsed[id]) {
             refusals.refuse("rdma-ah-destroy", "DESTROY_AH " + id + " that does not exist");
             return V1.ASTS_BAD_INDEX;
         }
-        lif.ahs[id] = null;
+        lif.addressHandles.remove(id);
         lif.ahUsed[id] = false;
         counters.control.add(RdmaCounters.Control.AHS, -1);
         return V1.ASTS_OK;

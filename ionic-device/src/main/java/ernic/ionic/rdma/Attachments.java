@@ -111,7 +111,7 @@ final class Attachments implements GuestQps {
     }
 
     private QueuePair qp(int qpn) {
-        return qpn >= 0 && qpn < lif.qpCount ? lif.qps[qpn] : null;
+        return lif.queuePairs.get(qpn);
     }
 
     @Override
@@ -171,8 +171,8 @@ final class Attachments implements GuestQps {
             return Delivery.FAILED;
         }
         message.clear().addLocal(bytes, offset, length);
-        int st = responder.send(qp, srcQpn, invalidate ? V1.Wqe.OP_SEND_INV : V1.Wqe.OP_SEND, invalidate ? rkey : 0,
-                message, false);
+        int st = responder.send(qp, srcQpn, (invalidate ? WqeOpcode.SEND_INV : WqeOpcode.SEND).code,
+                invalidate ? rkey : 0, message, false);
         message.clear();
         return st == Responder.RNR ? Delivery.NO_RECEIVE : st == V1.STS_OK ? Delivery.DELIVERED : Delivery.FAILED;
     }

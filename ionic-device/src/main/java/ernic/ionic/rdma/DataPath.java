@@ -4,6 +4,7 @@ import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
 import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.regs.InterruptController;
 import ernic.vfiouser.server.Refusals;
 import io.netty.util.concurrent.Ticker;
 
@@ -16,7 +17,8 @@ import java.util.Map;
  * queues and hands each WQE to an {@link End} (a QP of this guest through {@link LocalEnd}, a peer
  * server's guest through {@link RemotePath}); the {@link Responder} applies operations to this guest's
  * QPs, whoever asked; {@link KeyedMemory} is the only way to guest memory, through the MR table.
- * This class wires them, takes the doorbells and the RDMA tick, and moves QPs to ERROR (flush).
+ * This class wires them, takes the SQ, RQ and CQ doorbells (each checked against its page) and the RDMA tick,
+ * posts every completion through its {@link Completions}, and moves QPs to ERROR (flush).
  * Time comes from one injected clock; wake-ups at a given time (an added latency's end) from the device
  * loop's timer ({@link #timer}), and from the RDMA tick as well. Device thread only.
  */
@@ -34,6 +36,8 @@ final class DataPath implements QpErrors {
     private final Responder responder;
     private final Requester requester;
     private final KeyedHostMemory hostMemory;
+    /** Where every CQE and its event go out (the admin queue's too). */
+    final Completions completions;
     private final MemorySegment cqeBuf = Arena.ofAuto().allocate(V1.Cqe.SIZE, 8);
     private final V1.Cqe cqe = new V1.Cqe();
     private Ticker clock = Ticker.systemTicker();
@@ -51,16 +55,19 @@ final class DataPath implements QpErrors {
     /** The in-process peers at addresses of their own (none named here). */
     final Attachments attachments;
 
-    DataPath(RdmaLif lif, Dma dma, Refusals refusals, RdmaCounters counters, FaultPlan faults) {
+    DataPath(RdmaLif lif, Dma dma, InterruptController intr, Refusals refusals, RdmaCounters counters,
+             FaultPlan faults) {
         this.lif = lif;
         this.refusals = refusals;
         this.counters = counters;
+        this.completions = new Completions(lif.eventQueues, dma, intr, counters, refusals);
         this.memory = new KeyedMemory(lif, dma, refusals, pathCounters);
-        this.responder = new Responder(lif, memory, refusals, counters, pathCounters, this);
+        this.responder = new Responder(lif, memory, refusals, counters, pathCounters, this, completions);
         this.hostMemory = new KeyedHostMemory(memory, pathCounters);
         this.attachments = new Attachments(lif, memory, responder, this, refusals, hostMemory);
         this.requester = new Requester(lif, memory, refusals, counters, pathCounters,
-                new LocalEnd(lif, memory, responder), this::now, this, faults, this::wakeAt, attachments);
+                new LocalEnd(lif, memory, responder), this::now, this, faults, this::wakeAt, completions,
+                attachments);
     }
 
     /** Guest memory as RDMA reaches it (the MR table, its windows). */
@@ -217,7 +224,7 @@ final class DataPath implements QpErrors {
      */
     @Override
     public void failed(QueuePair qp) {
-        if (qp.connected() && !qp.inError() && lif.qps[qp.id] == qp) {
+        if (qp.connected() && !qp.inError() && lif.queuePairs.get(qp.id) == qp) {
             qp.state = V1.QPS_ERR;
             flush(qp, holding(qp.sqCqId), holding(qp.rqCqId) && qp.rqCqId != qp.sqCqId); // one entry per CQ is enough
         }
@@ -228,7 +235,7 @@ final class DataPath implements QpErrors {
     private void release(int cqId) {
         CompletionQueue cq = cq(cqId);
         if (cq != null) {
-            lif.release(cq);
+            completions.release(cq);
         }
     }
 
@@ -238,7 +245,7 @@ final class DataPath implements QpErrors {
     }
 
     private CompletionQueue cq(int id) {
-        return id >= 0 && id < lif.cqCount ? lif.cqs[id] : null;
+        return lif.completionQueues.get(id);
     }
 
     /**
@@ -287,11 +294,39 @@ final class DataPath implements QpErrors {
                 : RdmaCounters.Device.SEND_COMPLETIONS, 1);
         counters.error(qp, V1.STS_WQE_FLUSHED_ERR);
         cqe.wrap(cqeBuf, 0).clear().statusLength(V1.STS_WQE_FLUSHED_ERR).qidType(qp.id, type, true);
-        lif.complete(cq, cqeBuf, false);
+        completions.post(cq, cqeBuf, false);
     }
 
     private QueuePair qp(int id) {
-        return id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        return lif.queuePairs.get(id);
+    }
+
+    /**
+     * A queue's doorbell counts only on the page of its dbid (LIF 0: page = dbid), as hardware honours it:
+     * one process cannot ring another's queues from its own page. (The admin queue's doorbell is checked here
+     * too.)
+     */
+    boolean onOwnPage(int page, int dbid, String kind, int qid) {
+        if (page == dbid) {
+            return true;
+        }
+        refusals.refuse("rdma-db-page", kind + " " + qid + " rung on doorbell page " + page + ", its page is " + dbid);
+        return false;
+    }
+
+    /** A CQ doorbell: the driver's consumer index, and an arm ({@code ring} 1: any, 2: solicited only). */
+    void cqDoorbell(int page, int qid, int ring, int index) {
+        CompletionQueue cq = cq(qid);
+        if (cq == null) {
+            refusals.refuse("rdma-db-cq", "doorbell for CQ " + qid + " that does not exist");
+            return;
+        }
+        if (!onOwnPage(page, cq.dbid, "CQ", qid)) {
+            return;
+        }
+        if (cq.doorbell(ring, index)) {
+            completions.notify(cq);
+        }
     }
 
     void rqDoorbell(int page, int qid, int index) {
@@ -300,7 +335,7 @@ final class DataPath implements QpErrors {
             refusals.refuse("rdma-db-rq", "RQ doorbell for QP " + qid + " without an RQ");
             return;
         }
-        if (!lif.onOwnPage(page, qp.dbid, "RQ of QP", qid)) {
+        if (!onOwnPage(page, qp.dbid, "RQ of QP", qid)) {
             return;
         }
         qp.rq.prod = index & qp.rq.mask();
@@ -321,7 +356,7 @@ final class DataPath implements QpErrors {
             refusals.refuse("rdma-db-sq", "SQ doorbell for QP " + qid + " without an SQ");
             return;
         }
-        if (!lif.onOwnPage(page, qp.dbid, "SQ of QP", qid)) {
+        if (!onOwnPage(page, qp.dbid, "SQ of QP", qid)) {
             return;
         }
         qp.sq.prod = index & qp.sq.mask();

@@ -24,7 +24,7 @@ final class LocalEnd implements End {
 
     private QueuePair peer(Request r) {
         int id = r.qp.destQpn;
-        QueuePair dest = id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        QueuePair dest = lif.queuePairs.get(id);
         // Like a peer that drops what it cannot take: not connected, or not ready to receive (ERROR).
         return dest != null && dest.connected() && (dest.state == V1.QPS_RTR || dest.state == V1.QPS_RTS
                 || dest.state == V1.QPS_SQD) ? dest : null;
@@ -51,7 +51,7 @@ final class LocalEnd implements End {
             return V1.STS_RETRY_EXCEEDED;
         }
         r.moved = r.payload.total;
-        return waitOn(responder.write(dest, r.qp.id, r.wqe.op() == V1.Wqe.OP_RDMA_WRITE_IMM, r.wqe.immDataKey(),
+        return waitOn(responder.write(dest, r.qp.id, r.opcode.immediate, r.wqe.immDataKey(),
                 r.wqe.rkey(), r.wqe.remoteVa(), r.payload, r.solicited()));
     }
 
@@ -75,7 +75,7 @@ final class LocalEnd implements End {
         if (dest == null) {
             return V1.STS_RETRY_EXCEEDED;
         }
-        int st = responder.atomic(dest, r.wqe.op() == V1.Wqe.OP_ATOMIC_CS, r.wqe.rkey(), r.wqe.remoteVa(),
+        int st = responder.atomic(dest, r.opcode == WqeOpcode.ATOMIC_CS, r.wqe.rkey(), r.wqe.remoteVa(),
                 r.wqe.compare(), r.wqe.swapAdd(), old);
         if (st != V1.STS_OK) {
             return st;
@@ -97,7 +97,7 @@ final class LocalEnd implements End {
             vlan = ah.vlan;
         }
         r.moved = r.payload.total - Grh.SIZE;
-        responder.datagram(r.destQpn, r.qkey, flags, r.wqe.op() == V1.Wqe.OP_SEND_IMM, r.wqe.immDataKey(),
+        responder.datagram(r.destQpn, r.qkey, flags, r.opcode.immediate, r.wqe.immDataKey(),
                 r.payload, ah != null ? ah.smac : 0, vlan, r.solicited());
         return V1.STS_OK; // a datagram that finds no taker is lost, not an error of the sender
     }

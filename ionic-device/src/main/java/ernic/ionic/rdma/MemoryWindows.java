@@ -35,7 +35,7 @@ final class MemoryWindows {
     /** The MR or window a key names (index above the 8-bit key, and that key), or null. */
     MemoryRegion entry(int key) {
         int index = key >>> 8;
-        MemoryRegion e = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
+        MemoryRegion e = lif.memoryRegions.get(index);
         return e != null && e.key == (key & 0xff) ? e : null;
     }
 

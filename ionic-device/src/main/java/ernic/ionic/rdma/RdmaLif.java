@@ -22,8 +22,11 @@ import java.util.TreeMap;
 
 /**
  * The RDMA side of LIF 0: the bootstrap device commands (50..53), the event queues, the RDMA admin
- * queues and their commands (the control path), and the doorbells of the RDMA queue types (the data
- * path, in {@link DataPath}); the admin commands themselves are in {@link AdminCommands}. Objects are indexed by the driver's own ids; every table is sized from
+ * queues and their commands (the control path), and the owner of the object tables ({@link Table}); the
+ * doorbells of the SQ, RQ and CQ types go on to the data path ({@link DataPath}), which checks their pages and
+ * posts every completion ({@link Completions}, the admin queue's too), so a doorbell's flow runs one way and
+ * never comes back here; the admin commands themselves are in {@link AdminCommands}. Objects are indexed by the
+ * driver's own ids; every table is sized from
  * what LIF_IDENTIFY advertises, and an id outside it, or one already in use, is refused with an
  * admin status, leaving nothing behind. Device thread only.
  */
@@ -52,14 +55,14 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     private final Dma dma;
     private final Refusals refusals;
     private final RdmaCounters counters = new RdmaCounters();
-    final int eqCount, aqCount, cqCount, qpCount, mrCount, ahCount;
-
-    final EventQueue[] eqs;
-    final AdminQueue[] aqs;
-    final CompletionQueue[] cqs;
-    final QueuePair[] qps;
-    final MemoryRegion[] mrs;
-    final AddressHandle[] ahs;
+    /** The objects the guest created, by id: each table checks its ids (MR index 0 is none). */
+    final Table<EventQueue> eventQueues;
+    final Table<AdminQueue> adminQueues;
+    final Table<CompletionQueue> completionQueues;
+    final Table<QueuePair> queuePairs;
+    final Table<MemoryRegion> memoryRegions;
+    /** AHs by id; an id is taken ({@link #ahUsed}) even when its header template made no AH. */
+    final Table<AddressHandle> addressHandles;
     final boolean[] ahUsed;
 
     private final DataPath data;
@@ -84,20 +87,14 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         this.intr = intr;
         this.dma = dma;
         this.refusals = refusals;
-        this.eqCount = profile.rdmaEqs();
-        this.aqCount = RdmaIdentity.AQ_COUNT;
-        this.cqCount = RdmaIdentity.CQ_COUNT;
-        this.qpCount = RdmaIdentity.QP_COUNT;
-        this.mrCount = RdmaIdentity.NMRS_PER_LIF;
-        this.ahCount = RdmaIdentity.NAHS_PER_LIF;
-        eqs = new EventQueue[eqCount];
-        aqs = new AdminQueue[aqCount];
-        cqs = new CompletionQueue[cqCount];
-        qps = new QueuePair[qpCount];
-        mrs = new MemoryRegion[mrCount];
-        ahs = new AddressHandle[ahCount];
-        ahUsed = new boolean[ahCount];
-        data = new DataPath(this, dma, refusals, counters, faults);
+        eventQueues = new Table<>(profile.rdmaEqs());
+        adminQueues = new Table<>(RdmaIdentity.AQ_COUNT);
+        completionQueues = new Table<>(RdmaIdentity.CQ_COUNT);
+        queuePairs = new Table<>(RdmaIdentity.QP_COUNT);
+        memoryRegions = new Table<>(1, RdmaIdentity.NMRS_PER_LIF);
+        addressHandles = new Table<>(RdmaIdentity.NAHS_PER_LIF);
+        ahUsed = new boolean[addressHandles.count()];
+        data = new DataPath(this, dma, intr, refusals, counters, faults);
         admin = new AdminCommands(this, dma, refusals, faults, counters, data);
     }
 
@@ -186,7 +183,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
      */
     public void tick(long nowNanos) {
         data.tick(nowNanos);
-        for (AdminQueue aq : aqs) {
+        for (AdminQueue aq : adminQueues) {
             if (aq != null && aq.waitSlot >= 0 && nowNanos - aq.waitSince >= RTR_WAIT_NANOS) {
                 serviceAdminq(aq); // the wait is over: the command is refused now
             }
@@ -204,7 +201,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /** GID ownership changed: MODIFY_QPs waiting for an owner run again. */
     void retryWaitingAdmin() {
-        for (AdminQueue aq : aqs) {
+        for (AdminQueue aq : adminQueues) {
             if (aq != null && aq.waitSlot >= 0) {
                 serviceAdminq(aq);
             }
@@ -246,7 +243,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     private Map<String, Counters<RdmaCounters.Device>> qpSets() {
         Map<String, Counters<RdmaCounters.Device>> m = new TreeMap<>();
-        for (QueuePair qp : qps) {
+        for (QueuePair qp : queuePairs) {
             if (qp != null) {
                 m.put(Integer.toString(qp.id), qp.counters);
             }
@@ -271,7 +268,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     /** Each live QP's counters (what QP_STATS_VALS reports), by QP id. */
     public Map<Integer, Map<String, Long>> qpCounters() {
         Map<Integer, Map<String, Long>> m = new TreeMap<>();
-        for (QueuePair qp : qps) {
+        for (QueuePair qp : queuePairs) {
             if (qp != null) {
                 m.put(qp.id, RdmaCounters.qpSnapshot(qp.counters));
             }
@@ -318,12 +315,12 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     /** Forgets every EQ, AQ, CQ, QP, MR and AH (RDMA_RESET_LIF, device reset). */
     public void reset() {
         pagesHeld = 0;
-        java.util.Arrays.fill(eqs, null);
-        java.util.Arrays.fill(aqs, null);
-        java.util.Arrays.fill(cqs, null);
-        java.util.Arrays.fill(qps, null);
-        java.util.Arrays.fill(mrs, null);
-        java.util.Arrays.fill(ahs, null);
+        eventQueues.clear();
+        adminQueues.clear();
+        completionQueues.clear();
+        queuePairs.clear();
+        memoryRegions.clear();
+        addressHandles.clear();
         java.util.Arrays.fill(ahUsed, false);
         counters.clearObjects();
         data.reset();
@@ -354,8 +351,9 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     private int createEq() {
         int id = queueCmd.qid(), irq = queueCmd.cid();
         int depth = queueCmd.depthLog2(), stride = queueCmd.strideLog2();
-        if (id < 0 || id >= eqCount || eqs[id] != null) {
-            refusals.refuse("rdma-eq-id", "CREATE_EQ " + id + (id >= 0 && id < eqCount ? " already exists" : " out of range"));
+        if (!eventQueues.inRange(id) || eventQueues.get(id) != null) {
+            refusals.refuse("rdma-eq-id", "CREATE_EQ " + id
+                    + (eventQueues.inRange(id) ? " already exists" : " out of range"));
             return Status.EQID;
         }
         if (!intr.valid(irq)) {
@@ -371,18 +369,18 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             refusals.refuse("rdma-eq-addr", "CREATE_EQ ring outside guest memory");
             return Status.BAD_ADDR;
         }
-        eqs[id] = new EventQueue(id, irq, queueCmd.dmaAddr(), depth);
+        eventQueues.put(id, new EventQueue(id, irq, queueCmd.dmaAddr(), depth));
         return Status.SUCCESS;
     }
 
     private int createAdminCq() {
         int id = queueCmd.qid(), eq = queueCmd.cid();
         int depth = queueCmd.depthLog2(), stride = queueCmd.strideLog2();
-        if (id < 0 || id >= cqCount || cqs[id] != null) {
+        if (!completionQueues.inRange(id) || completionQueues.get(id) != null) {
             refusals.refuse("rdma-cq-id", "CREATE_CQ (devcmd) " + id);
             return Status.EQID;
         }
-        if (eq < 0 || eq >= eqCount || eqs[eq] == null) {
+        if (eventQueues.get(eq) == null) {
             refusals.refuse("rdma-cq-eq", "CREATE_CQ (devcmd) on EQ " + eq);
             return Status.EINVAL;
         }
@@ -401,7 +399,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         }
         CompletionQueue created = new CompletionQueue(id, eq, mem, depth, stride);
         created.dbid = queueCmd.dbid();
-        cqs[id] = created;
+        completionQueues.put(id, created);
         counters.control.inc(RdmaCounters.Control.CQS);
         return Status.SUCCESS;
     }
@@ -409,11 +407,11 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     private int createAdminq() {
         int id = queueCmd.qid(), cq = queueCmd.cid();
         int depth = queueCmd.depthLog2(), stride = queueCmd.strideLog2();
-        if (id < 0 || id >= aqCount || aqs[id] != null) {
+        if (!adminQueues.inRange(id) || adminQueues.get(id) != null) {
             refusals.refuse("rdma-aq-id", "CREATE_ADMINQ " + id);
             return Status.EQID;
         }
-        if (cq < 0 || cq >= cqCount || cqs[cq] == null) {
+        if (completionQueues.get(cq) == null) {
             refusals.refuse("rdma-aq-cq", "CREATE_ADMINQ on CQ " + cq);
             return Status.EINVAL;
         }
@@ -432,54 +430,30 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         }
         AdminQueue aq = new AdminQueue(id, cq, queueCmd.dmaAddr(), depth);
         aq.dbid = queueCmd.dbid();
-        aqs[id] = aq;
+        adminQueues.put(id, aq);
         return Status.SUCCESS;
     }
 
     // ---------------------------------------------------------------------------------------------
     // Doorbells
 
-    /**
-     * A queue's doorbell counts only on the page of its dbid (LIF 0: page = dbid), as hardware honours it:
-     * one process cannot ring another's queues from its own page.
-     */
-    boolean onOwnPage(int page, int dbid, String kind, int qid) {
-        if (page == dbid) {
-            return true;
-        }
-        refusals.refuse("rdma-db-page", kind + " " + qid + " rung on doorbell page " + page + ", its page is " + dbid);
-        return false;
-    }
-
     @Override
     public boolean doorbell(int page, int qtype, long value) {
         int qid = Ring.Doorbell.qid(value), index = Ring.Doorbell.pIndex(value), ring = Ring.Doorbell.ring(value) & 7;
         switch (qtype) {
             case RdmaIdentity.AQ_QTYPE -> {
-                AdminQueue aq = qid < aqCount ? aqs[qid] : null;
+                AdminQueue aq = adminQueues.get(qid);
                 if (aq == null) {
                     refusals.refuse("rdma-db-aq", "doorbell for admin queue " + qid + " that does not exist");
                     return true;
                 }
-                if (!onOwnPage(page, aq.dbid, "AQ", qid)) {
+                if (!data.onOwnPage(page, aq.dbid, "AQ", qid)) {
                     return true;
                 }
                 aq.prod = index & aq.mask();
                 serviceAdminq(aq);
             }
-            case RdmaIdentity.CQ_QTYPE -> {
-                CompletionQueue cq = qid < cqCount ? cqs[qid] : null;
-                if (cq == null) {
-                    refusals.refuse("rdma-db-cq", "doorbell for CQ " + qid + " that does not exist");
-                    return true;
-                }
-                if (!onOwnPage(page, cq.dbid, "CQ", qid)) {
-                    return true;
-                }
-                if (cq.doorbell(ring, index)) {
-                    notify(cq);
-                }
-            }
+            case RdmaIdentity.CQ_QTYPE -> data.cqDoorbell(page, qid, ring, index);
             case RdmaIdentity.SQ_QTYPE -> data.sqDoorbell(page, qid, index);
             case RdmaIdentity.RQ_QTYPE -> data.rqDoorbell(page, qid, index);
             case RdmaIdentity.EQ_QTYPE -> refusals.refuse("rdma-db-eq", "doorbell on the EQ type (there is none)");
@@ -488,31 +462,6 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             }
         }
         return true;
-    }
-
-    /** EQE {CQ, NOTIFY, cqid} in the CQ's EQ and the EQ's interrupt. */
-    void notify(CompletionQueue cq) {
-        EventQueue eq = cq.eqId < eqCount ? eqs[cq.eqId] : null;
-        if (eq == null) {
-            refusals.refuse("rdma-event-no-eq", "CQ " + cq.id + " has no EQ " + cq.eqId);
-            return;
-        }
-        counters.event();
-        eq.post(dma, intr, V1.Eqe.TYPE_CQ, V1.Eqe.CQ_NOTIFY, cq.id);
-    }
-
-    /** Writes a CQE and raises the event if the CQ was armed. */
-    void complete(CompletionQueue cq, MemorySegment entry, boolean solicited) {
-        if (cq.write(dma, entry, solicited)) {
-            notify(cq);
-        }
-    }
-
-    /** Lets the host see the entry {@code cq} held ({@link CompletionQueue#hold}), with its event. */
-    void release(CompletionQueue cq) {
-        if (cq.release(dma)) {
-            notify(cq);
-        }
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -564,14 +513,14 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
             aq.cons = (first + slots) & aq.mask();
             aq.executed++;
             counters.adminCommand(status != V1.ASTS_OK);
-            CompletionQueue cq = aq.cqId < cqCount ? cqs[aq.cqId] : null;
+            CompletionQueue cq = completionQueues.get(aq.cqId);
             if (cq == null) {
                 refusals.refuse("rdma-aq-no-cq", "admin queue " + aq.id + " lost its CQ " + aq.cqId);
                 continue;
             }
             cqe.wrap(cqeBuf, 0).clear().cmdIdx(first).cmdOp(op)
                     .statusLength(status).qidType(aq.id, V1.Cqe.TYPE_ADMIN, status != V1.ASTS_OK);
-            complete(cq, cqeBuf, false);
+            data.completions.post(cq, cqeBuf, false);
         }
     }
 }

@@ -1,6 +1,7 @@
 package ernic.ionic.rdma;
 
 import ernic.common.Le;
+import ernic.ionic.roce.IbOpcode;
 import ernic.ionic.trace.PcapTrace;
 import ernic.ionic.trace.RoceFrame;
 
@@ -8,7 +9,10 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.function.LongSupplier;
 
-import static ernic.ionic.trace.RoceFrame.*;
+import static ernic.ionic.trace.RoceFrame.AETH_ACK;
+import static ernic.ionic.trace.RoceFrame.AETH_NAK_INVALID_REQUEST;
+import static ernic.ionic.trace.RoceFrame.AETH_NAK_REMOTE_ACCESS;
+import static ernic.ionic.trace.RoceFrame.AETH_NAK_REMOTE_OPERATIONAL;
 
 /**
  * {@code --trace-rdma}: each RDMA operation the requester carries out, written as the RoCEv2 frames a wire
@@ -50,7 +54,7 @@ final class RdmaTrace {
         this.memory = memory;
         this.clock = clock;
         this.out = out;
-        int n = lif.qpCount;
+        int n = lif.queuePairs.count();
         generation = new int[n];
         psn = new int[n];
         msn = new int[n];
@@ -78,7 +82,13 @@ final class RdmaTrace {
     }
 
     private static int transport(QueuePair qp) {
-        return qp.datagram() ? UD : qp.type == V1.QPT_UC ? UC : RC;
+        return qp.datagram() ? IbOpcode.UD : qp.type == V1.QPT_UC ? IbOpcode.UC : IbOpcode.RC;
+    }
+
+    /** The RC opcode {@code rc} on transport {@code t}; the RC one where {@code t} has no such operation. */
+    private static IbOpcode on(IbOpcode rc, int t) {
+        IbOpcode o = rc.on(t);
+        return o != null ? o : rc;
     }
 
     private static int ipv4(byte[] gid, int placeholder) {
@@ -125,8 +135,8 @@ final class RdmaTrace {
             return; // a local error: nothing went out
         }
         QueuePair qp = r.qp;
-        int op = r.wqe.op();
-        if (op > V1.Wqe.OP_ATOMIC_FA) {
+        WqeOpcode op = r.opcode;
+        if (op == null || op.local) {
             return;
         }
         know(qp);
@@ -158,12 +168,15 @@ final class RdmaTrace {
         know(qp);
         int[] slots = slotPsn[qp.id];
         int last = slots != null ? slots[slot] : psn[qp.id];
-        int op = qp.outstanding.op[slot];
+        WqeOpcode op = WqeOpcode.of(qp.outstanding.op[slot]);
+        if (op == null || op.local) {
+            return;
+        }
         long now = clock.getAsLong();
-        if (op == V1.Wqe.OP_ATOMIC_CS || op == V1.Wqe.OP_ATOMIC_FA) {
+        if (op.kind == WqeOpcode.Kind.ATOMIC) {
             if (status == V1.STS_OK) {
                 address(qp.av, false, qp.destQpn);
-                f.opcode = RC | ATOMIC_ACKNOWLEDGE;
+                f.opcode = op.response.code;
                 f.destQp = qp.id;
                 f.psn = last;
                 f.syndrome = AETH_ACK;
@@ -180,15 +193,16 @@ final class RdmaTrace {
     // Frames
 
     /** The request packets of a connected QP's WQE; returns the PSN of its last packet. */
-    private int request(Request r, int op, long now) {
+    private int request(Request r, WqeOpcode op, long now) {
         QueuePair qp = r.qp;
         V1.Wqe w = r.wqe;
         int t = transport(qp), mtu = mtu(qp);
         address(qp.av, true, qp.id);
         f.destQp = qp.destQpn;
-        switch (op) {
-            case V1.Wqe.OP_RDMA_READ -> {
-                f.opcode = t | READ_REQUEST;
+        IbOpcode only = on(op.request, t);
+        switch (op.kind) {
+            case READ -> {
+                f.opcode = only.code;
                 f.psn = psn[qp.id];
                 f.ackReq = true;
                 f.va = w.remoteVa();
@@ -198,8 +212,8 @@ final class RdmaTrace {
                 psn[qp.id] = (f.psn + packets(r.length, mtu)) & 0xff_ffff; // a READ takes a PSN per response packet
                 return f.psn;
             }
-            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
-                f.opcode = t | (op == V1.Wqe.OP_ATOMIC_CS ? COMPARE_SWAP : FETCH_ADD);
+            case ATOMIC -> {
+                f.opcode = only.code;
                 f.psn = psn[qp.id];
                 f.ackReq = true;
                 f.va = w.remoteVa();
@@ -211,8 +225,6 @@ final class RdmaTrace {
                 return f.psn;
             }
             default -> {
-                boolean write = op == V1.Wqe.OP_RDMA_WRITE || op == V1.Wqe.OP_RDMA_WRITE_IMM;
-                boolean imm = op == V1.Wqe.OP_SEND_IMM || op == V1.Wqe.OP_RDMA_WRITE_IMM;
                 long total = r.payload.total;
                 int n = packets(total, mtu);
                 f.imm = w.immDataKey();
@@ -222,18 +234,9 @@ final class RdmaTrace {
                 f.dmaLength = (int) total;
                 for (int i = 0; i < n; i++) {
                     boolean firstPacket = i == 0, lastPacket = i == n - 1;
-                    int o;
-                    if (write) {
-                        o = n == 1 ? (imm ? WRITE_ONLY_IMM : WRITE_ONLY)
-                                : firstPacket ? WRITE_FIRST : lastPacket ? (imm ? WRITE_LAST_IMM : WRITE_LAST) : WRITE_MIDDLE;
-                    } else {
-                        int only = op == V1.Wqe.OP_SEND_IMM ? SEND_ONLY_IMM : op == V1.Wqe.OP_SEND_INV ? SEND_ONLY_INV : SEND_ONLY;
-                        int lastOp = op == V1.Wqe.OP_SEND_IMM ? SEND_LAST_IMM : op == V1.Wqe.OP_SEND_INV ? SEND_LAST_INV : SEND_LAST;
-                        o = n == 1 ? only : firstPacket ? SEND_FIRST : lastPacket ? lastOp : SEND_MIDDLE;
-                    }
-                    f.opcode = t | o;
+                    f.opcode = only.packet(i, n).code;
                     f.psn = psn[qp.id];
-                    f.ackReq = lastPacket && t == RC;
+                    f.ackReq = lastPacket && t == IbOpcode.RC;
                     f.solicited = lastPacket && r.solicited();
                     long at = (long) i * mtu;
                     frame((int) Math.min(mtu, total - at), r.payload, at, now);
@@ -245,14 +248,14 @@ final class RdmaTrace {
     }
 
     /** The responder's answer on RC: ACK, NAK, READ response packets or atomic ACK. */
-    private void response(QueuePair qp, int op, int status, int first, int last, Spans data, long length, long now) {
+    private void response(QueuePair qp, WqeOpcode op, int status, int first, int last, Spans data, long length, long now) {
         if (status == V1.STS_RETRY_EXCEEDED || status == V1.STS_RNR_RETRY_EXCEEDED) {
             return; // nobody answered (no such QP there), or the receiver was never ready
         }
         address(qp.av, false, qp.destQpn);
         f.destQp = qp.id;
         if (status != V1.STS_OK) {
-            f.opcode = RC | ACKNOWLEDGE;
+            f.opcode = IbOpcode.RC_ACKNOWLEDGE.code; // a NAK
             f.psn = first;
             f.msn = msn[qp.id];
             f.syndrome = switch (status) {
@@ -264,12 +267,11 @@ final class RdmaTrace {
             return;
         }
         int m = ++msn[qp.id];
-        switch (op) {
-            case V1.Wqe.OP_RDMA_READ -> {
+        switch (op.kind) {
+            case READ -> {
                 int mtu = mtu(qp), n = packets(length, mtu);
                 for (int i = 0; i < n; i++) {
-                    f.opcode = RC | (n == 1 ? READ_RESPONSE_ONLY : i == 0 ? READ_RESPONSE_FIRST
-                            : i == n - 1 ? READ_RESPONSE_LAST : READ_RESPONSE_MIDDLE);
+                    f.opcode = op.response.packet(i, n).code;
                     f.psn = (first + i) & 0xff_ffff;
                     f.syndrome = AETH_ACK;
                     f.msn = m;
@@ -277,8 +279,8 @@ final class RdmaTrace {
                     frame((int) Math.min(mtu, length - at), data, at, now);
                 }
             }
-            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
-                f.opcode = RC | ATOMIC_ACKNOWLEDGE;
+            case ATOMIC -> {
+                f.opcode = op.response.code;
                 f.psn = last;
                 f.syndrome = AETH_ACK;
                 f.msn = m;
@@ -287,7 +289,7 @@ final class RdmaTrace {
                 frame(0, null, 0, now);
             }
             default -> {
-                f.opcode = RC | ACKNOWLEDGE;
+                f.opcode = op.response.code;
                 f.psn = last;
                 f.syndrome = AETH_ACK;
                 f.msn = m;
@@ -300,7 +302,7 @@ final class RdmaTrace {
     private void datagram(Request r, long now) {
         QueuePair qp = r.qp;
         address(r.ah, true, qp.id);
-        f.opcode = UD | (r.wqe.op() == V1.Wqe.OP_SEND_IMM ? SEND_ONLY_IMM : SEND_ONLY);
+        f.opcode = (r.opcode.immediate ? IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE : IbOpcode.UD_SEND_ONLY).code;
         f.destQp = r.destQpn;
         f.psn = psn[qp.id];
         f.solicited = r.solicited();

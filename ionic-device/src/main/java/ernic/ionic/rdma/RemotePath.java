@@ -81,8 +81,8 @@ final class RemotePath implements End, MeshListener {
         this.requester = requester;
         this.port = port;
         this.clock = clock;
-        this.goneGeneration = new int[lif.qpCount];
-        this.goneGivenUpBelow = new long[lif.qpCount];
+        this.goneGeneration = new int[lif.queuePairs.count()];
+        this.goneGivenUpBelow = new long[lif.queuePairs.count()];
         this.responder = new RemoteResponder(this, lif, local, counters, port, clock);
         port.listen(this);
         port.gidsInUse(this::usesSourceGid);
@@ -157,12 +157,12 @@ final class RemotePath implements End, MeshListener {
     /** Whether a live QP or AH of the guest has {@code gid} as its source GID: a learned GID in use does not age. */
     boolean usesSourceGid(Gid gid) {
         byte[] raw = gid.toBytes();
-        for (QueuePair qp : lif.qps) {
+        for (QueuePair qp : lif.queuePairs) {
             if (qp != null && qp.av != null && java.util.Arrays.equals(qp.av.sgid, raw)) {
                 return true;
             }
         }
-        for (AddressHandle ah : lif.ahs) {
+        for (AddressHandle ah : lif.addressHandles) {
             if (ah != null && java.util.Arrays.equals(ah.sgid, raw)) {
                 return true;
             }
@@ -181,7 +181,7 @@ final class RemotePath implements End, MeshListener {
             });
         }
         // A node restarted with a new id, or a GID moved: follow it.
-        for (QueuePair qp : lif.qps) {
+        for (QueuePair qp : lif.queuePairs) {
             if (qp != null && qp.connected() && qp.av != null) {
                 int r = route(qp.av);
                 if (r != UNOWNED) {
@@ -189,7 +189,7 @@ final class RemotePath implements End, MeshListener {
                 }
             }
         }
-        for (AddressHandle ah : lif.ahs) {
+        for (AddressHandle ah : lif.addressHandles) {
             if (ah != null) {
                 ah.node = Math.max(-1, route(ah)); // no owner: treated as local
             }
@@ -201,17 +201,12 @@ final class RemotePath implements End, MeshListener {
 
     @Override
     public int send(Request r) {
-        int op = switch (r.wqe.op()) {
-            case V1.Wqe.OP_SEND_IMM -> WireHeader.SEND_IMM;
-            case V1.Wqe.OP_SEND_INV -> WireHeader.SEND_INV;
-            default -> WireHeader.SEND;
-        };
-        return carry(r, op);
+        return carry(r, r.opcode.mesh);
     }
 
     @Override
     public int write(Request r) {
-        return carry(r, r.wqe.op() == V1.Wqe.OP_RDMA_WRITE_IMM ? WireHeader.WRITE_IMM : WireHeader.WRITE);
+        return carry(r, r.opcode.mesh);
     }
 
     /**
@@ -302,7 +297,7 @@ final class RemotePath implements End, MeshListener {
         if (port.probe(r.qp.node) == SendResult.BUSY) {
             return Requester.WAIT_ROOM;
         }
-        ByteBuf m = request(r, r.wqe.op() == V1.Wqe.OP_ATOMIC_CS ? WireHeader.ATOMIC_CS : WireHeader.ATOMIC_FA, 0, 0);
+        ByteBuf m = request(r, r.opcode.mesh, 0, 0);
         WireHeader.put32(m, WireHeader.RKEY, r.wqe.rkey());
         WireHeader.put64(m, WireHeader.VA, r.wqe.remoteVa());
         WireHeader.put64(m, WireHeader.COMPARE, r.wqe.compare());
@@ -324,7 +319,7 @@ final class RemotePath implements End, MeshListener {
         ByteBuf m = port.message(WireHeader.SIZE + len);
         WireHeader.start(m, WireHeader.UD_SEND, flags, r.qp.id, r.destQpn, r.qp.generation, 0, 0);
         WireHeader.put32(m, WireHeader.QKEY, r.qkey);
-        WireHeader.put32(m, WireHeader.IMM, r.wqe.op() == V1.Wqe.OP_SEND_IMM ? r.wqe.immDataKey() : 0);
+        WireHeader.put32(m, WireHeader.IMM, r.opcode.immediate ? r.wqe.immDataKey() : 0);
         WireHeader.put32(m, WireHeader.VLAN, Math.max(ah.vlan, 0));
         WireHeader.put64(m, WireHeader.SMAC, ah.smac);
         WireHeader.put64(m, WireHeader.LENGTH, len);
@@ -440,11 +435,11 @@ final class RemotePath implements End, MeshListener {
      */
     private boolean takeBack(int node, ByteBuf m) {
         int qid = WireHeader.u32(m, WireHeader.SRC_QP);
-        if (qid < 0 || qid >= lif.qpCount) {
+        if (!lif.queuePairs.inRange(qid)) {
             return false;
         }
         int generation = WireHeader.u32(m, WireHeader.GENERATION);
-        QueuePair qp = lif.qps[qid];
+        QueuePair qp = lif.queuePairs.get(qid);
         long givenUpBelow;
         if (qp != null && qp.generation == generation && qp.outstanding != null) {
             givenUpBelow = qp.outstanding.givenUpBelow;
@@ -480,7 +475,7 @@ final class RemotePath implements End, MeshListener {
     private void onReply(int node, ByteBuf m) {
         counters.inc(RemoteCounter.REPLIES_RECEIVED);
         int qid = WireHeader.u32(m, WireHeader.SRC_QP);
-        QueuePair qp = qid >= 0 && qid < lif.qpCount ? lif.qps[qid] : null;
+        QueuePair qp = lif.queuePairs.get(qid);
         int slot = WireHeader.u32(m, WireHeader.SLOT);
         long seq = WireHeader.u64(m, WireHeader.SEQ);
         Outstanding o = qp == null ? null : qp.outstanding;
@@ -610,7 +605,7 @@ final class RemotePath implements End, MeshListener {
     void tick(long now) {
         boolean full = responder.tick(now);
         for (QueuePair qp : List.copyOf(watched)) {
-            if (lif.qps[qp.id] != qp) {
+            if (lif.queuePairs.get(qp.id) != qp) {
                 forget(qp);
                 continue;
             }

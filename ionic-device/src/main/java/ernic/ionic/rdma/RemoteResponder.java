@@ -54,7 +54,7 @@ final class RemoteResponder {
     }
 
     void reset() {
-        for (QueuePair qp : lif.qps) {
+        for (QueuePair qp : lif.queuePairs) {
             if (qp != null) {
                 releaseHeld(qp);
             }
@@ -74,7 +74,7 @@ final class RemoteResponder {
             return;
         }
         int dst = WireHeader.u32(m, WireHeader.DST_QP);
-        QueuePair qp = dst >= 0 && dst < lif.qpCount ? lif.qps[dst] : null;
+        QueuePair qp = lif.queuePairs.get(dst);
         if (qp == null || !qp.connected() || qp.destQpn != WireHeader.u32(m, WireHeader.SRC_QP)
                 || qp.node != node || !(qp.state == V1.QPS_RTR || qp.state == V1.QPS_RTS || qp.state == V1.QPS_SQD)) {
             // No QP here takes it: a NIC drops such a packet and the requester's retries run out. A piece is
@@ -96,9 +96,7 @@ final class RemoteResponder {
         boolean solicited = (WireHeader.flags(m) & WireHeader.FLAG_SOLICITED) != 0;
         switch (op) {
             case WireHeader.SEND, WireHeader.SEND_IMM, WireHeader.SEND_INV -> {
-                int wop = op == WireHeader.SEND ? V1.Wqe.OP_SEND
-                        : op == WireHeader.SEND_IMM ? V1.Wqe.OP_SEND_IMM : V1.Wqe.OP_SEND_INV;
-                int st = responder.send(qp, qp.destQpn, wop, WireHeader.u32(m, WireHeader.IMM), path.payload(m, len),
+                int st = responder.send(qp, qp.destQpn, WqeOpcode.ofMesh(op).code, WireHeader.u32(m, WireHeader.IMM), path.payload(m, len),
                         solicited);
                 if (st == Responder.RNR) {
                     return st;
@@ -106,7 +104,7 @@ final class RemoteResponder {
                 reply(node, m, WireHeader.ACK, st, null, 0, 0);
             }
             case WireHeader.WRITE, WireHeader.WRITE_IMM -> {
-                int st = responder.write(qp, qp.destQpn, op == WireHeader.WRITE_IMM, WireHeader.u32(m, WireHeader.IMM),
+                int st = responder.write(qp, qp.destQpn, WqeOpcode.ofMesh(op).immediate, WireHeader.u32(m, WireHeader.IMM),
                         WireHeader.u32(m, WireHeader.RKEY), WireHeader.u64(m, WireHeader.VA), path.payload(m, len),
                         solicited);
                 if (st == Responder.RNR) {
@@ -171,7 +169,8 @@ final class RemoteResponder {
             flags |= V1.Cqe.RECV_IS_VLAN;
             vlan = WireHeader.u32(m, WireHeader.VLAN) & 0xffff;
         }
-        boolean imm = WireHeader.u32(m, WireHeader.COMPARE) == V1.Wqe.OP_SEND_IMM;
+        WqeOpcode sent = WqeOpcode.of(WireHeader.u32(m, WireHeader.COMPARE)); // the sender's
+        boolean imm = sent != null && sent.immediate;
         responder.datagram(WireHeader.u32(m, WireHeader.DST_QP) & 0xff_ffff, WireHeader.u32(m, WireHeader.QKEY),
                 flags, imm, WireHeader.u32(m, WireHeader.IMM), path.payload(m, len), WireHeader.u64(m, WireHeader.SMAC),
                 vlan, (f & WireHeader.FLAG_SOLICITED) != 0);

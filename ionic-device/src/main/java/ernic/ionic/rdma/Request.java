@@ -10,6 +10,8 @@ final class Request {
     int slot;
     /** The WQE as read from the SQ ring (a V1.Wqe opcode in {@code wqe.op()}). */
     final V1.Wqe wqe = new V1.Wqe();
+    /** The WQE's opcode ({@code wqe.op()} in the table), never null while an end has it. */
+    WqeOpcode opcode;
     /** The data to send, checked for local read (SEND, WRITE; for a datagram its GRH area first). */
     final Spans payload = new Spans();
     /** Where an answer lands, checked for local write: a READ's SGEs, an atomic's 8-byte result. */

@@ -42,6 +42,7 @@ final class Requester {
     private final End local;
     private final LongSupplier clock;
     private final QpErrors errors;
+    private final Completions completions;
     private final FaultPlan faults;
     /** Asks to be woken (a {@link #wake}) at a time of the clock: the first delayed QP's. */
     private final LongConsumer wakeAt;
@@ -68,9 +69,10 @@ final class Requester {
 
     Requester(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
               End local, LongSupplier clock, QpErrors errors, FaultPlan faults, LongConsumer wakeAt,
-              Attachments attachments) {
+              Completions completions, Attachments attachments) {
         this.attachments = attachments;
         this.lif = lif;
+        this.completions = completions;
         this.faults = faults;
         this.wakeAt = wakeAt;
         this.errors = errors;
@@ -137,7 +139,7 @@ final class Requester {
         List<QueuePair> again = List.copyOf(waitingForRoom);
         waitingForRoom.clear();
         for (QueuePair qp : again) {
-            if (lif.qps[qp.id] == qp) {
+            if (lif.queuePairs.get(qp.id) == qp) {
                 run(qp);
             }
         }
@@ -173,8 +175,9 @@ final class Requester {
             r.slot = index;
             r.moved = 0;
             int op = r.wqe.op(), status;
+            r.opcode = WqeOpcode.of(op);
             if (qp.faultSlot != index && qp.type == V1.QPT_RC) {
-                long delay = decide(qp, index, op);
+                long delay = decide(qp, index, r.opcode);
                 if (delay > 0) {
                     hold(qp, delay);
                     break;
@@ -216,6 +219,7 @@ final class Requester {
         }
         r.qp = null;
         r.ah = null;
+        r.opcode = null;
         complete(qp);
     }
 
@@ -223,9 +227,13 @@ final class Requester {
     private int issue(Request r, int stride) {
         QueuePair qp = r.qp;
         V1.Wqe w = r.wqe;
-        int op = w.op();
-        switch (op) {
-            case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
+        WqeOpcode op = r.opcode;
+        if (op == null) {
+            refusals.refuse("rdma-sq-opcode", "QP " + qp.id + " WQE opcode " + w.op());
+            return V1.STS_LOCAL_QP_OPER_ERR;
+        }
+        switch (op.kind) {
+            case SEND -> {
                 if (qp.datagram()) {
                     return datagram(r, stride);
                 }
@@ -234,13 +242,13 @@ final class Requester {
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).send(r);
             }
-            case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
+            case WRITE -> {
                 int st = memory.gather(qp, w, stride, r.payload.clear());
                 st = st != V1.STS_OK ? st : p4(r, r.payload.total);
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).write(r);
             }
-            case V1.Wqe.OP_RDMA_READ -> {
+            case READ -> {
                 long total = KeyedMemory.sgeTotal(w, stride);
                 if (total < 0) {
                     return V1.STS_LOCAL_QP_OPER_ERR;
@@ -254,25 +262,22 @@ final class Requester {
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).read(r);
             }
-            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> {
+            case ATOMIC -> {
                 int st = memory.atomicResult(qp, w, r.local.clear());
                 st = st != V1.STS_OK ? st : p4(r, 8);
                 st = st != WqePipeline.GO_ON ? st : injected(r);
                 return st != WqePipeline.GO_ON ? st : end(qp).atomic(r);
             }
-            case V1.Wqe.OP_LOCAL_INV -> {
+            case LOCAL_INV -> {
                 return memory.invalidate(w.immDataKey()) ? V1.STS_OK : V1.STS_MEM_MGMT_OPER_ERR;
             }
-            case V1.Wqe.OP_REG_MR -> {
+            case REG_MR -> {
                 return regMr(w);
             }
-            case V1.Wqe.OP_BIND_MW -> {
+            case BIND_MW -> {
                 return memory.windows.bind(qp, w);
             }
-            default -> {
-                refusals.refuse("rdma-sq-opcode", "QP " + qp.id + " WQE opcode " + op);
-                return V1.STS_LOCAL_QP_OPER_ERR;
-            }
+            default -> throw new AssertionError(op.kind);
         }
     }
 
@@ -285,14 +290,14 @@ final class Requester {
      * if one fires (rdma-retry-exc before rdma-rnr before rdma-rem-access), is kept in the QP until the WQE has
      * passed its local checks ({@link #injected}); the latency to add is returned (nanoseconds, 0: none).
      */
-    private long decide(QueuePair qp, int slot, int op) {
+    private long decide(QueuePair qp, int slot, WqeOpcode op) {
         qp.faultSlot = slot;
         qp.faultStatus = V1.STS_OK;
-        if (op < V1.Wqe.OP_SEND || op > V1.Wqe.OP_ATOMIC_FA) {
+        if (op == null || op.local) {
             return 0; // a local operation: nothing goes on the wire
         }
-        boolean takesReceive = op <= V1.Wqe.OP_SEND_IMM || op == V1.Wqe.OP_RDMA_WRITE_IMM;
-        boolean keyed = op >= V1.Wqe.OP_RDMA_READ;
+        boolean takesReceive = op.takesReceive;
+        boolean keyed = op.keyed;
         int id = qp.id;
         boolean retry = faults.check(FaultKind.RDMA_RETRY_EXC, id);
         boolean rnr = takesReceive && faults.check(FaultKind.RDMA_RNR, id);
@@ -347,7 +352,7 @@ final class Requester {
                 break;
             }
             due.delayed = false;
-            if (lif.qps[due.id] == due && !due.inError()) {
+            if (lif.queuePairs.get(due.id) == due && !due.inError()) {
                 run(due); // may hold it again for its next WQE, later than now
             }
         }
@@ -384,7 +389,7 @@ final class Requester {
         r.qkey = qkey < 0 ? qp.qkey : qkey; // a controlled key stands for the sending QP's own
         r.destQpn = w.destQpn() & 0xff_ffff;
         int ahId = w.ahId();
-        r.ah = ahId >= 0 && ahId < lif.ahCount ? lif.ahs[ahId] : null;
+        r.ah = lif.addressHandles.get(ahId);
         if (r.ah != null && r.ah.pd != qp.pd) {
             // rxe_get_av: "PDs don't match for AH and QP", the WQE completes with a local QP operation error.
             refusals.refuse("rdma-ah-pd", "a UD send with an AH of another protection domain than the QP's");
@@ -416,7 +421,7 @@ final class Requester {
     private int regMr(V1.Wqe w) {
         int mrid = w.immDataKey();
         int index = mrid >>> 8;
-        MemoryRegion mr = index > 0 && index < lif.mrCount ? lif.mrs[index] : null;
+        MemoryRegion mr = lif.memoryRegions.get(index);
         if (mr == null || mr.window() || memory.windows.busy(mr)) {
             return V1.STS_MEM_MGMT_OPER_ERR;
         }
@@ -521,7 +526,7 @@ final class Requester {
             return;
         }
         for (QueuePair qp : List.copyOf(waitingForReceive)) {
-            if (now - qp.blockedSinceNanos < RNR_TIMEOUT_NANOS || lif.qps[qp.id] != qp) {
+            if (now - qp.blockedSinceNanos < RNR_TIMEOUT_NANOS || lif.queuePairs.get(qp.id) != qp) {
                 continue;
             }
             waitingForReceive.remove(qp);
@@ -555,7 +560,7 @@ final class Requester {
             path.inc(PathCounter.SQ_ERRORS);
         }
         count(qp, op, status, movedBytes);
-        CompletionQueue cq = lif.cqs[qp.sqCqId];
+        CompletionQueue cq = lif.completionQueues.get(qp.sqCqId);
         if (cq != null) {
             sendCompletion(cq, qp, index, op, status);
         }
@@ -570,7 +575,8 @@ final class Requester {
             counters.error(qp, status);
         }
         cqe.wrap(cqeBuf, 0).clear();
-        if (qp.connected() && op <= V1.Wqe.OP_ATOMIC_FA) {
+        WqeOpcode o = WqeOpcode.of(op);
+        if (qp.connected() && o != null && o.completesByMsn) {
             qp.msn++;
             cqe.msn(qp.msn).qidType(qp.id, V1.Cqe.TYPE_SEND_MSN, status != V1.STS_OK);
         } else {
@@ -580,29 +586,17 @@ final class Requester {
         if (status != V1.STS_OK) {
             cq.hold(); // let out by errors.failed after the flush that follows it
         }
-        lif.complete(cq, cqeBuf, false);
+        completions.post(cq, cqeBuf, false);
     }
 
-    /** Counts one executed send WQE by opcode class. */
+    /** Counts one executed send WQE by its opcode's counters. */
     private void count(QueuePair qp, int op, int status, long movedBytes) {
         long bytes = status == V1.STS_OK ? movedBytes : 0;
-        RdmaCounters.Device reqs, data = null;
-        switch (op) {
-            case V1.Wqe.OP_SEND, V1.Wqe.OP_SEND_IMM, V1.Wqe.OP_SEND_INV -> {
-                reqs = qp.datagram() ? RdmaCounters.Device.TX_UD_REQS : RdmaCounters.Device.TX_SEND_REQS;
-                data = qp.datagram() ? RdmaCounters.Device.TX_UD_BYTES : RdmaCounters.Device.TX_SEND_BYTES;
-            }
-            case V1.Wqe.OP_RDMA_WRITE, V1.Wqe.OP_RDMA_WRITE_IMM -> {
-                reqs = RdmaCounters.Device.TX_WRITE_REQS;
-                data = RdmaCounters.Device.TX_WRITE_BYTES;
-            }
-            case V1.Wqe.OP_RDMA_READ -> {
-                reqs = RdmaCounters.Device.TX_READ_REQS;
-                data = RdmaCounters.Device.TX_READ_BYTES;
-            }
-            case V1.Wqe.OP_ATOMIC_CS, V1.Wqe.OP_ATOMIC_FA -> reqs = RdmaCounters.Device.TX_ATOMIC_REQS;
-            default -> reqs = RdmaCounters.Device.LOCAL_REQS;
-        }
+        WqeOpcode o = WqeOpcode.of(op);
+        boolean datagram = qp.datagram();
+        // an opcode that is none was refused, and counts as a local request
+        RdmaCounters.Device reqs = o == null ? RdmaCounters.Device.LOCAL_REQS : o.requests(datagram);
+        RdmaCounters.Device data = o == null ? null : o.bytes(datagram);
         counters.add(qp, reqs, 1);
         if (data != null) {
             counters.add(qp, data, bytes);

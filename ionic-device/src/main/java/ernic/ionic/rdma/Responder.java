@@ -35,12 +35,14 @@ final class Responder {
     private final Spans target = new Spans(), here = new Spans();
     private final Counters<PathCounter> path;
     private final QpErrors errors;
+    private final Completions completions;
     /** A datagram reached a UD QP that has no Q_Key: said once (the rule is the seed's, unusual for the IB spec). */
     private boolean unkeyedLogged;
 
     Responder(RdmaLif lif, KeyedMemory memory, Refusals refusals, RdmaCounters counters, Counters<PathCounter> path,
-              QpErrors errors) {
+              QpErrors errors, Completions completions) {
         this.lif = lif;
+        this.completions = completions;
         this.refusals = refusals;
         this.path = path;
         this.errors = errors;
@@ -67,18 +69,14 @@ final class Responder {
         if (recvSt == V1.STS_OK && !memory.copy(payload, target, len)) {
             recvSt = V1.STS_LOCAL_PROT_ERR;
         }
-        boolean invalidFailed = op == V1.Wqe.OP_SEND_INV && recvSt == V1.STS_OK && !memory.invalidate(imm);
+        WqeOpcode o = WqeOpcode.of(op);
+        boolean invalidFailed = o.invalidate && recvSt == V1.STS_OK && !memory.invalidate(imm);
         if (invalidFailed) {
             // rxe's class J (an rkey that cannot be invalidated): the data is placed, the receive completes
             // with an invalid request error and the QP goes to ERROR; the sender had its ACK.
             recvSt = V1.STS_REMOTE_INV_REQ_ERR;
         }
-        int recvOp = switch (op) {
-            case V1.Wqe.OP_SEND_IMM -> V1.Cqe.RECV_OP_SEND_IMM;
-            case V1.Wqe.OP_SEND_INV -> V1.Cqe.RECV_OP_SEND_INV;
-            default -> V1.Cqe.RECV_OP_SEND;
-        };
-        receiveCompletion(dest, srcQpn | recvOp << 24, op == V1.Wqe.OP_SEND ? 0 : imm, len, recvSt, 0, 0, solicited);
+        receiveCompletion(dest, srcQpn | o.recvOp << 24, o.immediate || o.invalidate ? imm : 0, len, recvSt, 0, 0, solicited);
         if (invalidFailed) {
             return V1.STS_OK;
         }
@@ -113,7 +111,7 @@ final class Responder {
         }
         counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         if (withImm && takeReceive(dest)) {
-            receiveCompletion(dest, srcQpn | V1.Cqe.RECV_OP_RDMA_IMM << 24, imm, len, V1.STS_OK, 0, 0, solicited);
+            receiveCompletion(dest, srcQpn | WqeOpcode.RDMA_WRITE_IMM.recvOp << 24, imm, len, V1.STS_OK, 0, 0, solicited);
         }
         return V1.STS_OK;
     }
@@ -174,7 +172,7 @@ final class Responder {
      */
     void datagram(int destQpn, int qkey, int cqeFlags, boolean withImm, int imm, Spans payload, long smac,
                   int vlan, boolean solicited) {
-        QueuePair dest = destQpn >= 0 && destQpn < lif.qpCount ? lif.qps[destQpn] : null;
+        QueuePair dest = lif.queuePairs.get(destQpn);
         if (payload.total < Grh.SIZE || dest == null || !dest.datagram() || !qkeyAccepted(dest, qkey)
                 || !takeReceive(dest)) {
             udDropped();
@@ -185,7 +183,7 @@ final class Responder {
         if (recvSt == V1.STS_OK && !memory.copy(payload, target, len)) {
             recvSt = V1.STS_LOCAL_PROT_ERR;
         }
-        int op = withImm ? V1.Cqe.RECV_OP_SEND_IMM : V1.Cqe.RECV_OP_SEND;
+        int op = (withImm ? WqeOpcode.SEND_IMM : WqeOpcode.SEND).recvOp;
         receiveCompletion(dest, cqeFlags | op << 24, withImm ? imm : 0, len, recvSt, smac, vlan, solicited);
     }
 
@@ -249,7 +247,7 @@ final class Responder {
         if (status == V1.STS_OK) {
             counters.add(dest, RdmaCounters.Device.RX_RECV_BYTES, length);
         }
-        CompletionQueue cq = lif.cqs[dest.rqCqId];
+        CompletionQueue cq = lif.completionQueues.get(dest.rqCqId);
         if (cq != null) {
             postReceiveCompletion(cq, dest, srcQpnOp, imm, length, status, srcMac, vlan, solicited);
         }
@@ -271,6 +269,6 @@ final class Responder {
         if (status != V1.STS_OK) {
             cq.hold(); // let out by errors.failed after the flush that follows it
         }
-        lif.complete(cq, cqeBuf, solicited);
+        completions.post(cq, cqeBuf, solicited);
     }
 }

@@ -145,6 +145,7 @@ public final class V1 {
     /** struct ionic_v1_wqe: base header and the bodies (BE unless noted). */
     public static final class Wqe extends Struct<Wqe> {
         public static final int MIN_SIZE = 64;
+        /** enum ionic_v1_op ({@code base.op}); each opcode's properties are in {@link WqeOpcode}. */
         public static final int OP_SEND = 0, OP_SEND_INV = 1, OP_SEND_IMM = 2, OP_RDMA_READ = 3, OP_RDMA_WRITE = 4,
                 OP_RDMA_WRITE_IMM = 5, OP_ATOMIC_CS = 6, OP_ATOMIC_FA = 7, OP_REG_MR = 8, OP_LOCAL_INV = 9,
                 OP_BIND_MW = 10;

@@ -57,6 +57,7 @@ final class WqePipeline {
         V1.Wqe w = r.wqe;
         QueuePair qp = r.qp;
         int op = w.op();
+        WqeOpcode o = r.opcode;
         java.util.Arrays.fill(header, (byte) 0);
         header[WqeHeader.OPCODE] = (byte) (op);
         header[WqeHeader.QP_TYPE] = (byte) (qp.type);
@@ -64,19 +65,20 @@ final class WqePipeline {
         Be.put32(hdr, WqeHeader.QPN, qp.id);
         Be.put32(hdr, WqeHeader.DEST_QPN, qp.datagram() ? w.destQpn() & 0xff_ffff : qp.destQpn);
         Be.put32(hdr, WqeHeader.LENGTH, (int) Math.min(length, 0xffff_ffffL));
-        if ((w.flags() & V1.Wqe.FLAG_INL) == 0 && op != V1.Wqe.OP_ATOMIC_CS && op != V1.Wqe.OP_ATOMIC_FA) {
+        boolean atomic = o.kind == WqeOpcode.Kind.ATOMIC;
+        if ((w.flags() & V1.Wqe.FLAG_INL) == 0 && !atomic) {
             int sgl = KeyedMemory.sgl(w);
             if (w.numSgeKey() > 0 && sgl + V1.Wqe.SGE_SIZE <= qp.sq.stride()) {
                 Be.put32(hdr, WqeHeader.LKEY, w.sgeLkey(sgl, 0));
             }
-        } else if (op == V1.Wqe.OP_ATOMIC_CS || op == V1.Wqe.OP_ATOMIC_FA) {
+        } else if (atomic) {
             Be.put32(hdr, WqeHeader.LKEY, w.atomicSgeLkey());
         }
-        if (op >= V1.Wqe.OP_RDMA_READ && op <= V1.Wqe.OP_ATOMIC_FA) {
+        if (o.keyed) {
             Be.put32(hdr, WqeHeader.RKEY, w.rkey());
             Be.put64(hdr, WqeHeader.REMOTE_VA, w.remoteVa());
         }
-        if (op == V1.Wqe.OP_SEND_IMM || op == V1.Wqe.OP_SEND_INV || op == V1.Wqe.OP_RDMA_WRITE_IMM) {
+        if (o.immediate || o.invalidate) {
             Be.put32(hdr, WqeHeader.IMM, w.immDataKey());
         }
         header[WqeHeader.DEST_LOCAL] = (byte) (destLocal ? 1 : 0);
@@ -124,7 +126,7 @@ final class WqePipeline {
         QueuePair qp = r.qp;
         int sf = (header[WqeHeader.SRC_FORMAT] & 0xff), df = (header[WqeHeader.DST_FORMAT] & 0xff);
         boolean saturate = ((header[WqeHeader.EXTERN_FLAGS] & 0xff) & WqeHeader.FLAG_NON_SATURATING) == 0;
-        if (w.op() != V1.Wqe.OP_RDMA_WRITE) {
+        if (r.opcode != WqeOpcode.RDMA_WRITE) {
             return badRequest("p4-extern-opcode", "QP " + qp.id + ": the program selected extern " + ext
                     + " for WQE opcode " + w.op() + " (only a plain RDMA WRITE)");
         }
@@ -146,7 +148,7 @@ final class WqePipeline {
                     + " guest (the rkey belongs to another node or target)", V1.STS_REMOTE_ACC_ERR);
         }
         int id = qp.destQpn;
-        QueuePair dest = id >= 0 && id < lif.qpCount ? lif.qps[id] : null;
+        QueuePair dest = lif.queuePairs.get(id);
         if (dest == null || !dest.connected() || dest.state != V1.QPS_RTR && dest.state != V1.QPS_RTS
                 && dest.state != V1.QPS_SQD) {
             return V1.STS_RETRY_EXCEEDED; // as the plain WRITE would: nobody answers

@@ -1,6 +1,10 @@
 package ernic.ionic.trace;
 
+import ernic.ionic.roce.IbOpcode;
+
 import java.util.zip.CRC32;
+
+import static ernic.ionic.roce.IbOpcode.Header.*;
 
 /**
  * One synthetic RoCEv2 frame as Wireshark's RoCE dissector reads it: Ethernet II, IPv4 (no options), UDP to
@@ -13,29 +17,15 @@ import java.util.zip.CRC32;
  */
 public final class RoceFrame {
     public static final int ETH_HLEN = 14, IPV4_HLEN = 20, UDP_HLEN = 8, BTH_LEN = 12, ICRC_LEN = 4;
-    public static final int DETH_LEN = 8, RETH_LEN = 16, ATOMIC_ETH_LEN = 28, AETH_LEN = 4, ATOMIC_ACK_ETH_LEN = 8,
-            IMMDT_LEN = 4, IETH_LEN = 4;
     /** The UDP destination port of RoCEv2 (IANA). */
     public static final int ROCE_V2_PORT = 4791;
     public static final int ETH_P_IP = 0x0800;
     /** The default P_Key. */
     public static final int DEFAULT_PKEY = 0xffff;
 
-    // IBTA opcodes (vol. 1, table 38): the transport in bits 7-5, the operation in bits 4-0.
-    public static final int RC = 0x00, UC = 0x20, UD = 0x60;
-    public static final int SEND_FIRST = 0x00, SEND_MIDDLE = 0x01, SEND_LAST = 0x02, SEND_LAST_IMM = 0x03,
-            SEND_ONLY = 0x04, SEND_ONLY_IMM = 0x05, WRITE_FIRST = 0x06, WRITE_MIDDLE = 0x07, WRITE_LAST = 0x08,
-            WRITE_LAST_IMM = 0x09, WRITE_ONLY = 0x0a, WRITE_ONLY_IMM = 0x0b, READ_REQUEST = 0x0c,
-            READ_RESPONSE_FIRST = 0x0d, READ_RESPONSE_MIDDLE = 0x0e, READ_RESPONSE_LAST = 0x0f,
-            READ_RESPONSE_ONLY = 0x10, ACKNOWLEDGE = 0x11, ATOMIC_ACKNOWLEDGE = 0x12, COMPARE_SWAP = 0x13,
-            FETCH_ADD = 0x14, SEND_LAST_INV = 0x16, SEND_ONLY_INV = 0x17;
-
     // AETH syndromes (vol. 1, 9.7.5.1): ACK with no credit count, RNR NAK, NAK codes.
     public static final int AETH_ACK = 0x1f, AETH_RNR_NAK = 0x20, AETH_NAK_INVALID_REQUEST = 0x61,
             AETH_NAK_REMOTE_ACCESS = 0x62, AETH_NAK_REMOTE_OPERATIONAL = 0x63;
-
-    /** Extension headers, as bits. */
-    static final int X_DETH = 1, X_RETH = 2, X_ATOMIC = 4, X_AETH = 8, X_ATOMIC_ACK = 16, X_IMM = 32, X_IETH = 64;
 
     // Ethernet and IPv4
     public long dmac, smac;
@@ -43,6 +33,7 @@ public final class RoceFrame {
     public int tos, ttl = 64;
     public int srcPort;
     // BTH
+    /** The BTH opcode byte: an {@link IbOpcode#code}; its extension headers follow the BTH. */
     public int opcode;
     public boolean solicited, ackReq;
     public int pkey = DEFAULT_PKEY;
@@ -62,34 +53,9 @@ public final class RoceFrame {
     private final byte[] masked = new byte[IPV4_HLEN + UDP_HLEN + BTH_LEN];
     private static final byte[] MASKED_LRH = {-1, -1, -1, -1, -1, -1, -1, -1};
 
-    /** The extension headers an opcode carries after its BTH (IBTA vol. 1, table 38). */
-    static int extensions(int opcode) {
-        int op = opcode & 0x1f;
-        int x = (opcode & 0xe0) == UD ? X_DETH : 0;
-        x |= switch (op) {
-            case SEND_LAST_IMM, SEND_ONLY_IMM, WRITE_LAST_IMM -> X_IMM;
-            case WRITE_FIRST, WRITE_ONLY, READ_REQUEST -> X_RETH;
-            case WRITE_ONLY_IMM -> X_RETH | X_IMM;
-            case READ_RESPONSE_FIRST, READ_RESPONSE_LAST, READ_RESPONSE_ONLY, ACKNOWLEDGE -> X_AETH;
-            case ATOMIC_ACKNOWLEDGE -> X_AETH | X_ATOMIC_ACK;
-            case COMPARE_SWAP, FETCH_ADD -> X_ATOMIC;
-            case SEND_LAST_INV, SEND_ONLY_INV -> X_IETH;
-            default -> 0;
-        };
-        return x;
-    }
-
-    /** Bytes after the BTH and before the payload for {@code opcode}. */
+    /** Bytes after the BTH and before the payload for {@code opcode} (its headers in {@link IbOpcode}). */
     public static int extensionLength(int opcode) {
-        int x = extensions(opcode), n = 0;
-        n += (x & X_DETH) != 0 ? DETH_LEN : 0;
-        n += (x & X_RETH) != 0 ? RETH_LEN : 0;
-        n += (x & X_ATOMIC) != 0 ? ATOMIC_ETH_LEN : 0;
-        n += (x & X_AETH) != 0 ? AETH_LEN : 0;
-        n += (x & X_ATOMIC_ACK) != 0 ? ATOMIC_ACK_ETH_LEN : 0;
-        n += (x & X_IMM) != 0 ? IMMDT_LEN : 0;
-        n += (x & X_IETH) != 0 ? IETH_LEN : 0;
-        return n;
+        return IbOpcode.headerLength(opcode);
     }
 
     /** Bytes from the Ethernet header to the payload for the current opcode. */
@@ -138,32 +104,32 @@ public final class RoceFrame {
         p = be16(b, p, pkey);
         p = be32(b, p, destQp & 0xff_ffff); // FECN, BECN and the reserved bits 0
         p = be32(b, p, (ackReq ? 0x8000_0000 : 0) | psn & 0xff_ffff);
-        int x = extensions(opcode);
-        if ((x & X_DETH) != 0) {
+        int x = IbOpcode.headers(opcode);
+        if ((x & DETH.bit()) != 0) {
             p = be32(b, p, qkey);
             p = be32(b, p, srcQp & 0xff_ffff);
         }
-        if ((x & X_RETH) != 0) {
+        if ((x & RETH.bit()) != 0) {
             p = be64(b, p, va);
             p = be32(b, p, rkey);
             p = be32(b, p, dmaLength);
         }
-        if ((x & X_ATOMIC) != 0) {
+        if ((x & ATOMIC_ETH.bit()) != 0) {
             p = be64(b, p, va);
             p = be32(b, p, rkey);
             p = be64(b, p, swapAdd);
             p = be64(b, p, compare);
         }
-        if ((x & X_AETH) != 0) {
+        if ((x & AETH.bit()) != 0) {
             p = be32(b, p, syndrome << 24 | msn & 0xff_ffff);
         }
-        if ((x & X_ATOMIC_ACK) != 0) {
+        if ((x & ATOMIC_ACK_ETH.bit()) != 0) {
             p = be64(b, p, origData);
         }
-        if ((x & X_IMM) != 0) {
+        if ((x & IMM_DT.bit()) != 0) {
             p = be32(b, p, imm);
         }
-        if ((x & X_IETH) != 0) {
+        if ((x & IETH.bit()) != 0) {
             p = be32(b, p, invRkey);
         }
         return p - at;

@@ -86,7 +86,7 @@ class KeyedHostMemoryTest {
         mr.flags = flags;
         mr.mem = PageTable.contiguous(RAM, 4096);
         mr.valid = true;
-        lif.mrs[index] = mr;
+        lif.memoryRegions.put(index, mr);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package ernic.ionic.trace;
 
+import ernic.ionic.roce.IbOpcode;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -24,7 +25,7 @@ class RoceFrameTest {
         f.srcIp = 0x0a00_0001;
         f.dstIp = 0x0a00_0002;
         f.srcPort = 0xc011;
-        f.opcode = RoceFrame.RC | RoceFrame.SEND_ONLY;
+        f.opcode = IbOpcode.RC_SEND_ONLY.code;
         f.ackReq = true;
         f.destQp = 0x12;
         f.psn = 7;
@@ -76,7 +77,7 @@ class RoceFrameTest {
     @Test
     void writeOnlyImmCarriesRethThenImmDt() {
         RoceFrame f = rcSend();
-        f.opcode = RoceFrame.RC | RoceFrame.WRITE_ONLY_IMM;
+        f.opcode = IbOpcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE.code;
         f.va = 0x0000_7f00_1234_5678L;
         f.rkey = 0xabcd_0102;
         f.dmaLength = 16;
@@ -99,14 +100,14 @@ class RoceFrameTest {
         f.syndrome = RoceFrame.AETH_ACK;
         f.msn = 3;
         byte[] b = new byte[256];
-        f.opcode = RoceFrame.RC | RoceFrame.ACKNOWLEDGE;
+        f.opcode = IbOpcode.RC_ACKNOWLEDGE.code;
         assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 4);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 42, 58))).isEqualTo("11" + "00" + "ffff" + "00000012"
                 + "00000007" + "1f000003");
-        f.opcode = RoceFrame.RC | RoceFrame.READ_RESPONSE_ONLY;
+        f.opcode = IbOpcode.RC_RDMA_READ_RESPONSE_ONLY.code;
         assertThat(f.headers(b, 0, 8)).isEqualTo(58);
         assertThat(b[42]).isEqualTo((byte) 0x10);
-        f.opcode = RoceFrame.RC | RoceFrame.ATOMIC_ACKNOWLEDGE;
+        f.opcode = IbOpcode.RC_ATOMIC_ACKNOWLEDGE.code;
         f.origData = 0x0102_0304_0506_0708L;
         assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 4 + 8);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 54, 66))).isEqualTo("1f000003" + "0102030405060708");
@@ -116,7 +117,7 @@ class RoceFrameTest {
     @Test
     void atomicEth() {
         RoceFrame f = rcSend();
-        f.opcode = RoceFrame.RC | RoceFrame.COMPARE_SWAP;
+        f.opcode = IbOpcode.RC_CMP_SWAP.code;
         f.va = 0x1000;
         f.rkey = 0x55;
         f.swapAdd = 2;
@@ -131,7 +132,7 @@ class RoceFrameTest {
     @Test
     void udSendCarriesADeth() {
         RoceFrame f = rcSend();
-        f.opcode = RoceFrame.UD | RoceFrame.SEND_ONLY;
+        f.opcode = IbOpcode.UD_SEND_ONLY.code;
         f.ackReq = false;
         f.qkey = 0x1111_1111;
         f.srcQp = 0x13;
@@ -139,7 +140,7 @@ class RoceFrameTest {
         assertThat(f.headers(b, 0, 4)).isEqualTo(54 + 8);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 42, 62))).isEqualTo("64" + "00" + "ffff" + "00000012"
                 + "00000007" + "11111111" + "00000013");
-        assertThat(RoceFrame.extensionLength(RoceFrame.UD | RoceFrame.SEND_ONLY_IMM)).isEqualTo(12);
+        assertThat(RoceFrame.extensionLength(IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE.code)).isEqualTo(12);
     }
 
     /** The pcap file: global header (LINKTYPE_ETHERNET), then one record per frame with its real length. */
