@@ -1,5 +1,6 @@
 package ernic.ionic;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -97,6 +98,34 @@ class IonicArchitectureTest {
         noClasses().that().resideInAPackage("ernic.ionic..")
                 .should().dependOnClassesThat().resideInAnyPackage("ernic.nvmeof..", "ernic.s3..", "ernic.ipstack..")
                 .because("an in-process peer is an ernic.attach.Attachment or FrameClaimer, which the core iterates")
+                .check(MAIN);
+    }
+
+    @Test
+    void ofTheP4EngineTheDataPathUsesOnlyItsFp8Arithmetic() {
+        noClasses().that().resideInAPackage("ernic.ionic.rdma..")
+                .should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("ernic.p4..")
+                        .and(DescribedPredicate.not(JavaClass.Predicates.belongToAnyOf(ernic.p4.Fp8.class))))
+                .because("the WQE hook's externs do fp8 arithmetic; the engine itself meets rdma only in p4hook")
+                .check(MAIN);
+    }
+
+    @Test
+    void theEngineMeetsTheDeviceOnlyInItsHooks() {
+        noClasses().that().resideInAnyPackage("ernic.ionic", "ernic.ionic.eth..", "ernic.ionic.base..",
+                        "ernic.ionic.layout..", "ernic.ionic.regs..", "ernic.ionic.fault..", "ernic.ionic.profile..",
+                        "ernic.ionic.roce..", "ernic.ionic.trace..")
+                .should().dependOnClassesThat().resideInAPackage("ernic.p4..")
+                .because("eth and rdma define the interfaces the hooks implement; p4hook is where the engine meets them")
+                .check(MAIN);
+    }
+
+    @Test
+    void baseUsesNoOtherPackageOfTheDevice() {
+        noClasses().that().resideInAPackage("ernic.ionic.base..")
+                .should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("ernic.ionic..")
+                        .and(DescribedPredicate.not(JavaClass.Predicates.resideInAPackage("ernic.ionic.base.."))))
+                .because("base is where Ethernet and RDMA meet: the DMA engine, the handler interfaces, the identity")
                 .check(MAIN);
     }
 }

@@ -1,5 +1,7 @@
 package ernic.server;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
@@ -68,6 +70,22 @@ class ArchitectureTest {
                 .should().callMethod(System.class, "nanoTime")
                 .orShould().callMethod(System.class, "currentTimeMillis")
                 .because("device-thread time comes from the event loop's Ticker, which tests drive")
+                .check(MAIN);
+    }
+
+    @Test
+    void noPackageIsNamedTarget() {
+        // Maven-aware tools take a folder named target for build output and skip what is in it.
+        noClasses().should().resideInAPackage("..target..").check(MAIN);
+    }
+
+    @Test
+    void theSmallLibrariesDependOnNoneOfOurs() {
+        noClasses().that().resideInAnyPackage("ernic.common..", "ernic.attach..")
+                .should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("ernic..")
+                        .and(DescribedPredicate.not(JavaClass.Predicates.resideInAnyPackage("ernic.common..",
+                                "ernic.attach.."))))
+                .because("common and rdma-attach are what every side may use: they may use nothing of a side")
                 .check(MAIN);
     }
 }
