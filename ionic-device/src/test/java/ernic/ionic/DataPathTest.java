@@ -524,7 +524,7 @@ class DataPathTest {
         dev.detach();
         assertThat(dev.lif().lifInfoPa()).isZero();
         assertThat(dev.receive(seg(udpFrame(1, 10)))).isFalse();
-        dev.attach(guest);
+        dev.attach(guest.context);
     }
 
     @Test
