@@ -98,12 +98,15 @@ public final class MeshNode {
         this.nonce = config.instanceNonce() != 0 ? config.instanceNonce() : randomNonce();
         this.listenPort = listenPort;
         this.intervalNanos = config.heartbeatInterval().toNanos();
-        this.side = role == Role.MANAGER ? new ManagerSide(this) : new WorkerSide(this, managerAddress);
+        this.warnings = new OncePerCause(log, ticker::nanoTime);
+        this.learned = new LearnedGids(counters, ticker::nanoTime, this::claimChanged);
+        SideParts parts = new SideParts(new Self(), links, router, gids, peers, listeners, counters, config, ticker,
+                warnings);
+        this.side = role == Role.MANAGER ? new ManagerSide(parts, alloc, loop)
+                : new WorkerSide(parts, new WorkerDialer(this, managerAddress));
         this.sendTimeoutNanos = side.sendTimeoutNanos(config.sendTimeout().toNanos());
         this.auth = new MeshAuth(config.secret(), counters, this::describe);
         this.sockets = new Sockets(this);
-        this.learned = new LearnedGids(counters, ticker::nanoTime, this::claimChanged);
-        this.warnings = new OncePerCause(log, ticker::nanoTime);
     }
 
     private static long randomNonce() {
@@ -558,6 +561,51 @@ public final class MeshNode {
 
     // ---------------------------------------------------------------- for the sides
 
+    /** This node as its {@link Side} sees it. */
+    private final class Self implements ThisNode {
+        @Override
+        public int id() {
+            return nodeId;
+        }
+
+        @Override
+        public void setId(int id) {
+            nodeId = id;
+        }
+
+        @Override
+        public long instanceNonce() {
+            return nonce;
+        }
+
+        @Override
+        public int boundPort() {
+            return boundPort;
+        }
+
+        @Override
+        public String describe() {
+            return MeshNode.this.describe();
+        }
+
+        @Override
+        public boolean isClosed() {
+            return closed;
+        }
+
+        @Override
+        public Set<Gid> declaredGids() {
+            return ownGids;
+        }
+
+        @Override
+        public Set<Gid> learnedGids() {
+            return learned.set();
+        }
+    }
+
+    // ---------------------------------------------------------------- for Links, Sockets and the WorkerDialer
+
     Side side() {
         return side;
     }
@@ -576,10 +624,6 @@ public final class MeshNode {
 
     Listeners listeners() {
         return listeners;
-    }
-
-    GidTable gids() {
-        return gids;
     }
 
     Links links() {
@@ -602,29 +646,12 @@ public final class MeshNode {
         return peers;
     }
 
-    int boundPort() {
-        return boundPort;
-    }
-
     int id() {
         return nodeId;
     }
 
-    void setId(int id) {
-        nodeId = id;
-    }
-
     boolean isClosed() {
         return closed;
-    }
-
-    /** The GIDs this node declares (kept while it has no id). */
-    Set<Gid> ownGids() {
-        return ownGids;
-    }
-
-    LearnedGids learned() {
-        return learned;
     }
 
     String describe() {
