@@ -33,6 +33,15 @@ class ServeCommandTest {
         }
     }
 
+    /** {@link #serve} with {@code --socket DIR/s.sock} before {@code args}. */
+    static Run serveIn(Path dir, String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "--socket";
+        all[1] = dir.resolve("s.sock").toString();
+        System.arraycopy(args, 0, all, 2, args.length);
+        return serve(all);
+    }
+
     @Test
     void aBackendThatIsNotAMeshSpecIsRefused() throws Exception {
         Path dir = Files.createTempDirectory(tmp, "ernic-serve");

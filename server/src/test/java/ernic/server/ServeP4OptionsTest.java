@@ -7,7 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-import static ernic.server.ServeCommandTest.serve;
+import static ernic.server.ServeCommandTest.serveIn;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code ernic serve}'s P4 options: each mistake is one line and exit status 2, before any socket exists. */
@@ -17,14 +17,6 @@ class ServeP4OptionsTest {
     Path tmp;
 
     private static final String NL = System.lineSeparator();
-
-    private static Run serveIn(Path dir, String... args) {
-        String[] all = new String[args.length + 2];
-        all[0] = "--socket";
-        all[1] = dir.resolve("s.sock").toString();
-        System.arraycopy(args, 0, all, 2, args.length);
-        return serve(all);
-    }
 
     @Test
     void aScopeThatIsNotOneOfTheFourIsRefused() throws Exception {

@@ -61,9 +61,7 @@ final class VfioFuzz implements FuzzTarget {
 
     @Override
     public void start() throws IOException {
-        Files.createDirectories(dir);
-        socket = dir.resolve("vfio-" + ProcessHandle.current().pid() + ".sock").toString();
-        Files.deleteIfExists(Path.of(socket));
+        socket = FuzzTarget.socketIn(dir, name());
         server = ErnicServer.start(ErnicServer.Settings.ionic(socket));
     }
 
