@@ -103,7 +103,7 @@ public final class MeshNode {
         SideParts parts = new SideParts(new Self(), links, router, gids, peers, listeners, counters, config, ticker,
                 warnings);
         this.side = role == Role.MANAGER ? new ManagerSide(parts, alloc, loop)
-                : new WorkerSide(parts, new WorkerDialer(this, managerAddress));
+                : new WorkerSide(parts, new WorkerDialer(parts, new Dial(), this::runOnLoop, managerAddress));
         this.sendTimeoutNanos = side.sendTimeoutNanos(config.sendTimeout().toNanos());
         this.auth = new MeshAuth(config.secret(), counters, this::describe);
         this.sockets = new Sockets(this);
@@ -224,7 +224,7 @@ public final class MeshNode {
         return closing;
     }
 
-    MeshLink newLink(MeshLink.Kind kind, int expectedPeer) {
+    private MeshLink newLink(MeshLink.Kind kind, int expectedPeer) {
         return new MeshLink(links, kind, expectedPeer, ticker);
     }
 
@@ -604,7 +604,20 @@ public final class MeshNode {
         }
     }
 
-    // ---------------------------------------------------------------- for Links, Sockets and the WorkerDialer
+    /** How a worker's dialer makes its connections: links of this node, on its sockets. */
+    private final class Dial implements WorkerDialer.Dial {
+        @Override
+        public MeshLink newLink(MeshLink.Kind kind, int expectedPeer) {
+            return MeshNode.this.newLink(kind, expectedPeer);
+        }
+
+        @Override
+        public ChannelFuture connect(InetSocketAddress target, MeshLink link) {
+            return sockets.connect(target, link);
+        }
+    }
+
+    // ---------------------------------------------------------------- for Links and Sockets
 
     Side side() {
         return side;
@@ -634,20 +647,8 @@ public final class MeshNode {
         return auth;
     }
 
-    Sockets sockets() {
-        return sockets;
-    }
-
-    Router router() {
-        return router;
-    }
-
     PeerCounters peers() {
         return peers;
-    }
-
-    int id() {
-        return nodeId;
     }
 
     boolean isClosed() {
@@ -674,7 +675,7 @@ public final class MeshNode {
         return loop.submit(c).syncUninterruptibly().getNow();
     }
 
-    void runOnLoop(Runnable r) {
+    private void runOnLoop(Runnable r) {
         if (loop.inEventLoop()) {
             r.run();
         } else {
