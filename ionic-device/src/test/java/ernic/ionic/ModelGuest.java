@@ -9,6 +9,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 
+import static ernic.model.rdma.Fw.be16;
+import static ernic.model.rdma.Fw.be32;
+import static ernic.model.rdma.Fw.u8;
+
 /**
  * An {@link IonicDevice} driven by the independent driver model ({@code ionic-driver-model}, written from the
  * C headers) through its in-process binding, wired by vfio-user-protocol's {@link InProcessContext}: the model's
@@ -19,6 +23,8 @@ import java.lang.foreign.MemorySegment;
  */
 final class ModelGuest implements AutoCloseable {
     static final long RAM_IOVA = IonicDriverModel.RAM_IOVA;
+    /** Bytes of an Ethernet/IPv4/UDP header template ({@link #ipv4Header}). */
+    static final int HDR_LEN = 14 + 20 + 8;
 
     final IonicDevice dev;
     final InProcessContext context;
@@ -62,6 +68,25 @@ final class ModelGuest implements AutoCloseable {
     /** A zeroed, page-aligned block of guest RAM. */
     long alloc(long bytes) {
         return drv.alloc(bytes);
+    }
+
+    /**
+     * An Ethernet/IPv4/UDP header template ({@link #HDR_LEN} bytes, MAC addresses zero) from {@code src} to
+     * {@code dst} in fresh guest memory, as a driver hands it to MODIFY_QP and CREATE_AH: EtherType IPv4 at 12, the
+     * IPv4 header at 14 (version 4, IHL 5; TTL 64; protocol UDP; source and destination at 12 and 16 in it), the UDP
+     * header at 34 with the RoCEv2 destination port 4791.
+     */
+    long ipv4Header(int src, int dst) {
+        long at = alloc(64);
+        MemorySegment h = at(at, HDR_LEN);
+        be16(h, 12, 0x0800);
+        u8(h, 14, 0x45);
+        u8(h, 14 + 8, 64);
+        u8(h, 14 + 9, 17);
+        be32(h, 14 + 12, src);
+        be32(h, 14 + 16, dst);
+        be16(h, 34 + 2, 4791);
+        return at;
     }
 
     /** How often MSI-X {@code vector} fired since the guest came up. */
