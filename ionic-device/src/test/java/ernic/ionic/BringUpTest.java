@@ -1,5 +1,6 @@
 package ernic.ionic;
 
+import ernic.common.Le;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.model.IonicDriverModel;
@@ -14,7 +15,6 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 import static ernic.model.IonicDriverModel.*;
@@ -25,8 +25,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * driver reads at the offsets of ionic_if.h.
  */
 class BringUpTest {
-    static final ValueLayout.OfShort LE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     IonicDevice dev;
     ModelGuest guest;
@@ -184,15 +182,15 @@ class BringUpTest {
         // PORT_INIT wrote port_info: link up, speed, copper QSFP 100G CR4, extra_stats untouched.
         MemorySegment pi = guest.at(b.portInfo(), 4096);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, 264)).as("status.status: UP").isEqualTo((byte) 1);
-        assertThat(pi.get(LE32, 260)).as("status.speed").isEqualTo(100000);
+        assertThat(pi.get(Le.U32, 260)).as("status.speed").isEqualTo(100000);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, 316)).as("xcvr.state: SPROM read").isEqualTo((byte) 3);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, 317)).as("xcvr.phy: copper").isEqualTo((byte) 1);
-        assertThat(pi.get(LE16, 318)).as("xcvr.pid: QSFP 100G CR4").isEqualTo((short) 1);
+        assertThat(pi.get(Le.U16, 318)).as("xcvr.pid: QSFP 100G CR4").isEqualTo((short) 1);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, PORT_INFO_EXTRA_STATS)).as("extra_stats").isEqualTo((byte) 0xff);
         // LIF_INIT wrote lif_info status and returned hw_index 0.
         MemorySegment li = guest.at(b.lifInfo(), 4096);
-        assertThat(li.get(LE16, 266)).as("link_status UP").isEqualTo((short) 1);
-        assertThat(li.get(LE32, 268)).as("link_speed").isEqualTo(100000);
+        assertThat(li.get(Le.U16, 266)).as("link_status UP").isEqualTo((short) 1);
+        assertThat(li.get(Le.U32, 268)).as("link_speed").isEqualTo(100000);
         assertThat(b.lifHwIndex()).isZero();
         assertThat(b.adminqHwType()).isZero();
         assertThat(b.adminqHwIndex()).isZero();

@@ -1,5 +1,6 @@
 package ernic.ionic;
 
+import ernic.common.Le;
 import ernic.ionic.eth.EthStats;
 import ernic.attach.FrameClaimer;
 import ernic.ionic.fault.FaultKind;
@@ -19,7 +20,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -31,9 +31,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** TX and RX queues, interrupts, the notify queue, statistics and faults, driven by the driver model like ionic.ko. */
 class DataPathTest {
     static final int DEPTH_LOG2 = 6, DEPTH = 1 << DEPTH_LOG2, BUF = 2048;
-    static final ValueLayout.OfShort LE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfLong LE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** ionic_lif_stats at lif_info + 320 and ionic_port_stats at port_info + 576: le64 counters, by index. */
     static final int LIF_STATS = 320, RX_UCAST_BYTES = 0, RX_UCAST_PACKETS = 8, RX_BCAST_PACKETS = 40,
             TX_UCAST_BYTES = 128, TX_UCAST_PACKETS = 136;
@@ -350,22 +347,22 @@ class DataPathTest {
     void linkChangeUpdatesLifInfoThenPostsEvent() throws IOException {
         start("compat");
         MemorySegment li = guest.at(up.lifInfo(), 4096);
-        assertThat(li.get(LE16, 266)).as("link_status UP").isEqualTo((short) 1);
+        assertThat(li.get(Le.U16, 266)).as("link_status UP").isEqualTo((short) 1);
         drv.intrUnmask(0); // delivers what the bring-up latched (and masks again)
         drv.intrUnmask(0);
         long before = guest.count(0);
         dev.setLink(false);
-        assertThat(li.get(LE16, 266)).as("link_status DOWN").isEqualTo((short) 2);
+        assertThat(li.get(Le.U16, 266)).as("link_status DOWN").isEqualTo((short) 2);
         MemorySegment ev = guest.at(station.notifyRing() + NOTIFY_EVENTS, EVENT_SIZE);
-        assertThat(ev.get(LE64, 0)).as("eid").isEqualTo(1);
-        assertThat(ev.get(LE16, 8)).as("ecode").isEqualTo((short) ECODE_LINK_CHANGE);
+        assertThat(ev.get(Le.U64, 0)).as("eid").isEqualTo(1);
+        assertThat(ev.get(Le.U16, 8)).as("ecode").isEqualTo((short) ECODE_LINK_CHANGE);
         assertThat(guest.count(0)).isEqualTo(before + 1);
         drv.intrUnmask(0);
         dev.setLink(true);
-        assertThat(li.get(LE16, 266)).isEqualTo((short) 1);
-        assertThat(li.get(LE32, 268)).isEqualTo(100000);
-        assertThat(guest.at(station.notifyRing() + NOTIFY_EVENTS + EVENT_SIZE, EVENT_SIZE).get(LE64, 0)).isEqualTo(2);
-        assertThat(guest.at(up.portInfo(), 4096).get(LE16, 265)).as("link_down_count").isEqualTo((short) 1);
+        assertThat(li.get(Le.U16, 266)).isEqualTo((short) 1);
+        assertThat(li.get(Le.U32, 268)).isEqualTo(100000);
+        assertThat(guest.at(station.notifyRing() + NOTIFY_EVENTS + EVENT_SIZE, EVENT_SIZE).get(Le.U64, 0)).isEqualTo(2);
+        assertThat(guest.at(up.portInfo(), 4096).get(Le.U16, 265)).as("link_down_count").isEqualTo((short) 1);
     }
 
     @Test
@@ -381,15 +378,15 @@ class DataPathTest {
         dev.receive(seg(bcast));
         dev.statisticsTick();
         MemorySegment l = guest.at(up.lifInfo() + LIF_STATS, 1024);
-        assertThat(l.get(LE64, TX_UCAST_PACKETS)).isEqualTo(5);
-        assertThat(l.get(LE64, TX_UCAST_BYTES)).isEqualTo(5L * udpFrame(0, 100).length);
-        assertThat(l.get(LE64, RX_UCAST_PACKETS)).isEqualTo(1);
-        assertThat(l.get(LE64, RX_UCAST_BYTES)).isEqualTo(udpFrame(1, 60).length);
-        assertThat(l.get(LE64, RX_BCAST_PACKETS)).isEqualTo(1);
+        assertThat(l.get(Le.U64, TX_UCAST_PACKETS)).isEqualTo(5);
+        assertThat(l.get(Le.U64, TX_UCAST_BYTES)).isEqualTo(5L * udpFrame(0, 100).length);
+        assertThat(l.get(Le.U64, RX_UCAST_PACKETS)).isEqualTo(1);
+        assertThat(l.get(Le.U64, RX_UCAST_BYTES)).isEqualTo(udpFrame(1, 60).length);
+        assertThat(l.get(Le.U64, RX_BCAST_PACKETS)).isEqualTo(1);
         MemorySegment p = guest.at(up.portInfo() + PORT_STATS, 1024);
-        assertThat(p.get(LE64, FRAMES_TX_OK)).isEqualTo(5);
-        assertThat(p.get(LE64, FRAMES_RX_OK)).isEqualTo(2);
-        assertThat(p.get(LE64, FRAMES_RX_BROADCAST)).isEqualTo(1);
+        assertThat(p.get(Le.U64, FRAMES_TX_OK)).isEqualTo(5);
+        assertThat(p.get(Le.U64, FRAMES_RX_OK)).isEqualTo(2);
+        assertThat(p.get(Le.U64, FRAMES_RX_BROADCAST)).isEqualTo(1);
         // RESET zeroes every counter.
         assertThat(drv.devcmd(command(RESET)).status()).isZero();
         assertThat(dev.lif().stats().get(EthStats.Lif.TX_UCAST_PACKETS)).isZero();
@@ -527,7 +524,7 @@ class DataPathTest {
         dev.detach();
         assertThat(dev.lif().lifInfoPa()).isZero();
         assertThat(dev.receive(seg(udpFrame(1, 10)))).isFalse();
-        dev.attach(guest);
+        dev.attach(guest.context);
     }
 
     @Test

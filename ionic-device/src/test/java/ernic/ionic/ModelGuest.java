@@ -1,36 +1,33 @@
 package ernic.ionic;
 
-import ernic.model.DeviceBinding;
 import ernic.model.InProcessBinding;
 import ernic.model.IonicDriverModel;
-import ernic.vfiouser.server.DeviceContext;
-import ernic.vfiouser.server.DmaSpace;
-import ernic.vfiouser.server.GuestMemory;
-import ernic.vfiouser.server.Interrupts;
+import ernic.vfiouser.server.InProcessContext;
 import ernic.vfiouser.server.IrqType;
-import ernic.vfiouser.wire.ProtocolException;
-import ernic.vfiouser.server.Region;
-import ernic.vfiouser.sys.ErrnoException;
-import ernic.vfiouser.sys.LibC;
-import io.netty.channel.EventLoop;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 
+import static ernic.model.rdma.Fw.be16;
+import static ernic.model.rdma.Fw.be32;
+import static ernic.model.rdma.Fw.u8;
+
 /**
  * An {@link IonicDevice} driven by the independent driver model ({@code ionic-driver-model}, written from the
- * C headers) through its in-process binding: the model's region accesses go to the device's region handlers
- * and config space, its memfd guest RAM is mapped into a {@link DmaSpace} as a DMA_MAP would, and the
- * device's MSI-X triggers reach the model. There is no event loop: the device does its work inside each
- * access, and timers are ticked by the test. Every MSI-X is also counted here, for tests that ask how often a
+ * C headers) through its in-process binding, wired by vfio-user-protocol's {@link InProcessContext}: the model's
+ * region accesses go to the device's region handlers and config space, its memfd guest RAM is mapped as a DMA_MAP
+ * would, and the device's MSI-X triggers reach the model. There is no event loop: the device does its work inside
+ * each access, and timers are ticked by the test. Every MSI-X is also counted here, for tests that ask how often a
  * vector fired in all (the model's wait takes the count).
  */
-final class ModelGuest implements DeviceContext, Interrupts, AutoCloseable {
+final class ModelGuest implements AutoCloseable {
     static final long RAM_IOVA = IonicDriverModel.RAM_IOVA;
+    /** Bytes of an Ethernet/IPv4/UDP header template ({@link #ipv4Header}). */
+    static final int HDR_LEN = 14 + 20 + 8;
 
     final IonicDevice dev;
-    final DmaSpace dma = new DmaSpace(4);
+    final InProcessContext context;
     final InProcessBinding binding;
     final IonicDriverModel drv;
     private final long[] fired;
@@ -39,17 +36,18 @@ final class ModelGuest implements DeviceContext, Interrupts, AutoCloseable {
     ModelGuest(IonicDevice dev, long ramBytes) {
         this.dev = dev;
         this.fired = new long[dev.irqCount(IrqType.MSIX)];
+        this.context = new InProcessContext(dev, this::msix);
         try {
             this.binding = InProcessBinding.builder(fired.length, RAM_IOVA, ramBytes)
-                    .regions(this::read, this::write)
+                    .regions(context::read, context::write)
                     .progress(() -> { }) // the device works inside each access
                     .reset(dev::reset)
-                    .ram(this::map)
+                    .ram(context::map)
                     .build();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        dev.attach(this);
+        context.attach();
         try {
             this.drv = new IonicDriverModel(binding);
         } catch (IOException e) {
@@ -57,52 +55,9 @@ final class ModelGuest implements DeviceContext, Interrupts, AutoCloseable {
         }
     }
 
-    /** The memfd the binding owns, mapped again on a fd of its own (DmaSpace takes its fd over). */
-    private void map(long iova, long size, int fd, MemorySegment memory) {
-        try {
-            int own = LibC.open("/proc/self/fd/" + fd, LibC.O_RDWR | LibC.O_CLOEXEC);
-            dma.map(iova, size, 0, 3, own);
-        } catch (ErrnoException | ProtocolException e) {
-            throw new IllegalStateException("mapping the model's guest RAM", e);
-        }
-    }
-
-    private Region region(int index, long offset, long length) {
-        for (Region r : dev.regions()) {
-            if (r.index() == index) {
-                if (offset < 0 || length > r.size() - offset) {
-                    throw new IllegalArgumentException("access of " + length + " at " + offset + " outside region "
-                            + index + " (" + r.size() + " bytes)");
-                }
-                return r;
-            }
-        }
-        throw new IllegalArgumentException("no region " + index);
-    }
-
-    /** Config space's offset, checked against its size as the vfio-user server checks a region access. */
-    private int config(long offset, long length) {
-        int size = dev.configSpace().size();
-        if (offset < 0 || length > size - offset) {
-            throw new IllegalArgumentException("config access of " + length + " at " + offset);
-        }
-        return (int) offset;
-    }
-
-    private void read(int index, long offset, MemorySegment buf) {
-        if (index == DeviceBinding.CONFIG) {
-            dev.configSpace().read(config(offset, buf.byteSize()), buf);
-        } else {
-            region(index, offset, buf.byteSize()).handler().read(offset, buf);
-        }
-    }
-
-    private void write(int index, long offset, MemorySegment buf) {
-        if (index == DeviceBinding.CONFIG) {
-            dev.configSpace().write(config(offset, buf.byteSize()), buf);
-        } else {
-            region(index, offset, buf.byteSize()).handler().write(offset, buf);
-        }
+    private void msix(int vector) {
+        fired[vector]++;
+        binding.signal(vector);
     }
 
     /** Guest memory at {@code iova}, as the model sees it. */
@@ -115,50 +70,34 @@ final class ModelGuest implements DeviceContext, Interrupts, AutoCloseable {
         return drv.alloc(bytes);
     }
 
+    /**
+     * An Ethernet/IPv4/UDP header template ({@link #HDR_LEN} bytes, MAC addresses zero) from {@code src} to
+     * {@code dst} in fresh guest memory, as a driver hands it to MODIFY_QP and CREATE_AH: EtherType IPv4 at 12, the
+     * IPv4 header at 14 (version 4, IHL 5; TTL 64; protocol UDP; source and destination at 12 and 16 in it), the UDP
+     * header at 34 with the RoCEv2 destination port 4791.
+     */
+    long ipv4Header(int src, int dst) {
+        long at = alloc(64);
+        MemorySegment h = at(at, HDR_LEN);
+        be16(h, 12, 0x0800);
+        u8(h, 14, 0x45);
+        u8(h, 14 + 8, 64);
+        u8(h, 14 + 9, 17);
+        be32(h, 14 + 12, src);
+        be32(h, 14 + 16, dst);
+        be16(h, 34 + 2, 4791);
+        return at;
+    }
+
     /** How often MSI-X {@code vector} fired since the guest came up. */
     long count(int vector) {
         return fired[vector];
     }
 
-    @Override
-    public GuestMemory memory() {
-        return dma;
-    }
-
-    @Override
-    public Interrupts interrupts() {
-        return this;
-    }
-
-    @Override
-    public EventLoop eventLoop() {
-        return null;
-    }
-
-    @Override
-    public boolean trigger(IrqType type, int vector) {
-        if (type == IrqType.MSIX && vector >= 0 && vector < fired.length) {
-            fired[vector]++;
-            binding.signal(vector);
-        }
-        return true;
-    }
-
-    @Override
-    public boolean hasEventfd(IrqType type, int vector) {
-        return true;
-    }
-
-    @Override
-    public boolean pending(IrqType type, int vector) {
-        return false;
-    }
-
     /** Detaches the device and frees the guest RAM. */
     @Override
     public void close() {
-        dev.detach();
-        dma.unmapAll();
+        context.close();
         drv.close();
     }
 }

@@ -104,19 +104,12 @@ class NvmeofDataPathTest {
 
     /** An Ethernet/IPv4/UDP header template from {@code src} to {@code dst}, as ionic_rdma builds it. */
     long header(int src, int dst) {
-        long at = drv.alloc(64);
+        long at = guest.ipv4Header(src, dst);
         MemorySegment h = guest.at(at, HDR_LEN);
         for (int i = 0; i < 6; i++) {
             u8(h, i, 0x20 + i);          // the target's MAC, as the guest's neighbour table has it
             u8(h, 6 + i, 0x30 + i);
         }
-        be16(h, 12, 0x0800);
-        u8(h, 14, 0x45);
-        u8(h, 14 + 8, 64);
-        u8(h, 14 + 9, 17);
-        be32(h, 14 + 12, src);
-        be32(h, 14 + 16, dst);
-        be16(h, 34 + 2, 4791);
         return at;
     }
 

@@ -1,5 +1,6 @@
 package ernic.ionic;
 
+import ernic.common.InternetChecksum;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.p4hook.P4Scope;
@@ -208,14 +209,9 @@ class P4EthernetHookTest {
         byte[] f = frame(dst, src, 0x0800, 20 + 8);
         byte[] h = {0x45, 0, 0, 28, 0x12, 0x34, 0x40, 0, (byte) ttl, 17, 0, 0, (byte) 192, 0, 2, 1,
                 dstIp[0], dstIp[1], dstIp[2], dstIp[3]};
-        int sum = 0;
-        for (int i = 0; i < 20; i += 2) {
-            sum += (h[i] & 0xff) << 8 | h[i + 1] & 0xff;
-        }
-        sum = (sum & 0xffff) + (sum >>> 16);
-        sum = (sum & 0xffff) + (sum >>> 16);
-        h[10] = (byte) (~sum >> 8);
-        h[11] = (byte) ~sum;
+        int sum = InternetChecksum.of(h, 0, 20, 0);
+        h[10] = (byte) (sum >> 8);
+        h[11] = (byte) sum;
         System.arraycopy(h, 0, f, 14, 20);
         return f;
     }

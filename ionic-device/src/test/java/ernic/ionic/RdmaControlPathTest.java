@@ -211,7 +211,7 @@ class RdmaControlPathTest {
         assertThat(dev.lastSessionCounters()).containsEntry("rdma.hw.admin_commands", 1L);
         assertThat(dev.counters()).containsEntry("rdma.hw.admin_commands", 0L).containsEntry("rdma.admin.commands", 0L);
         assertThat(dev.rdma().hwCounters().values()).allMatch(v -> v == 0);
-        dev.attach(guest); // for tearDown
+        dev.attach(guest.context); // for tearDown
     }
 
     @Test

@@ -35,7 +35,7 @@ class RemoteDataPathTest {
     static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
     static final long VA = 0x7f00_0000_0000L;
     /** An Ethernet (14), IPv4 (20) and UDP (8) header template. */
-    static final int HDR_LEN = 14 + 20 + 8;
+    static final int HDR_LEN = ModelGuest.HDR_LEN;
     /** A second, larger MR (created by {@link Side#bigMr}): 4 MiB at BIG_VA. */
     static final int BIG = 2 << 8 | 0x22, BIG_PAGES = 1024, BIG_BYTES = 4096 * BIG_PAGES;
     static final long BIG_VA = 0x7f10_0000_0000L;
@@ -109,23 +109,8 @@ class RemoteDataPathTest {
                 QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
         }
 
-        /**
-         * An Ethernet/IPv4/UDP header template ({@link #HDR_LEN} bytes) from {@code src} to {@code dst} in fresh
-         * guest memory, as a driver hands it to MODIFY_QP and CREATE_AH: EtherType IPv4 at 12, the IPv4 header at
-         * 14 (version 4, IHL 5; TTL 64; protocol UDP; source and destination at 12 and 16 in it), the UDP header
-         * at 34 with the RoCEv2 destination port 4791.
-         */
         long ipv4Header(int src, int dst) {
-            long at = guest.alloc(64);
-            MemorySegment h = guest.at(at, HDR_LEN);
-            be16(h, 12, 0x0800);
-            u8(h, 14, 0x45);
-            u8(h, 14 + 8, 64);
-            u8(h, 14 + 9, 17);
-            be32(h, 14 + 12, src);
-            be32(h, 14 + 16, dst);
-            be16(h, 34 + 2, 4791);
-            return at;
+            return guest.ipv4Header(src, dst);
         }
 
         /** Registers the 4 MiB MR {@link #BIG} (4 KiB pages). */

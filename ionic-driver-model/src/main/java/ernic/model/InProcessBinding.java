@@ -1,12 +1,11 @@
 package ernic.model;
 
+import ernic.common.Le;
 import ernic.vfiouser.client.GuestRam;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -33,7 +32,6 @@ public final class InProcessBinding implements DeviceBinding {
         void map(long iova, long size, int fd, MemorySegment memory);
     }
 
-    private static final ValueLayout.OfLong LE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final GuestRam ram;
     private final RegionAccess read, write;
@@ -140,9 +138,9 @@ public final class InProcessBinding implements DeviceBinding {
     @Override
     public long readLong(int region, long offset, int width) {
         MemorySegment w = word(width);
-        word.set(LE64, 0, 0L);
+        word.set(Le.U64, 0, 0L);
         read.access(region, offset, w);
-        return word.get(LE64, 0);
+        return word.get(Le.U64, 0);
     }
 
     @Override
@@ -158,7 +156,7 @@ public final class InProcessBinding implements DeviceBinding {
     @Override
     public void writePosted(int region, long offset, int width, long value) {
         MemorySegment w = word(width);
-        word.set(LE64, 0, value);
+        word.set(Le.U64, 0, value);
         write.access(region, offset, w);
     }
 

@@ -102,12 +102,15 @@ public final class MeshNode {
         this.nonce = config.instanceNonce() != 0 ? config.instanceNonce() : randomNonce();
         this.listenPort = listenPort;
         this.intervalNanos = config.heartbeatInterval().toNanos();
-        this.side = role == Role.MANAGER ? new ManagerSide(this) : new WorkerSide(this, managerAddress);
+        this.warnings = new OncePerCause(log, ticker::nanoTime, SUMMARY_INTERVAL_NANOS);
+        this.learned = new LearnedGids(counters, ticker::nanoTime, this::claimChanged);
+        SideParts parts = new SideParts(new Self(), links, router, gids, peers, listeners, counters, config, ticker,
+                warnings);
+        this.side = role == Role.MANAGER ? new ManagerSide(parts, alloc, loop)
+                : new WorkerSide(parts, new WorkerDialer(parts, new Dial(), this::runOnLoop, managerAddress));
         this.sendTimeoutNanos = side.sendTimeoutNanos(config.sendTimeout().toNanos());
         this.auth = new MeshAuth(config.secret(), counters, this::describe);
         this.sockets = new Sockets(this);
-        this.learned = new LearnedGids(counters, ticker::nanoTime, this::claimChanged);
-        this.warnings = new OncePerCause(log, ticker::nanoTime, SUMMARY_INTERVAL_NANOS);
     }
 
     private static long randomNonce() {
@@ -225,7 +228,7 @@ public final class MeshNode {
         return closing;
     }
 
-    MeshLink newLink(MeshLink.Kind kind, int expectedPeer) {
+    private MeshLink newLink(MeshLink.Kind kind, int expectedPeer) {
         return new MeshLink(links, kind, expectedPeer, ticker);
     }
 
@@ -576,6 +579,64 @@ public final class MeshNode {
 
     // ---------------------------------------------------------------- for the sides
 
+    /** This node as its {@link Side} sees it. */
+    private final class Self implements ThisNode {
+        @Override
+        public int id() {
+            return nodeId;
+        }
+
+        @Override
+        public void setId(int id) {
+            nodeId = id;
+        }
+
+        @Override
+        public long instanceNonce() {
+            return nonce;
+        }
+
+        @Override
+        public int boundPort() {
+            return boundPort;
+        }
+
+        @Override
+        public String describe() {
+            return MeshNode.this.describe();
+        }
+
+        @Override
+        public boolean isClosed() {
+            return closed;
+        }
+
+        @Override
+        public Set<Gid> declaredGids() {
+            return ownGids;
+        }
+
+        @Override
+        public Set<Gid> learnedGids() {
+            return learned.set();
+        }
+    }
+
+    /** How a worker's dialer makes its connections: links of this node, on its sockets. */
+    private final class Dial implements WorkerDialer.Dial {
+        @Override
+        public MeshLink newLink(MeshLink.Kind kind, int expectedPeer) {
+            return MeshNode.this.newLink(kind, expectedPeer);
+        }
+
+        @Override
+        public ChannelFuture connect(InetSocketAddress target, MeshLink link) {
+            return sockets.connect(target, link);
+        }
+    }
+
+    // ---------------------------------------------------------------- for Links and Sockets
+
     Side side() {
         return side;
     }
@@ -596,10 +657,6 @@ public final class MeshNode {
         return listeners;
     }
 
-    GidTable gids() {
-        return gids;
-    }
-
     Links links() {
         return links;
     }
@@ -608,41 +665,12 @@ public final class MeshNode {
         return auth;
     }
 
-    Sockets sockets() {
-        return sockets;
-    }
-
-    Router router() {
-        return router;
-    }
-
     PeerCounters peers() {
         return peers;
     }
 
-    int boundPort() {
-        return boundPort;
-    }
-
-    int id() {
-        return nodeId;
-    }
-
-    void setId(int id) {
-        nodeId = id;
-    }
-
     boolean isClosed() {
         return closed;
-    }
-
-    /** The GIDs this node declares (kept while it has no id). */
-    Set<Gid> ownGids() {
-        return ownGids;
-    }
-
-    LearnedGids learned() {
-        return learned;
     }
 
     String describe() {
@@ -665,7 +693,7 @@ public final class MeshNode {
         return loop.submit(c).syncUninterruptibly().getNow();
     }
 
-    void runOnLoop(Runnable r) {
+    private void runOnLoop(Runnable r) {
         if (loop.inEventLoop()) {
             r.run();
         } else {

@@ -1,6 +1,9 @@
 package ernic.mesh;
 
+import ernic.counters.OncePerCause;
+
 import io.netty.channel.ChannelFuture;
+import io.netty.util.concurrent.Ticker;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -13,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 /**
@@ -21,15 +25,35 @@ import java.util.function.Consumer;
  * the reconnect delay when one fails or drops). The connections it makes are kept in the {@link Router}.
  */
 final class WorkerDialer {
-    private final MeshNode node;
+    /** How the dialer makes a connection: a new link of a kind for a peer (-1: the manager), and its socket. */
+    interface Dial {
+        MeshLink newLink(MeshLink.Kind kind, int expectedPeer);
+
+        ChannelFuture connect(InetSocketAddress target, MeshLink link);
+    }
+
+    private final ThisNode self;
+    private final Router router;
+    private final MeshConfig config;
+    private final Ticker ticker;
+    private final OncePerCause warnings;
+    private final Dial dial;
+    /** Runs a task on the node's loop (at once when already there): where a resolution off the loop comes back. */
+    private final Executor onLoop;
     private final MeshAddress manager;
     private boolean uplinkConnecting;
     private long nextUplinkAttempt;
     private final Set<Integer> directConnecting = new HashSet<>();
     private final Map<Integer, Long> nextDirectAttempt = new HashMap<>();
 
-    WorkerDialer(MeshNode node, MeshAddress manager) {
-        this.node = node;
+    WorkerDialer(SideParts parts, Dial dial, Executor onLoop, MeshAddress manager) {
+        this.self = parts.self();
+        this.router = parts.router();
+        this.config = parts.config();
+        this.ticker = parts.ticker();
+        this.warnings = parts.warnings();
+        this.dial = dial;
+        this.onLoop = onLoop;
         this.manager = manager;
     }
 
@@ -39,7 +63,7 @@ final class WorkerDialer {
 
     /** Dials what is missing and due at {@code now}: the manager, then the direct connections. */
     void tick(long now, Map<Integer, NodeInfo> topology) {
-        if (node.router().uplink() == null && !uplinkConnecting && now - nextUplinkAttempt >= 0) {
+        if (router.uplink() == null && !uplinkConnecting && now - nextUplinkAttempt >= 0) {
             connectManager();
         }
         maintainDirect(now, topology);
@@ -53,21 +77,20 @@ final class WorkerDialer {
     /** The manager's connection was lost at {@code now}: dial again after the reconnect delay. */
     void uplinkLost(long now) {
         uplinkConnecting = false;
-        nextUplinkAttempt = now + node.config().reconnectDelay().toNanos();
+        nextUplinkAttempt = now + config.reconnectDelay().toNanos();
     }
 
     /** A direct connection this node dialed closed at {@code now}: dial again after the reconnect delay. */
     void directLost(int peer, long now) {
-        nextDirectAttempt.put(peer, now + node.config().reconnectDelay().toNanos());
+        nextDirectAttempt.put(peer, now + config.reconnectDelay().toNanos());
     }
 
     /** Closes direct connections to nodes no longer alive and dials the alive ones above this node's id. */
     void maintainDirect(long now, Map<Integer, NodeInfo> topology) {
-        int self = node.id();
-        if (self <= 0 || node.isClosed()) {
+        int me = self.id();
+        if (me <= 0 || self.isClosed()) {
             return;
         }
-        Router router = node.router();
         for (MeshLink d : new ArrayList<>(router.peerLinks())) {
             NodeInfo n = topology.get(d.peerId());
             if (n == null || !n.alive()) {
@@ -77,7 +100,7 @@ final class WorkerDialer {
         }
         for (NodeInfo n : topology.values()) {
             int id = n.id();
-            if (id <= self || !n.alive() || n.address() == null || !node.config().directPeers().test(id)) {
+            if (id <= me || !n.alive() || n.address() == null || !config.directPeers().test(id)) {
                 continue;
             }
             if (router.hasPeer(id) || directConnecting.contains(id)) {
@@ -97,15 +120,15 @@ final class WorkerDialer {
         connectAny(List.of(n.address()), 0, MeshLink.Kind.DIRECT_OUT, id, link -> {
             directConnecting.remove(id);
             NodeInfo now = topology.get(id);
-            if (node.isClosed() || now == null || !now.alive() || node.router().hasPeer(id)) {
+            if (self.isClosed() || now == null || !now.alive() || router.hasPeer(id)) {
                 link.close();
                 return;
             }
-            node.router().putPeer(id, link);
+            router.putPeer(id, link);
         }, () -> {
             directConnecting.remove(id);
-            directLost(id, node.ticker().nanoTime());
-            MeshNode.log.debug("mesh {}: cannot connect to node {} at {}", node.describe(), id, n.address());
+            directLost(id, ticker.nanoTime());
+            MeshNode.log.debug("mesh {}: cannot connect to node {} at {}", self.describe(), id, n.address());
         });
     }
 
@@ -113,7 +136,7 @@ final class WorkerDialer {
     void connectManager() {
         uplinkConnecting = true;
         resolve(manager, addresses -> {
-            if (node.isClosed()) {
+            if (self.isClosed()) {
                 return;
             }
             if (addresses.isEmpty()) {
@@ -121,33 +144,31 @@ final class WorkerDialer {
                 return;
             }
             connectAny(addresses, 0, MeshLink.Kind.UPLINK, 0, link -> {
-                if (node.isClosed()) {
+                if (self.isClosed()) {
                     link.close();
                     return;
                 }
-                node.router().setUplink(link);
+                router.setUplink(link);
             }, this::managerUnreachable);
         });
     }
 
     private void managerUnreachable() {
-        uplinkLost(node.ticker().nanoTime());
-        MeshNode.log.debug("mesh {}: cannot reach the manager at {}", node.describe(), manager);
+        uplinkLost(ticker.nanoTime());
+        MeshNode.log.debug("mesh {}: cannot reach the manager at {}", self.describe(), manager);
     }
 
     /** Resolves off the loop (unless it is a literal) and calls back on the loop; empty when it fails. */
     private void resolve(MeshAddress a, Consumer<List<InetSocketAddress>> then) {
-        MeshConfig config = node.config();
         if (config.resolver() == null && a.isLiteral()) {
             then.accept(lookup(a));
             return;
         }
         CompletableFuture.supplyAsync(() -> lookup(a), config.blockingExecutor())
-                .whenComplete((list, err) -> node.runOnLoop(() -> then.accept(err == null ? list : List.of())));
+                .whenComplete((list, err) -> onLoop.execute(() -> then.accept(err == null ? list : List.of())));
     }
 
     private List<InetSocketAddress> lookup(MeshAddress a) {
-        MeshConfig config = node.config();
         try {
             List<InetAddress> ips = config.resolver() != null
                     ? config.resolver().apply(a.host())
@@ -158,7 +179,7 @@ final class WorkerDialer {
             }
             return out;
         } catch (UnknownHostException | RuntimeException e) {
-            node.warnings().warn("resolve", "mesh {}: cannot resolve {}: {}", node.describe(), a.host(), e.toString());
+            warnings.warn("resolve", "mesh {}: cannot resolve {}: {}", self.describe(), a.host(), e.toString());
             return List.of();
         }
     }
@@ -166,17 +187,17 @@ final class WorkerDialer {
     /** Tries each address in turn; {@code connected} gets the link of the first that answers. */
     private void connectAny(List<InetSocketAddress> addresses, int i, MeshLink.Kind kind, int peer,
                             Consumer<MeshLink> connected, Runnable failed) {
-        if (node.isClosed()) {
+        if (self.isClosed()) {
             failed.run();
             return;
         }
-        MeshLink link = node.newLink(kind, peer);
+        MeshLink link = dial.newLink(kind, peer);
         InetSocketAddress target = addresses.get(i);
-        node.sockets().connect(target, link).addListener((ChannelFuture f) -> {
+        dial.connect(target, link).addListener((ChannelFuture f) -> {
             if (f.isSuccess()) {
                 connected.accept(link);
             } else if (i + 1 < addresses.size()) {
-                MeshNode.log.debug("mesh {}: cannot connect to {}: {}; trying the next address", node.describe(),
+                MeshNode.log.debug("mesh {}: cannot connect to {}: {}; trying the next address", self.describe(),
                         target, f.cause().toString());
                 connectAny(addresses, i + 1, kind, peer, connected, failed);
             } else {

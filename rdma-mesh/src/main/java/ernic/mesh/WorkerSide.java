@@ -13,8 +13,7 @@ import java.util.TreeSet;
  * keeps direct connections to the other workers (the {@link WorkerDialer} makes them; this node accepts those of
  * lower ids) and takes DATA from them and from the manager.
  */
-final class WorkerSide implements Side {
-    private final MeshNode node;
+final class WorkerSide extends Side {
     private final WorkerDialer dialer;
     /** The topology as the manager last sent it, by node id, and the nodes it kept ({@link #kept}). */
     private final TreeMap<Integer, NodeInfo> topology = new TreeMap<>();
@@ -27,9 +26,9 @@ final class WorkerSide implements Side {
     /** This node's claims other nodes own, as last logged. */
     private Set<Gid> lostClaims = Set.of();
 
-    WorkerSide(MeshNode node, MeshAddress manager) {
-        this.node = node;
-        this.dialer = new WorkerDialer(node, manager);
+    WorkerSide(SideParts parts, WorkerDialer dialer) {
+        super(parts);
+        this.dialer = dialer;
     }
 
     @Override
@@ -44,16 +43,16 @@ final class WorkerSide implements Side {
 
     @Override
     public void started() {
-        MeshNode.log.info("mesh worker: listening on port {}, manager {}", node.boundPort(), dialer.manager());
+        MeshNode.log.info("mesh worker: listening on port {}, manager {}", self.boundPort(), dialer.manager());
         dialer.connectManager();
     }
 
     @Override
     public void linkActive(MeshLink link) {
         switch (link.kind()) {
-            case UPLINK -> link.write(new Wire.Register(Wire.MAGIC, Wire.VERSION, node.id(), node.instanceNonce(),
-                    node.boundPort()));
-            case DIRECT_OUT -> link.write(new Wire.Hello(Wire.MAGIC, Wire.VERSION, node.id(), node.instanceNonce(),
+            case UPLINK -> link.write(new Wire.Register(Wire.MAGIC, Wire.VERSION, self.id(), self.instanceNonce(),
+                    self.boundPort()));
+            case DIRECT_OUT -> link.write(new Wire.Hello(Wire.MAGIC, Wire.VERSION, self.id(), self.instanceNonce(),
                     link.expectedPeer()));
             default -> {
             }
@@ -67,117 +66,117 @@ final class WorkerSide implements Side {
                 if (frame instanceof Wire.Hello h) {
                     onHello(link, h);
                 } else {
-                    node.links().protocolError(link, "expected HELLO, got " + Wire.name(frame));
+                    links.protocolError(link, "expected HELLO, got " + Wire.name(frame));
                 }
             }
             case UPLINK -> {
                 switch (frame) {
                     case Wire.RegisterAck a -> onRegisterAck(link, a);
-                    case Wire.Refuse r -> node.links().refused(link, r);
-                    default -> node.links().protocolError(link,
+                    case Wire.Refuse r -> links.refused(link, r);
+                    default -> links.protocolError(link,
                             "expected REGISTER_ACK, got " + Wire.name(frame));
                 }
             }
             case DIRECT_OUT -> {
                 switch (frame) {
                     case Wire.HelloAck a -> onHelloAck(link, a);
-                    case Wire.Refuse r -> node.links().refused(link, r);
-                    default -> node.links().protocolError(link, "expected HELLO_ACK, got " + Wire.name(frame));
+                    case Wire.Refuse r -> links.refused(link, r);
+                    default -> links.protocolError(link, "expected HELLO_ACK, got " + Wire.name(frame));
                 }
             }
-            case DOWNLINK -> node.links().protocolError(link, "a worker has no DOWNLINK");
+            case DOWNLINK -> links.protocolError(link, "a worker has no DOWNLINK");
         }
     }
 
     private void onRegisterAck(MeshLink link, Wire.RegisterAck a) {
-        if (!node.links().speaksOurs(link, "registration answer", a)) {
+        if (!links.speaksOurs(link, "registration answer", a)) {
             return;
         }
         int id = a.nodeId();
-        int before = node.id();
+        int before = self.id();
         if (before >= 0 && id != before) {
             MeshNode.log.warn("mesh {}: registered again as node {}: the manager no longer knew this instance",
-                    node.describe(), id);
-            for (MeshLink d : new ArrayList<>(node.router().peerLinks())) {
-                node.router().removePeer(d.peerId(), d);
+                    self.describe(), id);
+            for (MeshLink d : new ArrayList<>(router.peerLinks())) {
+                router.removePeer(d.peerId(), d);
                 d.close();
             }
-            node.gids().apply(before, Set.of());
+            gids.apply(before, Set.of());
         }
-        node.setId(id);
+        self.setId(id);
         link.opened(0);
         dialer.uplinkOpened();
-        node.peers().connected(0);
+        peers.connected(0);
         MeshNode.log.info("mesh worker: registered as node {}", id);
         // What it owns the manager decides, and tells every node (this one too).
-        link.write(new Wire.Gids(node.ownGids(), node.learned().set()));
-        node.listeners().registered(id);
-        node.listeners().writable(0);
+        link.write(new Wire.Gids(self.declaredGids(), self.learnedGids()));
+        listeners.registered(id);
+        listeners.writable(0);
     }
 
     private void onHello(MeshLink link, Wire.Hello h) {
-        if (!node.links().speaksOurs(link, "handshake", h)) {
+        if (!links.speaksOurs(link, "handshake", h)) {
             return;
         }
-        int self = node.id();
+        int me = self.id();
         int peer = h.nodeId();
-        if (self < 0 || h.target() != self) {
-            MeshNode.log.info("mesh {}: refused a direct connection from node {} meant for node {}", node.describe(),
+        if (me < 0 || h.target() != me) {
+            MeshNode.log.info("mesh {}: refused a direct connection from node {} meant for node {}", self.describe(),
                     peer, h.target());
-            node.links().refuseAndClose(link, new Wire.Refuse(Wire.REFUSE_NOT_ME, "this is node " + self));
+            links.refuseAndClose(link, new Wire.Refuse(Wire.REFUSE_NOT_ME, "this is node " + me));
             return;
         }
-        if (peer <= 0 || peer >= self) {
-            node.links().protocolError(link, "HELLO from node " + peer + " to node " + self + " (the lower id connects)");
+        if (peer <= 0 || peer >= me) {
+            links.protocolError(link, "HELLO from node " + peer + " to node " + me + " (the lower id connects)");
             return;
         }
-        if (!node.config().directPeers().test(peer)) {
-            MeshNode.log.info("mesh {}: refused a direct connection from node {}: disabled", node.describe(), peer);
-            node.links().refuseAndClose(link,
+        if (!config.directPeers().test(peer)) {
+            MeshNode.log.info("mesh {}: refused a direct connection from node {}: disabled", self.describe(), peer);
+            links.refuseAndClose(link,
                     new Wire.Refuse(Wire.REFUSE_DIRECT_DISABLED, "direct connections disabled"));
             return;
         }
         link.opened(peer);
-        MeshLink old = node.router().putPeer(peer, link);
+        MeshLink old = router.putPeer(peer, link);
         if (old != null && old != link) {
             old.close();
         }
-        node.peers().connected(peer);
-        link.write(new Wire.HelloAck(self, node.instanceNonce()));
-        MeshNode.log.info("mesh {}: direct connection from node {}", node.describe(), peer);
-        node.listeners().writable(peer);
+        peers.connected(peer);
+        link.write(new Wire.HelloAck(me, self.instanceNonce()));
+        MeshNode.log.info("mesh {}: direct connection from node {}", self.describe(), peer);
+        listeners.writable(peer);
     }
 
     private void onHelloAck(MeshLink link, Wire.HelloAck a) {
-        if (!node.links().speaksOurs(link, "handshake answer", a)) {
+        if (!links.speaksOurs(link, "handshake answer", a)) {
             return;
         }
         if (a.nodeId() != link.expectedPeer()) {
-            node.links().protocolError(link, "HELLO_ACK from node " + a.nodeId() + ", expected node " + link.expectedPeer());
+            links.protocolError(link, "HELLO_ACK from node " + a.nodeId() + ", expected node " + link.expectedPeer());
             return;
         }
         link.opened(a.nodeId());
-        node.peers().connected(a.nodeId());
-        MeshNode.log.info("mesh {}: direct connection to node {}", node.describe(), a.nodeId());
-        node.listeners().writable(a.nodeId());
+        peers.connected(a.nodeId());
+        MeshNode.log.info("mesh {}: direct connection to node {}", self.describe(), a.nodeId());
+        listeners.writable(a.nodeId());
     }
 
     @Override
     public void control(MeshLink link, Wire.Frame frame) {
         if (link.kind() != MeshLink.Kind.UPLINK) {
-            node.links().protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
+            links.protocolError(link, Wire.name(frame) + " on a " + link.kind() + " connection");
             return;
         }
         switch (frame) {
             case Wire.Topology t -> onTopology(link, t);
             case Wire.GidUpdate u -> onGidUpdate(u);
-            default -> node.links().protocolError(link, Wire.name(frame) + " from the manager");
+            default -> links.protocolError(link, Wire.name(frame) + " from the manager");
         }
     }
 
     private void onTopology(MeshLink link, Wire.Topology t) {
-        if (t.nodes().size() > node.config().maxNodes() * 4) {
-            node.links().protocolError(link, "topology of " + t.nodes().size() + " nodes");
+        if (t.nodes().size() > config.maxNodes() * 4) {
+            links.protocolError(link, "topology of " + t.nodes().size() + " nodes");
             return;
         }
         TreeMap<Integer, NodeInfo> next = new TreeMap<>();
@@ -188,7 +187,7 @@ final class WorkerSide implements Side {
         for (NodeInfo n : topology.values()) {
             if (next.containsKey(n.id())) {
                 kept.remove(n.id());
-            } else if (n.alive() && node.router().hasPeer(n.id())) {
+            } else if (n.alive() && router.hasPeer(n.id())) {
                 next.put(n.id(), n);
                 kept.add(n.id());
             }
@@ -203,19 +202,19 @@ final class WorkerSide implements Side {
         }
         topology.clear();
         topology.putAll(next);
-        dialer.maintainDirect(node.ticker().nanoTime(), topology);
+        dialer.maintainDirect(ticker.nanoTime(), topology);
         for (int id : changed) {
-            if (id != node.id()) {
-                node.listeners().nodeState(id, isAlive(id));
+            if (id != self.id()) {
+                listeners.nodeState(id, isAlive(id));
             }
         }
-        node.listeners().topology(List.copyOf(topology.values()));
+        listeners.topology(List.copyOf(topology.values()));
     }
 
     private void onGidUpdate(Wire.GidUpdate u) {
-        node.counterSet().add(MeshCounter.GID_RECORDS_RECEIVED, u.records().size());
+        counters.add(MeshCounter.GID_RECORDS_RECEIVED, u.records().size());
         for (Wire.GidRecord r : u.records()) {
-            node.gids().apply(r.nodeId(), r.removed() ? Set.of() : r.gids());
+            gids.apply(r.nodeId(), r.removed() ? Set.of() : r.gids());
         }
         reportLost();
     }
@@ -223,14 +222,14 @@ final class WorkerSide implements Side {
     /** Logs, when it changes, which of this node's claims the manager gave to other nodes (conflicts it lost). */
     private void reportLost() {
         Set<Gid> lost = new TreeSet<>();
-        Set<Gid> owned = node.gids().of(node.id());
-        for (Gid g : node.ownGids()) {
-            if (!owned.contains(g) && node.gids().owner(g).isPresent()) {
+        Set<Gid> owned = gids.of(self.id());
+        for (Gid g : self.declaredGids()) {
+            if (!owned.contains(g) && gids.owner(g).isPresent()) {
                 lost.add(g);
             }
         }
-        for (Gid g : node.learned().set()) {
-            if (!owned.contains(g) && node.gids().owner(g).isPresent()) {
+        for (Gid g : self.learnedGids()) {
+            if (!owned.contains(g) && gids.owner(g).isPresent()) {
                 lost.add(g);
             }
         }
@@ -238,53 +237,52 @@ final class WorkerSide implements Side {
             lostClaims = lost;
             for (Gid g : lost) {
                 MeshNode.log.warn("mesh {}: GID {} is claimed by this node but node {} owns it (it claimed it first)",
-                        node.describe(), g, node.gids().owner(g).getAsInt());
+                        self.describe(), g, gids.owner(g).getAsInt());
             }
         }
     }
 
     @Override
     public void data(MeshLink link, int src, int dst, ByteBuf frame, int start) {
-        int self = node.id();
+        int me = self.id();
         if (link.kind() == MeshLink.Kind.UPLINK) {
-            if (dst != self) {
-                node.links().protocolError(link, "DATA for node " + dst + " delivered to node " + self);
+            if (dst != me) {
+                links.protocolError(link, "DATA for node " + dst + " delivered to node " + me);
             } else {
-                node.links().deliver(src, frame, src != 0);
+                links.deliver(src, frame, src != 0);
             }
-        } else if (src != link.peerId() || dst != self) {
-            node.links().protocolError(link, "DATA " + src + "->" + dst + " on the direct connection " + link.peerId()
-                    + "<->" + self);
+        } else if (src != link.peerId() || dst != me) {
+            links.protocolError(link, "DATA " + src + "->" + dst + " on the direct connection " + link.peerId()
+                    + "<->" + me);
         } else {
-            node.links().deliver(src, frame, false);
+            links.deliver(src, frame, false);
         }
     }
 
     @Override
     public void linkWritable(MeshLink link) {
         if (link.kind() != MeshLink.Kind.UPLINK) {
-            node.listeners().writable(link.peerId());
+            listeners.writable(link.peerId());
             return;
         }
         // The manager's connection also carries every node without a direct one.
-        node.listeners().writable(0);
+        listeners.writable(0);
         for (NodeInfo n : topology.values()) {
-            if (n.id() != 0 && n.id() != node.id() && n.alive() && !node.router().hasPeer(n.id())) {
-                node.listeners().writable(n.id());
+            if (n.id() != 0 && n.id() != self.id() && n.alive() && !router.hasPeer(n.id())) {
+                listeners.writable(n.id());
             }
         }
     }
 
     @Override
     public void linkClosed(MeshLink link, long now) {
-        Router router = node.router();
         if (link.kind() == MeshLink.Kind.UPLINK) {
             if (router.uplink() == link) {
                 router.setUplink(null);
                 dialer.uplinkLost(now);
                 if (link.isOpen()) {
-                    node.warnings().warn("uplink-lost", "mesh {}: connection to the manager lost; connecting again",
-                            node.describe());
+                    warnings.warn("uplink-lost", "mesh {}: connection to the manager lost; connecting again",
+                            self.describe());
                 }
             }
             return;
@@ -295,20 +293,20 @@ final class WorkerSide implements Side {
                 dialer.directLost(peer, now);
             }
             if (link.isOpen()) {
-                MeshNode.log.info("mesh {}: direct connection to node {} closed", node.describe(), peer);
-                node.listeners().writable(peer);
+                MeshNode.log.info("mesh {}: direct connection to node {} closed", self.describe(), peer);
+                listeners.writable(peer);
             }
             if (kept.remove(peer)) { // the manager does not know it: with its connection it is gone
                 topology.remove(peer);
-                node.listeners().nodeState(peer, false);
-                node.listeners().topology(List.copyOf(topology.values()));
+                listeners.nodeState(peer, false);
+                listeners.topology(List.copyOf(topology.values()));
             }
         }
     }
 
     @Override
     public void advertised(Set<Gid> declared, Set<Gid> learned) {
-        MeshLink up = node.router().connectionTo(Router.MANAGER);
+        MeshLink up = router.connectionTo(Router.MANAGER);
         if (up != null && up.isOpen()) { // else the registration sends them
             up.write(new Wire.Gids(declared, learned));
         }

@@ -16,7 +16,9 @@
  * <ul>
  * <li>{@code MeshNode}: the public API, the listening socket, the health tick; a {@code Side} per role does what
  * differs: {@code ManagerSide} (registrations, broadcast, relay) and {@code WorkerSide} (registration, topology,
- * direct handshakes).</li>
+ * direct handshakes). A side is given what it uses, not the node: {@code SideParts} (this node as a
+ * {@code ThisNode}: id, instance, port, claims; and the {@code Links}, {@code Router}, {@code GidTable}, counters,
+ * listeners, configuration, clock and warnings).</li>
  * <li>{@code ManagerTable}: the manager's node table in plain Java (register, evict, dead nodes, the broadcast
  * diff); it returns the frames to send.</li>
  * <li>{@code WorkerDialer}: a worker's outgoing connections (the manager, the direct ones), with reconnects.</li>

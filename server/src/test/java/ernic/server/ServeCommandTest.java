@@ -33,7 +33,7 @@ class ServeCommandTest {
         }
     }
 
-    /** {@link #serve} with {@code --socket DIR/s.sock} first. */
+    /** {@link #serve} with {@code --socket DIR/s.sock} before {@code args}. */
     static Run serveIn(Path dir, String... args) {
         String[] all = new String[args.length + 2];
         all[0] = "--socket";

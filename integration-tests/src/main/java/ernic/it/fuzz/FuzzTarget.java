@@ -1,5 +1,8 @@
 package ernic.it.fuzz;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.SplittableRandom;
 
 /**
@@ -35,4 +38,12 @@ interface FuzzTarget extends AutoCloseable {
 
     @Override
     void close();
+
+    /** A socket path for this target's server: {@code DIR/NAME-PID.sock}, the directory made, a stale socket removed. */
+    static String socketIn(Path dir, String name) throws IOException {
+        Files.createDirectories(dir);
+        Path socket = dir.resolve(name + "-" + ProcessHandle.current().pid() + ".sock");
+        Files.deleteIfExists(socket);
+        return socket.toString();
+    }
 }

@@ -10,6 +10,7 @@ import ernic.model.rdma.RawCqe;
 import ernic.model.rdma.RawWqe;
 import ernic.model.rdma.RdmaRaw;
 import ernic.model.rdma.RdmaVerbs;
+import ernic.vfiouser.server.InProcessContext;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -138,7 +139,7 @@ final class IonicFuzz implements FuzzTarget {
         }
         try {
             act(index, r);
-        } catch (FuzzGuest.Refused e) {
+        } catch (InProcessContext.Refused e) {
             // the guest's own access outside a region: refused before the device, as the server refuses it
         } catch (Exception | Error e) {
             if (thrownByDevice(e)) {

@@ -52,9 +52,7 @@ final class MeshFuzz implements FuzzTarget {
 
     @Override
     public void start() throws IOException {
-        Files.createDirectories(dir);
-        socket = dir.resolve("mesh-" + ProcessHandle.current().pid() + ".sock").toString();
-        Files.deleteIfExists(Path.of(socket));
+        socket = FuzzTarget.socketIn(dir, name());
         port = GuestFleet.freePort();
         server = ErnicServer.start(ErnicServer.Settings.ionic(socket).withBackend("tcp:manager:listen:" + port));
         if (server.mesh() == null || server.mesh().role() != MeshNode.Role.MANAGER) {

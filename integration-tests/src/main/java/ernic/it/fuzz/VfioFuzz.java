@@ -10,13 +10,15 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+
+import static ernic.common.Le.U16;
+import static ernic.common.Le.U32;
 
 /**
  * The vfio target: a real {@link ErnicServer} with the ionic device on a UNIX socket, and a hostile client of our
@@ -29,8 +31,6 @@ import java.util.concurrent.locks.LockSupport;
 final class VfioFuzz implements FuzzTarget {
     static final int SYNC_EVERY = 32;
     static final long TIMEOUT_MS = 10_000;
-    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final Path dir;
     private ErnicServer server;
@@ -61,9 +61,7 @@ final class VfioFuzz implements FuzzTarget {
 
     @Override
     public void start() throws IOException {
-        Files.createDirectories(dir);
-        socket = dir.resolve("vfio-" + ProcessHandle.current().pid() + ".sock").toString();
-        Files.deleteIfExists(Path.of(socket));
+        socket = FuzzTarget.socketIn(dir, name());
         server = ErnicServer.start(ErnicServer.Settings.ionic(socket));
     }
 

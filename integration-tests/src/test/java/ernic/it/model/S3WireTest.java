@@ -1,5 +1,6 @@
 package ernic.it.model;
 
+import ernic.common.InternetChecksum;
 import ernic.ionic.IonicDevice;
 import ernic.model.EthQueue;
 import ernic.model.IonicDriverModel;
@@ -83,12 +84,12 @@ class S3WireTest {
         ByteBuffer ping = frame(STORE_MAC, 0x0800, 20 + 8 + 32);
         ping.put(14, (byte) 0x45).putShort(16, (short) 60).put(22, (byte) 64).put(23, (byte) 1)
                 .put(26, GUEST_IP).put(30, STORE_IP);
-        ping.putShort(24, checksum(ping.array(), 14, 20));
+        ping.putShort(24, (short) InternetChecksum.of(ping.array(), 14, 20, 0));
         ping.put(34, (byte) 8).putShort(38, (short) 0x1234).putShort(40, (short) 7);
         for (int i = 0; i < 32; i++) {
             ping.put(42 + i, (byte) i);
         }
-        ping.putShort(36, checksum(ping.array(), 34, 40));
+        ping.putShort(36, (short) InternetChecksum.of(ping.array(), 34, 40, 0));
         byte[] echo = transmitAndReceive(ping.array());
         ByteBuffer e = ByteBuffer.wrap(echo);
         assertThat(slice(echo, 0, 6)).isEqualTo(station);
@@ -131,17 +132,5 @@ class S3WireTest {
 
     static byte[] slice(byte[] b, int at, int n) {
         return java.util.Arrays.copyOfRange(b, at, at + n);
-    }
-
-    /** The Internet checksum of {@code b[at, at + n)} (its checksum field zero). */
-    static short checksum(byte[] b, int at, int n) {
-        long sum = 0;
-        for (int i = 0; i < n; i += 2) {
-            sum += (b[at + i] & 0xff) << 8 | (i + 1 < n ? b[at + i + 1] & 0xff : 0);
-        }
-        while (sum >> 16 != 0) {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        return (short) ~sum;
     }
 }

@@ -1,5 +1,6 @@
 package ernic.ionic.trace;
 
+import ernic.common.InternetChecksum;
 import ernic.ionic.roce.IbOpcode;
 
 import java.util.zip.CRC32;
@@ -94,7 +95,7 @@ public final class RoceFrame {
         p = be16(b, p, 0);          // checksum, below
         p = be32(b, p, srcIp);
         p = be32(b, p, dstIp);
-        be16(b, ip + 10, ipChecksum(b, ip));
+        be16(b, ip + 10, InternetChecksum.of(b, ip, IPV4_HLEN, 0));
         p = be16(b, p, srcPort);
         p = be16(b, p, ROCE_V2_PORT);
         p = be16(b, p, ipLength - IPV4_HLEN);
@@ -174,17 +175,6 @@ public final class RoceFrame {
         int rest = ip + masked.length;
         crc.update(b, rest, at + length - rest);
         return (int) crc.getValue();
-    }
-
-    static int ipChecksum(byte[] b, int at) {
-        int sum = 0;
-        for (int i = 0; i < IPV4_HLEN; i += 2) {
-            sum += (b[at + i] & 0xff) << 8 | b[at + i + 1] & 0xff;
-        }
-        while ((sum >>> 16) != 0) {
-            sum = (sum & 0xffff) + (sum >>> 16);
-        }
-        return ~sum & 0xffff;
     }
 
     private static int mac(byte[] b, int p, long mac) {

@@ -1,8 +1,10 @@
 package ernic.model.rdma;
 
+import ernic.common.Be;
+import ernic.common.Le;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
 /**
  * The RDMA interface as the driver model writes it: offsets of Linux {@code drivers/infiniband/hw/ionic/ionic_fw.h}
@@ -124,13 +126,13 @@ public final class Fw {
         return (long) qid << 24 | (long) (ring & 7) << 16 | (index & 0xffff);
     }
 
-    // ---- byte order helpers on guest memory ----------------------------------------------------------------
-    public static final ValueLayout.OfInt BE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    public static final ValueLayout.OfShort BE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    public static final ValueLayout.OfLong BE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
-    public static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    public static final ValueLayout.OfShort LE16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    public static final ValueLayout.OfLong LE64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    // ---- byte order helpers on guest memory, on ernic.common's Be and Le layouts ----------------------------
+    public static final ValueLayout.OfInt BE32 = Be.U32;
+    public static final ValueLayout.OfShort BE16 = Be.U16;
+    public static final ValueLayout.OfLong BE64 = Be.U64;
+    public static final ValueLayout.OfInt LE32 = Le.U32;
+    public static final ValueLayout.OfShort LE16 = Le.U16;
+    public static final ValueLayout.OfLong LE64 = Le.U64;
 
     public static int be32(MemorySegment s, long at) { return s.get(BE32, at); }
     public static void be32(MemorySegment s, long at, int v) { s.set(BE32, at, v); }

@@ -15,8 +15,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+
+import static ernic.common.Le.U16;
+import static ernic.common.Le.U32;
+import static ernic.common.Le.U64;
 
 /**
  * The client's message exchange over its {@link ClientSocket}: builds headers, numbers messages,
@@ -51,9 +53,6 @@ final class ClientExchange implements AutoCloseable {
     /** How often the idle reader looks whether calls stopped using the socket. */
     private static final int IDLE_CHECK_MILLIS = 1;
 
-    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int[] NO_FDS = VfioUserMessage.NO_FDS;
     private static final int EPIPE = 32;
 

@@ -23,11 +23,11 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteOrder;
-import java.lang.foreign.ValueLayout;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+
+import static ernic.common.Le.U64;
 
 /**
  * The client side of vfio-user, as QEMU speaks it: connect, negotiate, share memfd-backed guest RAM,
@@ -42,7 +42,6 @@ public final class VfioUserClient implements AutoCloseable {
     public static final String QEMU_CAPABILITIES = "{\"capabilities\":{\"migration\":{\"pgsize\":4096,"
             + "\"max_bitmap_size\":268435456},\"max_msg_fds\":16,\"max_data_xfer_size\":1048576,"
             + "\"pgsizes\":4096,\"max_dma_maps\":65535,\"write_multiple\":true}}";
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final int[] NO_FDS = VfioUserMessage.NO_FDS;
 
     /** Read by the reader (serving DMA_READ/WRITE), changed by callers: copy-on-write. */

@@ -34,12 +34,15 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+
+import static ernic.common.Le.U16;
+import static ernic.common.Le.U32;
+import static ernic.common.Le.U64;
 
 /**
  * One client connection: answers every vfio-user command for {@code device}, owns the client's DMA
@@ -68,9 +71,6 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
     private final ByteBuffer scratchView;
     private final MemorySegment[] scratchSlices = new MemorySegment[65];
     private static final int REPLY_BUFFER_SIZE = 4096;
-    private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     /** Replies to register accesses, sent from here when nothing is queued before them. */
     private final MemorySegment replyBuffer = arena.allocate(REPLY_BUFFER_SIZE, 64);
     /** The socket, for {@link FdSocketChannel#writeNow}; null under a test channel. */

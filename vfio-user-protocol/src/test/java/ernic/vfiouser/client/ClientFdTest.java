@@ -10,16 +10,14 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
 
+import static ernic.common.Le.U16;
+import static ernic.common.Le.U32;
+import static ernic.common.Le.U64;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The client side of the shared fd rule, against a hand-made server on a raw socket. */
 class ClientFdTest {
-    static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     @Test
     void fdsOnACommandFromTheServerAreClosedAndTheCommandAnswered() throws Exception {
