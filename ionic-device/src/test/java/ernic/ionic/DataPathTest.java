@@ -58,7 +58,7 @@ class DataPathTest {
         guest = new ModelGuest(dev, 32 << 20);
         drv = guest.drv;
         probe();
-        dev.frameSink(f -> sent.add(f.toArray(ValueLayout.JAVA_BYTE)));
+        dev.lif().sink(f -> sent.add(f.toArray(ValueLayout.JAVA_BYTE)));
     }
 
     void probe() throws IOException {
@@ -202,7 +202,7 @@ class DataPathTest {
     void txWithoutSinkIsCompletedAndCounted() throws IOException {
         start("compat");
         open(1, true);
-        dev.frameSink(null);
+        dev.lif().sink(null);
         for (int i = 0; i < 3 * DEPTH; i++) {
             int slot = postTx(0, udpFrame(i, 10));
             Comp c = nextTx(0);
@@ -220,7 +220,7 @@ class DataPathTest {
         start("compat");
         open(1, true);
         // Claims UDP frames from odd source ports.
-        dev.addTxClaimer(f -> (f.get(ValueLayout.JAVA_BYTE, 35) & 1) == 1);
+        dev.lif().addTxClaimer(f -> (f.get(ValueLayout.JAVA_BYTE, 35) & 1) == 1);
         postTx(0, udpFrame(1, 10));
         postTx(0, udpFrame(2, 10));
         assertThat(sent).hasSize(1);
@@ -415,7 +415,7 @@ class DataPathTest {
         start("compat");
         open(1, false);
         List<String> told = new ArrayList<>();
-        dev.addTxClaimer(new FrameClaimer() {
+        dev.lif().addTxClaimer(new FrameClaimer() {
             @Override
             public boolean claim(MemorySegment frame) {
                 return false;

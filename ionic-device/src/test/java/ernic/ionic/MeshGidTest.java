@@ -106,7 +106,7 @@ class MeshGidTest {
         Transmitter() throws IOException {
             tx = EthQueue.tx(drv, 1, 0, 1, DEPTH_LOG2);
             assertThat(tx.control(true)).isZero();
-            a.dev.frameSink(f -> { });
+            a.dev.lif().sink(f -> { });
         }
 
         void send(byte[] frame) throws IOException {
