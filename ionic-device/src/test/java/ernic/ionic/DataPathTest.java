@@ -445,15 +445,20 @@ class DataPathTest {
         assertThat(told).hasSize(2);
     }
 
+    /** Offers the same small UDP frame from the wire {@code n} times; whether each one was delivered. */
+    List<Boolean> receiveSame(int n) {
+        List<Boolean> got = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            got.add(dev.receive(seg(udpFrame(1, 10))));
+        }
+        return got;
+    }
+
     @Test
     void rxLostFaultChangesExactlyTheNamedFrames() throws IOException {
         start("compat", "rx-lost:every=3");
         open(1, true);
-        List<Boolean> got = new ArrayList<>();
-        for (int i = 1; i <= 9; i++) {
-            got.add(dev.receive(seg(udpFrame(1, 10))));
-        }
-        assertThat(got).containsExactly(true, true, false, true, true, false, true, true, false);
+        assertThat(receiveSame(9)).containsExactly(true, true, false, true, true, false, true, true, false);
         assertThat(dev.faults().injectedCount(FaultKind.RX_LOST)).isEqualTo(3);
         assertThat(dev.lif().stats().get(EthStats.Device.RX_DELIVERED)).isEqualTo(6);
         // Lost frames leave no guest-visible trace.
@@ -464,11 +469,7 @@ class DataPathTest {
     void rxNobufFaultDropsAsIfNoBuffer() throws IOException {
         start("compat", "rx-nobuf:from=2,count=2");
         open(1, true);
-        List<Boolean> got = new ArrayList<>();
-        for (int i = 1; i <= 5; i++) {
-            got.add(dev.receive(seg(udpFrame(1, 10))));
-        }
-        assertThat(got).containsExactly(true, false, false, true, true);
+        assertThat(receiveSame(5)).containsExactly(true, false, false, true, true);
         assertThat(dev.lif().stats().get(EthStats.Lif.RX_QUEUE_EMPTY)).isEqualTo(2);
         assertThat(dev.faults().injectedCount(FaultKind.RX_NOBUF)).isEqualTo(2);
         // Buffers were not consumed by the dropped frames: completions are 0, 1, 2.
