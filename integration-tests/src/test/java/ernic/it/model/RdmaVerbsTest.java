@@ -21,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.util.Arrays;
 
 import static ernic.model.rdma.RdmaVerbs.*;
@@ -54,8 +53,7 @@ class RdmaVerbsTest {
 
     @BeforeEach
     void start() throws Exception {
-        var dir = Files.createTempDirectory(tmp, "ernic-verbs");
-        server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
+        server = ErnicServer.start(ErnicServer.Settings.ionic(tmp.resolve("ernic.sock").toString()));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
         v = RdmaVerbs.open(drv);
     }
