@@ -8,8 +8,6 @@ import ernic.ionic.base.Bar2;
 import ernic.ionic.base.Dma;
 import ernic.ionic.eth.EthLif;
 import ernic.ionic.eth.EthStats;
-import ernic.attach.FrameClaimer;
-import ernic.ionic.eth.FrameSink;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Comp;
 import ernic.common.Le;
@@ -258,6 +256,7 @@ public final class IonicDevice implements VfioUserDevice {
         return profile;
     }
 
+    /** The Ethernet LIF, where the frame endpoints are: the sink (a TAP) and the in-process claimers. */
     public EthLif lif() {
         return lif;
     }
@@ -281,25 +280,6 @@ public final class IonicDevice implements VfioUserDevice {
     /** The RDMA side: bootstrap commands, admin queues, data path. */
     public RdmaLif rdma() {
         return rdma;
-    }
-
-    /** Where transmitted frames go (a TAP); null completes and discards them. */
-    public void frameSink(FrameSink sink) {
-        lif.sink(sink);
-    }
-
-    /** An in-process endpoint that may claim transmitted frames before the sink. */
-    public void addTxClaimer(FrameClaimer claimer) {
-        lif.addTxClaimer(claimer);
-    }
-
-    public void removeTxClaimer(FrameClaimer claimer) {
-        lif.removeTxClaimer(claimer);
-    }
-
-    /** An in-process endpoint that may claim frames from the wire before the guest. */
-    public void addRxClaimer(FrameClaimer claimer) {
-        lif.addRxClaimer(claimer);
     }
 
     /**

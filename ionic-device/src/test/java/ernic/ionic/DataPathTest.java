@@ -55,7 +55,7 @@ class DataPathTest {
         guest = new ModelGuest(dev, 32 << 20);
         drv = guest.drv;
         probe();
-        dev.frameSink(f -> sent.add(f.toArray(ValueLayout.JAVA_BYTE)));
+        dev.lif().sink(f -> sent.add(f.toArray(ValueLayout.JAVA_BYTE)));
     }
 
     void probe() throws IOException {
@@ -199,7 +199,7 @@ class DataPathTest {
     void txWithoutSinkIsCompletedAndCounted() throws IOException {
         start("compat");
         open(1, true);
-        dev.frameSink(null);
+        dev.lif().sink(null);
         for (int i = 0; i < 3 * DEPTH; i++) {
             int slot = postTx(0, udpFrame(i, 10));
             Comp c = nextTx(0);
@@ -217,7 +217,7 @@ class DataPathTest {
         start("compat");
         open(1, true);
         // Claims UDP frames from odd source ports.
-        dev.addTxClaimer(f -> (f.get(ValueLayout.JAVA_BYTE, 35) & 1) == 1);
+        dev.lif().addTxClaimer(f -> (f.get(ValueLayout.JAVA_BYTE, 35) & 1) == 1);
         postTx(0, udpFrame(1, 10));
         postTx(0, udpFrame(2, 10));
         assertThat(sent).hasSize(1);
@@ -412,7 +412,7 @@ class DataPathTest {
         start("compat");
         open(1, false);
         List<String> told = new ArrayList<>();
-        dev.addTxClaimer(new FrameClaimer() {
+        dev.lif().addTxClaimer(new FrameClaimer() {
             @Override
             public boolean claim(MemorySegment frame) {
                 return false;
@@ -442,15 +442,20 @@ class DataPathTest {
         assertThat(told).hasSize(2);
     }
 
+    /** Offers the same small UDP frame from the wire {@code n} times; whether each one was delivered. */
+    List<Boolean> receiveSame(int n) {
+        List<Boolean> got = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            got.add(dev.receive(seg(udpFrame(1, 10))));
+        }
+        return got;
+    }
+
     @Test
     void rxLostFaultChangesExactlyTheNamedFrames() throws IOException {
         start("compat", "rx-lost:every=3");
         open(1, true);
-        List<Boolean> got = new ArrayList<>();
-        for (int i = 1; i <= 9; i++) {
-            got.add(dev.receive(seg(udpFrame(1, 10))));
-        }
-        assertThat(got).containsExactly(true, true, false, true, true, false, true, true, false);
+        assertThat(receiveSame(9)).containsExactly(true, true, false, true, true, false, true, true, false);
         assertThat(dev.faults().injectedCount(FaultKind.RX_LOST)).isEqualTo(3);
         assertThat(dev.lif().stats().get(EthStats.Device.RX_DELIVERED)).isEqualTo(6);
         // Lost frames leave no guest-visible trace.
@@ -461,11 +466,7 @@ class DataPathTest {
     void rxNobufFaultDropsAsIfNoBuffer() throws IOException {
         start("compat", "rx-nobuf:from=2,count=2");
         open(1, true);
-        List<Boolean> got = new ArrayList<>();
-        for (int i = 1; i <= 5; i++) {
-            got.add(dev.receive(seg(udpFrame(1, 10))));
-        }
-        assertThat(got).containsExactly(true, false, false, true, true);
+        assertThat(receiveSame(5)).containsExactly(true, false, false, true, true);
         assertThat(dev.lif().stats().get(EthStats.Lif.RX_QUEUE_EMPTY)).isEqualTo(2);
         assertThat(dev.faults().injectedCount(FaultKind.RX_NOBUF)).isEqualTo(2);
         // Buffers were not consumed by the dropped frames: completions are 0, 1, 2.

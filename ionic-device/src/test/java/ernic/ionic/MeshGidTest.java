@@ -13,7 +13,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 
-import static ernic.ionic.RemoteDataPathTest.HDR_LEN;
+import static ernic.ionic.ModelGuest.HDR_LEN;
 import static ernic.ionic.RemoteDataPathTest.IP_A;
 import static ernic.ionic.RemoteDataPathTest.IP_B;
 import static ernic.ionic.RemoteDataPathTest.LOG2;
@@ -106,7 +106,7 @@ class MeshGidTest {
         Transmitter() throws IOException {
             tx = EthQueue.tx(drv, 1, 0, 1, DEPTH_LOG2);
             assertThat(tx.control(true)).isZero();
-            a.dev.frameSink(f -> { });
+            a.dev.lif().sink(f -> { });
         }
 
         void send(byte[] frame) throws IOException {
@@ -145,7 +145,7 @@ class MeshGidTest {
     @Test
     void aHeaderTemplateTeachesItsSourceAndItsAhOrQpHoldsTheGid() {
         int src = 0x0a4e_0014, dst = 0x0a4e_0015;
-        assertThat(mesh.on(() -> a.rdma.createAh(1, a.ipv4Header(src, dst), HDR_LEN).status())).isZero();
+        assertThat(mesh.on(() -> a.rdma.createAh(1, a.guest.ipv4Header(src, dst), HDR_LEN).status())).isZero();
         assertThat(net.a.learned).containsExactly(v4(src));
         assertThat(net.a.inUse.test(v4(src))).as("a live AH's source").isTrue();
         assertThat(net.a.inUse.test(v4(dst))).isFalse();
@@ -156,7 +156,7 @@ class MeshGidTest {
         int qpSrc = 0x0a4e_001e;
         net.a.learned.clear();
         mesh.run(() -> a.rcInit(2, LOG2));
-        assertThat(mesh.on(() -> a.rdma.modifyQpAv(2, RTR, 0, 3, a.ipv4Header(qpSrc, IP_B), HDR_LEN).status()))
+        assertThat(mesh.on(() -> a.rdma.modifyQpAv(2, RTR, 0, 3, a.guest.ipv4Header(qpSrc, IP_B), HDR_LEN).status()))
                 .isZero();
         assertThat(net.a.learned).containsExactly(v4(qpSrc));
         assertThat(net.a.inUse.test(v4(qpSrc))).isTrue();
@@ -174,7 +174,7 @@ class MeshGidTest {
     @Test
     void anRtrToAGidNoNodeOwnsWaitsOneSecondThenIsRefusedAndAnAhToItIsLocal() {
         mesh.run(() -> a.rcInit(2, LOG2));
-        mesh.run(() -> a.rdma.postModifyQpAv(2, RTR, 0, 3, a.ipv4Header(IP_A, UNOWNED_IP), HDR_LEN));
+        mesh.run(() -> a.rdma.postModifyQpAv(2, RTR, 0, 3, a.guest.ipv4Header(IP_A, UNOWNED_IP), HDR_LEN));
         assertThat(completion(a)).as("waiting for the mesh").isNull();
         mesh.elapse(999);
         assertThat(completion(a)).as("999 ms").isNull();
@@ -186,9 +186,9 @@ class MeshGidTest {
         assertThat(mesh.on(() -> a.dev.refusals().snapshot())).containsKey("rdma-qp-unowned-gid");
         assertThat(mesh.on(() -> a.dev.counters())).containsEntry("rdma.remote.rtrWaits", 1L);
         // The admin queue goes on; an AH to the GID is created (local: nobody owns it).
-        assertThat(mesh.on(() -> a.rdma.createAh(1, a.ipv4Header(IP_A, UNOWNED_IP), HDR_LEN).status())).isZero();
+        assertThat(mesh.on(() -> a.rdma.createAh(1, a.guest.ipv4Header(IP_A, UNOWNED_IP), HDR_LEN).status())).isZero();
         // The QP is still in INIT, and a later RTR to an owned GID works at once.
-        assertThat(mesh.on(() -> a.rdma.modifyQpAv(2, RTR, 0, 3, a.ipv4Header(IP_A, IP_B), HDR_LEN).status()))
+        assertThat(mesh.on(() -> a.rdma.modifyQpAv(2, RTR, 0, 3, a.guest.ipv4Header(IP_A, IP_B), HDR_LEN).status()))
                 .isZero();
         assertThat(mesh.on(() -> a.dev.counters())).containsEntry("rdma.remote.rtrWaits", 1L);
     }
@@ -197,7 +197,7 @@ class MeshGidTest {
     void anRtrWaitingForAnOwnerCompletesWhenTheMeshNamesOneAndItsQpGoesThere() {
         assertThat(mesh.on(() -> b.rc(3, 2, IP_A))).isZero();
         mesh.run(() -> a.rcInit(2, LOG2));
-        mesh.run(() -> a.rdma.postModifyQpAv(2, RTR, 0, 3, a.ipv4Header(IP_A, UNOWNED_IP), HDR_LEN));
+        mesh.run(() -> a.rdma.postModifyQpAv(2, RTR, 0, 3, a.guest.ipv4Header(IP_A, UNOWNED_IP), HDR_LEN));
         mesh.elapse(500);
         assertThat(completion(a)).isNull();
         // Half a second later node 1's server has learned its guest's address: the manager's update arrives.

@@ -2,6 +2,8 @@ package ernic.ionic;
 
 import ernic.model.InProcessBinding;
 import ernic.model.IonicDriverModel;
+import ernic.model.rdma.RawCqe;
+import ernic.model.rdma.RdmaRaw;
 import ernic.vfiouser.server.InProcessContext;
 import ernic.vfiouser.server.IrqType;
 
@@ -11,7 +13,9 @@ import java.lang.foreign.MemorySegment;
 
 import static ernic.model.rdma.Fw.be16;
 import static ernic.model.rdma.Fw.be32;
+import static ernic.model.rdma.Fw.le64;
 import static ernic.model.rdma.Fw.u8;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * An {@link IonicDevice} driven by the independent driver model ({@code ionic-driver-model}, written from the
@@ -23,7 +27,7 @@ import static ernic.model.rdma.Fw.u8;
  */
 final class ModelGuest implements AutoCloseable {
     static final long RAM_IOVA = IonicDriverModel.RAM_IOVA;
-    /** Bytes of an Ethernet/IPv4/UDP header template ({@link #ipv4Header}). */
+    /** An Ethernet (14), IPv4 (20) and UDP (8) header template, as {@link #ipv4Header} writes it. */
     static final int HDR_LEN = 14 + 20 + 8;
 
     final IonicDevice dev;
@@ -70,11 +74,28 @@ final class ModelGuest implements AutoCloseable {
         return drv.alloc(bytes);
     }
 
+    /** CQ {@code id} on EQ 2 with {@code 1 << log2} 32-byte CQEs in fresh guest RAM, created through {@code rdma}. */
+    RawCqe.Ring createCq(RdmaRaw rdma, int id, int log2) throws IOException {
+        long ring = alloc(32L << log2);
+        assertThat(rdma.createCq(id, 2, ring, log2).status()).isZero();
+        return rdma.cqRing(ring, log2);
+    }
+
+    /** A page table (le64 addresses, as CREATE_MR takes it) of {@code pages} consecutive 4 KiB pages from {@code first}. */
+    long pageTable(long first, int pages) {
+        long table = alloc(8L * pages);
+        MemorySegment t = at(table, 8L * pages);
+        for (int i = 0; i < pages; i++) {
+            le64(t, 8L * i, first + 4096L * i);
+        }
+        return table;
+    }
+
     /**
-     * An Ethernet/IPv4/UDP header template ({@link #HDR_LEN} bytes, MAC addresses zero) from {@code src} to
-     * {@code dst} in fresh guest memory, as a driver hands it to MODIFY_QP and CREATE_AH: EtherType IPv4 at 12, the
-     * IPv4 header at 14 (version 4, IHL 5; TTL 64; protocol UDP; source and destination at 12 and 16 in it), the UDP
-     * header at 34 with the RoCEv2 destination port 4791.
+     * An Ethernet/IPv4/UDP header template ({@link #HDR_LEN} bytes, MACs zero) from {@code src} to {@code dst} in fresh
+     * guest RAM, as a driver hands it to MODIFY_QP and CREATE_AH: EtherType IPv4 at 12, the IPv4 header at 14 (version 4,
+     * IHL 5; TTL 64; protocol UDP; source and destination at 12 and 16 in it), the UDP header at 34 with the RoCEv2
+     * destination port 4791.
      */
     long ipv4Header(int src, int dst) {
         long at = alloc(64);

@@ -29,6 +29,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.function.Consumer;
 
+import static ernic.ionic.ModelGuest.HDR_LEN;
 import static ernic.model.rdma.Fw.*;
 import static ernic.model.rdma.RdmaVerbs.*;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class NvmeofDataPathTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
     static final int GSI = 1, HOST_QP = 2, AH = 1, GSI_QKEY = 0x8001_0000;
-    static final int HOST_IP = 0xc0a8_c802, TARGET_IP = 0xc0a8_c801, HDR_LEN = 14 + 20 + 8;
+    static final int HOST_IP = 0xc0a8_c802, TARGET_IP = 0xc0a8_c801;
     static final int HOST_COMM_ID = 0x1234_5678;
     static final int MR = 1 << 8 | 0x11;
     IonicDevice dev;
@@ -71,16 +72,10 @@ class NvmeofDataPathTest {
         dev.rdma().addAttachment(qps -> new NvmeofAttachment(qps, target, targetPath));
         drv = guest.drv;
         rdma = RdmaVerbs.open(drv).raw();
-        long cqRing = drv.alloc(32L << CQ_LOG2);
-        assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
-        cq = rdma.cqRing(cqRing, CQ_LOG2);
+        cq = guest.createCq(rdma, CQ, CQ_LOG2);
         buf = drv.alloc(4 * 4096);
-        long table = drv.alloc(4096);
-        for (int i = 0; i < 4; i++) {
-            le64(guest.at(table, 32), 8L * i, buf + 4096L * i);
-        }
         assertThat(rdma.createMr(MR, bufVa, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ,
-                4, table, 12).status()).isZero();
+                4, guest.pageTable(buf, 4), 12).status()).isZero();
         mads = drv.alloc(8 * 512);
         recvs = drv.alloc(DEPTH * 64);
         // The GSI QP as ib_mad makes it: UD, QP 1, Q_Key IB_QP1_QKEY; an AH to the target's address.
@@ -105,7 +100,7 @@ class NvmeofDataPathTest {
     /** An Ethernet/IPv4/UDP header template from {@code src} to {@code dst}, as ionic_rdma builds it. */
     long header(int src, int dst) {
         long at = guest.ipv4Header(src, dst);
-        MemorySegment h = guest.at(at, HDR_LEN);
+        MemorySegment h = guest.at(at, 12);
         for (int i = 0; i < 6; i++) {
             u8(h, i, 0x20 + i);          // the target's MAC, as the guest's neighbour table has it
             u8(h, 6 + i, 0x30 + i);

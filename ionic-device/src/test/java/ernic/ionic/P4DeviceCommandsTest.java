@@ -98,7 +98,7 @@ class P4DeviceCommandsTest {
         assertThat(c.status()).isEqualTo(SUCCESS);
         assertThat(c.le().getInt(4)).isEqualTo(1);
         java.util.List<byte[]> wire = new java.util.ArrayList<>();
-        dev.frameSink(x -> wire.add(x.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+        dev.lif().sink(x -> wire.add(x.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
         assertThat(dev.receive(seg)).isTrue();
         assertThat(wire).hasSize(1);
         // A refused line: EINVAL, and the completion says which line.

@@ -63,7 +63,7 @@ class P4EthernetHookTest {
         drv = guest.drv;
         drv.bringUp();
         drv.probeLif();
-        dev.frameSink(f -> wire.add(f.toArray(ValueLayout.JAVA_BYTE)));
+        dev.lif().sink(f -> wire.add(f.toArray(ValueLayout.JAVA_BYTE)));
         tx = EthQueue.tx(drv, 1, 0, 1, DEPTH_LOG2);
         rx = EthQueue.rx(drv, 0, 0, 1, DEPTH_LOG2);
         ByteBuffer mode = command(RX_MODE_SET);
@@ -220,11 +220,11 @@ class P4EthernetHookTest {
     void aFrameAnInProcessEndpointClaimsNeverReachesTheProgram() throws IOException {
         start(P4Hooks.load(resource("l2_switch.json"), "l2_switch.json", null, null, P4Scope.NONE));
         List<byte[]> claimed = new ArrayList<>();
-        dev.addTxClaimer(f -> {
+        dev.lif().addTxClaimer(f -> {
             claimed.add(f.toArray(ValueLayout.JAVA_BYTE));
             return true;
         });
-        dev.addRxClaimer(f -> true);
+        dev.lif().addRxClaimer(f -> true);
         byte[] f = frame(0x01L, GUEST_MAC, 0x0800, 30);
         send(f);
         assertThat(fromTap(frame(GUEST_MAC, 0x0aL, 0x0800, 30))).isTrue();

@@ -218,7 +218,7 @@ class P4WqeHookTest {
     void framesStillPassUnderAWqeProgram() throws IOException {
         start("rdma_fp8.json", "# %08x %08x");
         java.util.List<byte[]> wire = new java.util.ArrayList<>();
-        dev.frameSink(f -> wire.add(f.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
+        dev.lif().sink(f -> wire.add(f.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE)));
         assertThat(dev.p4().forWqes()).isTrue();
         // No RX queue is open: a frame from the TAP goes through the program (to the guest side) and finds no queue.
         byte[] f = P4EthernetHookTest.frame(0x02_00_00_ee_00_01L, 0x0aL, 0x0800, 20);

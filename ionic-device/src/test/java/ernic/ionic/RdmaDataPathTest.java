@@ -52,17 +52,11 @@ class RdmaDataPathTest {
         dev.rdma().clock(clock);
         drv = guest.drv;
         rdma = RdmaVerbs.open(drv).raw();
-        long cqRing = drv.alloc(32L << CQ_LOG2);
-        assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
-        cq = rdma.cqRing(cqRing, CQ_LOG2);
+        cq = guest.createCq(rdma, CQ, CQ_LOG2);
         buf = drv.alloc(4 * 4096);
         // One MR over the 4 pages, local write + remote read/write/atomic.
-        long table = drv.alloc(4096);
-        for (int i = 0; i < 4; i++) {
-            le64(guest.at(table, 32), 8L * i, buf + 4096L * i);
-        }
         assertThat(rdma.createMr(MR, bufVa, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ
-                | ACCESS_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
+                | ACCESS_REMOTE_ATOMIC, 4, guest.pageTable(buf, 4), 12).status()).isZero();
         while (rdma.nextEqe(2) != -1) {
             // the admin CQ starts armed: drop its event
         }

@@ -88,9 +88,7 @@ class RdmaWqePropertyTest {
         guest = new ModelGuest(dev, 16 << 20);
         drv = guest.drv;
         rdma = RdmaVerbs.open(drv).raw();
-        long cqRing = drv.alloc(32L << CQ_LOG2);
-        assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
-        cq = rdma.cqRing(cqRing, CQ_LOG2);
+        cq = guest.createCq(rdma, CQ, CQ_LOG2);
         // MR 1: everything allowed, 4 pages in scrambled order, va starting mid-page.
         long[] p1 = {drv.alloc(4096), drv.alloc(4096), drv.alloc(4096), drv.alloc(4096)};
         long[] order1 = {p1[2], p1[0], p1[3], p1[1]};

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
+import static ernic.ionic.ModelGuest.HDR_LEN;
 import static ernic.model.rdma.Fw.*;
 import static ernic.model.rdma.RdmaVerbs.*;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -34,8 +35,6 @@ class RemoteDataPathTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8, MR = 1 << 8 | 0x11;
     static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
     static final long VA = 0x7f00_0000_0000L;
-    /** An Ethernet (14), IPv4 (20) and UDP (8) header template. */
-    static final int HDR_LEN = ModelGuest.HDR_LEN;
     /** A second, larger MR (created by {@link Side#bigMr}): 4 MiB at BIG_VA. */
     static final int BIG = 2 << 8 | 0x22, BIG_PAGES = 1024, BIG_BYTES = 4096 * BIG_PAGES;
     static final long BIG_VA = 0x7f10_0000_0000L;
@@ -61,16 +60,10 @@ class RemoteDataPathTest {
             rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().attach(port);
             dev.rdma().clock(net.clock);
-            long cqRing = guest.alloc(32L << CQ_LOG2);
-            assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
-            cq = rdma.cqRing(cqRing, CQ_LOG2);
+            cq = guest.createCq(rdma, CQ, CQ_LOG2);
             buf = guest.alloc(4 * 4096);
-            long table = guest.alloc(4096);
-            for (int i = 0; i < 4; i++) {
-                le64(guest.at(table, 32), 8L * i, buf + 4096L * i);
-            }
             assertThat(rdma.createMr(MR, VA, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
-                    | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, 4, table, 12).status()).isZero();
+                    | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, 4, guest.pageTable(buf, 4), 12).status()).isZero();
         }
 
         int rc(int id, int destQpn, int destIp) throws IOException {
@@ -85,13 +78,13 @@ class RemoteDataPathTest {
             sqProd[id] = 0;
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                 QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
-            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, ipv4Header(ip, destIp), HDR_LEN).status()).isZero();
+            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, guest.ipv4Header(ip, destIp), HDR_LEN).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
 
         int rc(int id, int destQpn, int destIp, int sqLog2) throws IOException {
             rcInit(id, sqLog2);
-            int st = rdma.modifyQpAv(id, RTR, 0, destQpn, ipv4Header(ip, destIp), HDR_LEN).status();
+            int st = rdma.modifyQpAv(id, RTR, 0, destQpn, guest.ipv4Header(ip, destIp), HDR_LEN).status();
             if (st == 0) {
                 assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
             }
@@ -109,19 +102,11 @@ class RemoteDataPathTest {
                 QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
         }
 
-        long ipv4Header(int src, int dst) {
-            return guest.ipv4Header(src, dst);
-        }
-
         /** Registers the 4 MiB MR {@link #BIG} (4 KiB pages). */
         void bigMr() throws IOException {
             big = guest.alloc(BIG_BYTES);
-            long table = guest.alloc(8L * BIG_PAGES);
-            for (int i = 0; i < BIG_PAGES; i++) {
-                le64(guest.at(table, 8L * BIG_PAGES), 8L * i, big + 4096L * i);
-            }
             assertThat(rdma.createMr(BIG, BIG_VA, BIG_BYTES, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
-                    | ACCESS_REMOTE_READ, BIG_PAGES, table, 12).status()).isZero();
+                    | ACCESS_REMOTE_READ, BIG_PAGES, guest.pageTable(big, BIG_PAGES), 12).status()).isZero();
         }
 
         MemorySegment bigMem(long offset, long len) {
@@ -505,7 +490,7 @@ class RemoteDataPathTest {
         run(() -> {
             a.ud(4);
             b.ud(5);
-            assertThat(a.rdma.createAh(1, a.ipv4Header(IP_A, IP_B), HDR_LEN).status()).isZero();
+            assertThat(a.rdma.createAh(1, a.guest.ipv4Header(IP_A, IP_B), HDR_LEN).status()).isZero();
             b.postRecv(5, VA + 8192, 256);
             for (int i = 0; i < 32; i++) {
                 u8(a.mem(VA + i, 1), 0, 0xa0 + i);

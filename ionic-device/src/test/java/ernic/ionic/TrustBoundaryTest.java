@@ -45,9 +45,7 @@ class TrustBoundaryTest {
         dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
         guest = new ModelGuest(dev, 64 << 20);
         rdma = RdmaVerbs.open(guest.drv).raw();
-        long cqRing = guest.alloc(32L << CQ_LOG2);
-        assertThat(rdma.createCq(CQ, 2, cqRing, CQ_LOG2).status()).isZero();
-        cq = rdma.cqRing(cqRing, CQ_LOG2);
+        cq = guest.createCq(rdma, CQ, CQ_LOG2);
         buf = guest.alloc(4096);
         assertThat(rdma.createMr(MR, VA, 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ, 1, buf,
                 12).status()).isZero();

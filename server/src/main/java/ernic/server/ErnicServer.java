@@ -219,7 +219,7 @@ public final class ErnicServer implements AutoCloseable {
                     if (s.tap() != null) {
                         tap = TapPort.open(s.tap(), loop.next(), ionic::receive);
                         owned.add(tap);
-                        ionic.frameSink(tap::transmit);
+                        ionic.lif().sink(tap::transmit);
                     }
                     backend.prepare(ionic);
                     if (p4 != null) {

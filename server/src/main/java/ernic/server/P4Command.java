@@ -6,6 +6,7 @@ import ernic.p4.P4EntryError;
 import ernic.p4.P4Refusal;
 import ernic.p4.Pcap;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -36,23 +37,32 @@ public final class P4Command implements Runnable {
         spec.commandLine().usage(spec.commandLine().getOut());
     }
 
-    /** Loads a program (and entries): the engine, or null after printing the one-line refusal. */
-    static P4Engine load(Path program, Path entries, PrintWriter err) {
-        try {
-            P4Engine e = Loader.load(Files.readString(program));
-            if (entries != null) {
-                e.applyEntries(Files.readString(entries), entries.toString());
+    /** The program and its runtime entries, as both subcommands take them. */
+    static final class ProgramFiles {
+        @Parameters(paramLabel = "PROGRAM.json", description = "A bmv2 JSON program (p4c-bm2-ss output).")
+        Path program;
+
+        @Option(names = "--entries", paramLabel = "FILE", description = "Runtime entries in simple_switch_CLI syntax.")
+        Path entries;
+
+        /** Loads the program (and entries): the engine, or null after printing the one-line refusal. */
+        P4Engine load(PrintWriter err) {
+            try {
+                P4Engine e = Loader.load(Files.readString(program));
+                if (entries != null) {
+                    e.applyEntries(Files.readString(entries), entries.toString());
+                }
+                return e;
+            } catch (P4Refusal r) {
+                err.println("ernic p4: " + program + ": " + r.getMessage());
+            } catch (P4EntryError x) {
+                err.println("ernic p4: " + x.getMessage());
+            } catch (IOException x) {
+                err.println("ernic p4: cannot read " + x.getMessage());
             }
-            return e;
-        } catch (P4Refusal r) {
-            err.println("ernic p4: " + program + ": " + r.getMessage());
-        } catch (P4EntryError x) {
-            err.println("ernic p4: " + x.getMessage());
-        } catch (IOException x) {
-            err.println("ernic p4: cannot read " + x.getMessage());
+            err.flush();
+            return null;
         }
-        err.flush();
-        return null;
     }
 
     @Command(name = "check", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
@@ -61,15 +71,12 @@ public final class P4Command implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Parameters(paramLabel = "PROGRAM.json", description = "A bmv2 JSON program (p4c-bm2-ss output).")
-        Path program;
-
-        @Option(names = "--entries", paramLabel = "FILE", description = "Runtime entries (simple_switch_CLI syntax) to check too.")
-        Path entries;
+        @Mixin
+        ProgramFiles files;
 
         @Override
         public Integer call() {
-            P4Engine e = load(program, entries, spec.commandLine().getErr());
+            P4Engine e = files.load(spec.commandLine().getErr());
             if (e == null) {
                 return 2;
             }
@@ -88,11 +95,8 @@ public final class P4Command implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Parameters(paramLabel = "PROGRAM.json", description = "A bmv2 JSON program (p4c-bm2-ss output).")
-        Path program;
-
-        @Option(names = "--entries", paramLabel = "FILE", description = "Runtime entries in simple_switch_CLI syntax.")
-        Path entries;
+        @Mixin
+        ProgramFiles files;
 
         @Option(names = "--in-port", paramLabel = "N", defaultValue = "0",
                 description = "ingress_port of every frame: 0 from the TAP, 1 from the guest (default: ${DEFAULT-VALUE}).")
@@ -113,7 +117,7 @@ public final class P4Command implements Runnable {
                 err.flush();
                 return 2;
             }
-            P4Engine e = load(program, entries, err);
+            P4Engine e = files.load(err);
             if (e == null) {
                 return 2;
             }

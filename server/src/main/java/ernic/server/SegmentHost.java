@@ -42,7 +42,7 @@ final class SegmentHost implements AutoCloseable {
     SegmentHost(IpEndpoint endpoint, IonicDevice ionic, EventLoop loop) {
         this.ionic = ionic;
         this.endpoint = endpoint;
-        ionic.addTxClaimer(endpoint);
+        ionic.lif().addTxClaimer(endpoint);
         ionic.onReset(endpoint::reset);
         timer = loop.scheduleAtFixedRate(endpoint::tick, TICK_MILLIS, TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
@@ -51,7 +51,7 @@ final class SegmentHost implements AutoCloseable {
     @Override
     public void close() {
         timer.cancel(false);
-        ionic.removeTxClaimer(endpoint);
+        ionic.lif().removeTxClaimer(endpoint);
         endpoint.reset();
     }
 }

@@ -44,8 +44,7 @@ class MetricsTest {
 
     @BeforeEach
     void start() throws Exception {
-        var dir = Files.createTempDirectory(tmp, "ernic-metrics");
-        server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
+        server = ErnicServer.start(ErnicServer.Settings.ionic(tmp.resolve("ernic.sock").toString()));
         endpoint = server.startMetrics(MetricsEndpoint.Address.parse("localhost:0"));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
         v = RdmaVerbs.open(drv);

@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ServeCommandTest {
     /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
     @TempDir
-    Path tmp;
+    Path dir;
 
     record Run(int status, String stderr) {}
 
@@ -42,30 +42,30 @@ class ServeCommandTest {
         return serve(all);
     }
 
+    /** {@link #serveIn} with a command line it must refuse: exit status 2 and no socket. Returns stderr. */
+    static String refusedIn(Path dir, String... args) {
+        Run r = serveIn(dir, args);
+        assertThat(r.status()).as(String.join(" ", args)).isEqualTo(2);
+        assertThat(dir.resolve("s.sock")).doesNotExist();
+        return r.stderr();
+    }
+
     @Test
     void aBackendThatIsNotAMeshSpecIsRefused() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "tcp:boss:7400");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).contains("ernic serve: expected tcp:manager:listen:PORT or tcp:worker:HOST:PORT");
-        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(refusedIn(dir, "--backend", "tcp:boss:7400"))
+                .contains("ernic serve: expected tcp:manager:listen:PORT or tcp:worker:HOST:PORT");
     }
 
     @Test
     void aBusyPollOutside0To1000MicrosecondsIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         for (String bad : new String[] {"-1", "1001", "100000"}) {
-            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--busy-poll-us", bad);
-            assertThat(r.status()).as(bad).isEqualTo(2);
-            assertThat(r.stderr()).as(bad).isEqualTo("ernic serve: --busy-poll-us " + bad
+            assertThat(refusedIn(dir, "--busy-poll-us", bad)).as(bad).isEqualTo("ernic serve: --busy-poll-us " + bad
                     + ": expected 0 to 1000 (microseconds)" + System.lineSeparator());
-            assertThat(dir.resolve("s.sock")).doesNotExist();
         }
     }
 
     @Test
     void aMeshSecretFileThatIsMissingShortOrOpenIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path missing = dir.resolve("missing.key");
         Path shortKey = Files.writeString(dir.resolve("short.key"), "too short\n");
         Files.setPosixFilePermissions(shortKey, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
@@ -81,120 +81,82 @@ class ServeCommandTest {
                         + ": permissions rw-r--r-- are too open (group or others have access); chmod 600 it"},
                 {"tcp:worker:[::1]:7400,secret=" + empty, "mesh secret file " + empty + ": empty"}};
         for (String[] c : cases) {
-            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", c[0]);
-            assertThat(r.status()).as(c[0]).isEqualTo(2);
-            assertThat(r.stderr()).as(c[0]).isEqualTo("ernic serve: " + c[1] + System.lineSeparator());
-            assertThat(dir.resolve("s.sock")).doesNotExist();
+            assertThat(refusedIn(dir, "--backend", c[0])).as(c[0])
+                    .isEqualTo("ernic serve: " + c[1] + System.lineSeparator());
         }
     }
 
     @Test
     void aQueueThatIsNotASizeFrom64KTo1GIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         for (String bad : new String[] {"lots", "32K", "65535", "2G", "1025M", "", "1.5M"}) {
             for (String node : new String[] {"tcp:manager:listen:7400", "tcp:worker:127.0.0.1:7400"}) {
                 String spec = node + ",queue=" + bad;
-                Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", spec);
-                assertThat(r.status()).as(spec).isEqualTo(2);
-                assertThat(r.stderr()).as(spec).isEqualTo("ernic serve: queue=" + bad + " in " + spec
-                        + ": expected a size from 64K to 1G (bytes, or with a K, M or G suffix)" + System.lineSeparator());
-                assertThat(dir.resolve("s.sock")).doesNotExist();
+                assertThat(refusedIn(dir, "--backend", spec)).as(spec).isEqualTo("ernic serve: queue=" + bad + " in "
+                        + spec + ": expected a size from 64K to 1G (bytes, or with a K, M or G suffix)"
+                        + System.lineSeparator());
             }
         }
-        Run twice = serve("--socket", dir.resolve("s.sock").toString(), "--backend",
-                "tcp:worker:127.0.0.1:7400,queue=64K,queue=64K");
-        assertThat(twice.status()).isEqualTo(2);
-        assertThat(twice.stderr()).isEqualTo("ernic serve: queue= given twice in tcp:worker:127.0.0.1:7400,queue=64K,"
+        assertThat(refusedIn(dir, "--backend", "tcp:worker:127.0.0.1:7400,queue=64K,queue=64K")).isEqualTo("ernic serve: queue= given twice in tcp:worker:127.0.0.1:7400,queue=64K,"
                 + "queue=64K" + System.lineSeparator());
     }
 
     @Test
     void aManagerWhosePortIsTakenSaysSoAndLeavesNoSocket() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ServerSocket taken = new ServerSocket(0)) {
-            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend",
-                    "tcp:manager:listen:" + taken.getLocalPort());
-            assertThat(r.status()).isEqualTo(2);
-            assertThat(r.stderr()).containsPattern("(?m)^ernic serve: --backend manager: .*Address already in use");
-            assertThat(dir.resolve("s.sock")).doesNotExist();
+            assertThat(refusedIn(dir, "--backend", "tcp:manager:listen:" + taken.getLocalPort()))
+                    .containsPattern("(?m)^ernic serve: --backend manager: .*Address already in use");
         }
     }
 
     @Test
     void anUnknownBackendIsRefusedWithTheFormsThatExist() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "rxe");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --backend rxe: expected one of loopback, none,"
+        assertThat(refusedIn(dir, "--backend", "rxe")).isEqualTo("ernic serve: --backend rxe: expected one of loopback, none,"
                 + " tcp:manager:listen:PORT[,secret=FILE,queue=BYTES],"
                 + " tcp:worker:HOST:PORT[,secret=FILE,queue=BYTES],"
                 + " nvmeof[:size=SIZE,bs=512|1024|2048|4096,file=PATH,nqn=NQN,ip=ADDR,port=PORT,queues=N,nsid=N,"
                 + "model=TEXT,serial=TEXT],"
                 + " s3[:bucket=NAME,size=SIZE,objects=N,ip=ADDR,port=PORT,maxpart=SIZE,access=KEY,secret=KEY,"
                 + "reply=status|compat]" + System.lineSeparator());
-        assertThat(dir.resolve("s.sock")).doesNotExist();
     }
 
     @Test
     void aTraceFileThatCannotBeWrittenIsOneLineAndNoSocket() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path pcap = dir.resolve("missing").resolve("rdma.pcap");
-        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--trace-rdma", pcap.toString());
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --trace-rdma " + pcap + ": cannot write (no such directory)"
-                + System.lineSeparator());
-        assertThat(dir.resolve("s.sock")).doesNotExist();
-        Run sample = serve("--socket", dir.resolve("s.sock").toString(), "--device", "sample", "--trace-rdma",
-                dir.resolve("rdma.pcap").toString());
-        assertThat(sample.status()).isEqualTo(2);
-        assertThat(sample.stderr()).isEqualTo("ernic serve: --trace-rdma needs --device ionic" + System.lineSeparator());
+        assertThat(refusedIn(dir, "--trace-rdma", pcap.toString())).isEqualTo("ernic serve: --trace-rdma " + pcap
+                + ": cannot write (no such directory)" + System.lineSeparator());
+        assertThat(refusedIn(dir, "--device", "sample", "--trace-rdma", dir.resolve("rdma.pcap").toString())).isEqualTo("ernic serve: --trace-rdma needs --device ionic" + System.lineSeparator());
         assertThat(dir.resolve("rdma.pcap")).doesNotExist();
     }
 
     @Test
     void backendNoneNeedsTheIonicDevice() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--device", "sample", "--backend", "none");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --backend none needs --device ionic" + System.lineSeparator());
+        assertThat(refusedIn(dir, "--device", "sample", "--backend", "none")).isEqualTo("ernic serve: --backend none needs --device ionic" + System.lineSeparator());
     }
 
     @Test
     void aBadMetricsAddressIsRefusedBeforeAnythingStarts() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         for (String bad : new String[] {"http", "::1:9464", "localhost:70000", ":9464"}) {
-            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--metrics", bad);
-            assertThat(r.status()).as(bad).isEqualTo(2);
-            assertThat(r.stderr()).as(bad).startsWith("ernic serve: --metrics " + bad + ": ").hasLineCount(1);
-            assertThat(dir.resolve("s.sock")).doesNotExist();
+            assertThat(refusedIn(dir, "--metrics", bad)).as(bad).startsWith("ernic serve: --metrics " + bad + ": ")
+                    .hasLineCount(1);
         }
     }
 
     @Test
     void aMetricsPortInUseStopsTheServerAndLeavesNoSocket() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ServerSocket taken = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            Run r = serve("--socket", dir.resolve("s.sock").toString(), "--metrics",
-                    "127.0.0.1:" + taken.getLocalPort());
-            assertThat(r.status()).isEqualTo(2);
-            assertThat(r.stderr()).containsPattern("(?m)^ernic serve: --metrics 127.0.0.1:" + taken.getLocalPort()
-                    + ": .*in use$");
-            assertThat(dir.resolve("s.sock")).doesNotExist();
+            assertThat(refusedIn(dir, "--metrics", "127.0.0.1:" + taken.getLocalPort()))
+                    .containsPattern("(?m)^ernic serve: --metrics 127.0.0.1:" + taken.getLocalPort() + ": .*in use$");
         }
     }
 
     @Test
     void aBadNvmeofOptionIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "nvmeof:size=bogus");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualToIgnoringNewLines("ernic serve: nvmeof backend: bad size 'bogus'");
-        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(refusedIn(dir, "--backend", "nvmeof:size=bogus"))
+                .isEqualToIgnoringNewLines("ernic serve: nvmeof backend: bad size 'bogus'");
     }
 
     @Test
     void theNvmeofBackendStartsWithItsLineAndCounters() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withMesh("nvmeof:size=1M,bs=4096,nqn=test-nqn", null))) {
             var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()
@@ -206,18 +168,14 @@ class ServeCommandTest {
 
     @Test
     void aBadS3OptionIsOneLineAndExitTwo() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serve("--socket", dir.resolve("s.sock").toString(), "--backend", "s3:size=bogus");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: s3 backend: bad size 'bogus'" + System.lineSeparator());
-        assertThat(dir.resolve("s.sock")).doesNotExist();
-        assertThat(serve("--socket", dir.resolve("s.sock").toString(), "--backend", "s3:colour=red").stderr())
+        assertThat(refusedIn(dir, "--backend", "s3:size=bogus"))
+                .isEqualTo("ernic serve: s3 backend: bad size 'bogus'" + System.lineSeparator());
+        assertThat(refusedIn(dir, "--backend", "s3:colour=red"))
                 .startsWith("ernic serve: s3 backend: unknown option 'colour' (bucket, size,").hasLineCount(1);
     }
 
     @Test
     void theS3StoreRegistersItsCountersAndLetsGo() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withBackend("s3:bucket=data,port=9100"))) {
             var totals = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().totals()).get();

@@ -1,26 +1,23 @@
 package ernic.server;
 
-import ernic.server.ServeCommandTest.Run;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 
-import static ernic.server.ServeCommandTest.serveIn;
+import static ernic.server.ServeCommandTest.refusedIn;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code ernic serve --inject}: a value the parser refuses is one line and exit status 2, before any socket exists. */
 class ServeInjectOptionsTest {
     /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
     @TempDir
-    Path tmp;
+    Path dir;
 
     private static final String NL = System.lineSeparator();
 
     @Test
     void aBadRdmaValueIsOneLine() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         String[][] cases = {
                 {"rdma-latency:us=0", "us=0: must be 1 to 10000000 (10 s)"},
                 {"rdma-latency:every=2", "rdma-latency needs us=N, the time to add in microseconds"},
@@ -31,19 +28,14 @@ class ServeInjectOptionsTest {
                         + " rdma-rnr, rdma-retry-exc, rdma-latency)"},
         };
         for (String[] c : cases) {
-            Run r = serveIn(dir, "--inject", "rdma-rem-access:seq=2,qp=5", "--inject", c[0]);
-            assertThat(r.status()).as(c[0]).isEqualTo(2);
-            assertThat(r.stderr()).isEqualTo("ernic serve: --inject " + c[0] + ": " + c[1] + NL);
-            assertThat(dir.resolve("s.sock")).doesNotExist();
+            assertThat(refusedIn(dir, "--inject", "rdma-rem-access:seq=2,qp=5", "--inject", c[0]))
+                    .isEqualTo("ernic serve: --inject " + c[0] + ": " + c[1] + NL);
         }
     }
 
     @Test
     void faultsAreTheIonicDevicesOnly() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serveIn(dir, "--device", "sample", "--inject", "rx-lost:every=2");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --inject needs --device ionic" + NL);
-        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(refusedIn(dir, "--device", "sample", "--inject", "rx-lost:every=2"))
+                .isEqualTo("ernic serve: --inject needs --device ionic" + NL);
     }
 }

@@ -1,90 +1,67 @@
 package ernic.server;
 
-import ernic.server.ServeCommandTest.Run;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-import static ernic.server.ServeCommandTest.serveIn;
+import static ernic.server.ServeCommandTest.refusedIn;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code ernic serve}'s P4 options: each mistake is one line and exit status 2, before any socket exists. */
 class ServeP4OptionsTest {
     /** Scratch space JUnit removes after each test: nothing of a run stays in /tmp. */
     @TempDir
-    Path tmp;
+    Path dir;
 
     private static final String NL = System.lineSeparator();
 
     @Test
     void aScopeThatIsNotOneOfTheFourIsRefused() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serveIn(dir, "--p4-guest-scope", "write");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-guest-scope write: expected none, read, tables or all" + NL);
-        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(refusedIn(dir, "--p4-guest-scope", "write"))
+                .isEqualTo("ernic serve: --p4-guest-scope write: expected none, read, tables or all" + NL);
     }
 
     @Test
     void aMissingProgramFileIsOneLine() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serveIn(dir, "--p4-program", dir.resolve("nope.json").toString());
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-program " + dir.resolve("nope.json")
-                + ": cannot read it (NoSuchFileException)" + NL);
-        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(refusedIn(dir, "--p4-program", dir.resolve("nope.json").toString())).isEqualTo(
+                "ernic serve: --p4-program " + dir.resolve("nope.json") + ": cannot read it (NoSuchFileException)" + NL);
     }
 
     @Test
     void aProgramTheEngineRefusesIsOneLineNamingTheFeature() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path prog = dir.resolve("p.json");
         Files.writeString(prog, "{\"meter_arrays\":[{\"name\":\"m\"}]}");
-        Run r = serveIn(dir, "--p4-program", prog.toString());
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-program " + prog
-                + ": unsupported: meters (at $.meter_arrays[0])" + NL);
+        assertThat(refusedIn(dir, "--p4-program", prog.toString()))
+                .isEqualTo("ernic serve: --p4-program " + prog + ": unsupported: meters (at $.meter_arrays[0])" + NL);
         Files.writeString(prog, "not json");
-        r = serveIn(dir, "--p4-program", prog.toString());
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).startsWith("ernic serve: --p4-program " + prog + ": ").hasLineCount(1);
-        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(refusedIn(dir, "--p4-program", prog.toString()))
+                .startsWith("ernic serve: --p4-program " + prog + ": ").hasLineCount(1);
     }
 
     @Test
     void aBadEntryIsOneLineWithItsFileAndLine() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path entries = dir.resolve("e.txt");
         Files.writeString(entries, "# comment\ntable_add no_such_table fwd 1 => 2\n");
-        Run r = serveIn(dir, "--p4", "--p4-entries", entries.toString());
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).startsWith("ernic serve: --p4-entries " + entries + ":2: ").hasLineCount(1);
-        assertThat(dir.resolve("s.sock")).doesNotExist();
+        assertThat(refusedIn(dir, "--p4", "--p4-entries", entries.toString()))
+                .startsWith("ernic serve: --p4-entries " + entries + ":2: ").hasLineCount(1);
     }
 
     @Test
     void entriesAloneDoNotTurnTheEngineOn() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path entries = dir.resolve("e.txt");
         Files.writeString(entries, "");
-        Run r = serveIn(dir, "--p4-entries", entries.toString());
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --p4-entries needs --p4 or --p4-program" + NL);
+        assertThat(refusedIn(dir, "--p4-entries", entries.toString())).isEqualTo("ernic serve: --p4-entries needs --p4 or --p4-program" + NL);
     }
 
     @Test
     void theEngineNeedsTheIonicDevice() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
-        Run r = serveIn(dir, "--device", "sample", "--p4");
-        assertThat(r.status()).isEqualTo(2);
-        assertThat(r.stderr()).isEqualTo("ernic serve: --p4 needs --device ionic" + NL);
+        assertThat(refusedIn(dir, "--device", "sample", "--p4")).isEqualTo("ernic serve: --p4 needs --device ionic" + NL);
     }
 
     @Test
     void aWqeProgramRegistersTheWqeHooksCountersToo() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         Path prog = Path.of("..", "integration-tests", "src", "test", "resources", "p4", "rdma_fp8.json");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withP4(P4Options.of(false, prog.toString(), prog.resolveSibling("rdma_fp8.entries").toString(), null)))) {
@@ -101,7 +78,6 @@ class ServeP4OptionsTest {
 
     @Test
     void theBuiltInProgramStartsWithItsCounters() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-serve");
         try (ErnicServer server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("s.sock").toString())
                 .withP4(P4Options.of(true, null, null, "read")))) {
             var names = server.vfioUser().eventLoop().submit(() -> server.counterRegistry().snapshot().stream()

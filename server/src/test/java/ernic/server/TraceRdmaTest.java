@@ -107,6 +107,17 @@ class TraceRdmaTest {
                 - f.path("pad").asInt() - 4;
     }
 
+    /**
+     * Makes {@link #wr} a WRITE, READ or atomic ({@code opcode}) of {@code length} bytes at {@code offset} in {@code local}, to
+     * or from {@code remote} at {@code remoteOffset}.
+     */
+    void oneSided(int opcode, Mr local, long offset, int length, Mr remote, long remoteOffset) {
+        wr.reset().sge(local.va() + offset, length, local.lkey());
+        wr.opcode = opcode;
+        wr.remoteVa = remote.va() + remoteOffset;
+        wr.rkey = remote.rkey();
+    }
+
     Wc next(RdmaVerbs v, Cq cq) {
         assertThat(v.pollWait(cq, wc, 10_000)).as("a completion on CQ " + cq.id).isTrue();
         assertThat(wc.status).as("completion status").isEqualTo(STS_OK);
@@ -158,23 +169,14 @@ class TraceRdmaTest {
         v.postSend(a, wr);                                              // SEND FIRST, MIDDLE, LAST (MTU 4096) + ACK
         next(v, cqA);
         next(v, cqB);
-        wr.reset().sge(mrA.va(), 300, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = mrB.va() + 100;
-        wr.rkey = mrB.rkey();
+        oneSided(WRITE, mrA, 0, 300, mrB, 100);
         v.postSend(a, wr);                                              // WRITE_ONLY (cut at 256) + ACK
         next(v, cqA);
-        wr.reset().sge(mrA.va() + 8192, 64, mrA.lkey());
-        wr.opcode = READ;
-        wr.remoteVa = mrB.va();
-        wr.rkey = mrB.rkey();
+        oneSided(READ, mrA, 8192, 64, mrB, 0);
         v.postSend(a, wr);                                              // READ_REQUEST + READ_RESPONSE_ONLY
         next(v, cqA);
         bufB.putLong(4096, 41);
-        wr.reset().sge(mrA.va() + 12288, 8, mrA.lkey());
-        wr.opcode = ATOMIC_FA;
-        wr.remoteVa = mrB.va() + 4096;
-        wr.rkey = mrB.rkey();
+        oneSided(ATOMIC_FA, mrA, 12288, 8, mrB, 4096);
         wr.swapAdd = 1;
         v.postSend(a, wr);                                              // FETCH_ADD + ATOMIC_ACKNOWLEDGE
         next(v, cqA);
@@ -190,10 +192,7 @@ class TraceRdmaTest {
         v.postSend(s, wr);                                              // UD SEND_ONLY with a DETH
         next(v, cqU);
         next(v, cqU);
-        wr.reset().sge(mrA.va(), 9000, mrA.lkey());
-        wr.opcode = READ;
-        wr.remoteVa = mrB.va();
-        wr.rkey = mrB.rkey();
+        oneSided(READ, mrA, 0, 9000, mrB, 0);
         v.postSend(a, wr);                                              // READ_REQUEST + RESPONSE FIRST, MIDDLE, LAST
         next(v, cqA);
         v.postRecv(b, 4, mrB.va(), 16_000, mrB.lkey());
@@ -306,22 +305,13 @@ class TraceRdmaTest {
         vm.postSend(a, wr);                                             // SEND_ONLY + ACK
         next(vm, cqA);
         next(vw, cqB);
-        wr.reset().sge(mrA.va(), 2000, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = mrB.va() + 12288;
-        wr.rkey = mrB.rkey();
+        oneSided(WRITE, mrA, 0, 2000, mrB, 12288);
         vm.postSend(a, wr);                                             // WRITE_ONLY + ACK
         next(vm, cqA);
-        wr.reset().sge(mrA.va() + 4096, there.length, mrA.lkey());
-        wr.opcode = READ;
-        wr.remoteVa = mrB.va();
-        wr.rkey = mrB.rkey();
+        oneSided(READ, mrA, 4096, there.length, mrB, 0);
         vm.postSend(a, wr);                                             // READ_REQUEST + READ_RESPONSE_ONLY
         next(vm, cqA);
-        wr.reset().sge(mrA.va() + 8192, 8, mrA.lkey());
-        wr.opcode = ATOMIC_CS;
-        wr.remoteVa = mrB.va() + 4096;
-        wr.rkey = mrB.rkey();
+        oneSided(ATOMIC_CS, mrA, 8192, 8, mrB, 4096);
         wr.compare = 7;
         wr.swapAdd = 9;
         vm.postSend(a, wr);                                             // COMPARE_SWAP + ATOMIC_ACKNOWLEDGE

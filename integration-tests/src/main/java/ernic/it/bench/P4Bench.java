@@ -219,7 +219,7 @@ public final class P4Bench {
                     .withMac("02:00:00:ee:00:0a").withP4(p4));
             dev = (IonicDevice) server.device();
             onLoop(server, () -> {
-                dev.frameSink(sink);
+                dev.lif().sink(sink);
                 return null;
             });
             drv = IonicDriverModel.connect(server.vfioUser().socketPath(), 32L << 20);

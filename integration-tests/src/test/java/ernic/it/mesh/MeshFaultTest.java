@@ -161,8 +161,22 @@ class MeshFaultTest {
         return new FaultGuest[] {a, b};
     }
 
+    /** A fresh two-host LAN with a server on each, and a WRITE stream {@code name} from the first's guest to the second's. */
+    WriteStream streamOnTwoServers(String name) throws Exception {
+        lan = MeshLan.create(2);
+        FaultGuest[] g = twoServers(null, SLOTS, 8);
+        return new WriteStream(name, g[0], g[1], 32);
+    }
+
     static Thread start(WriteStream w) {
         return Thread.ofPlatform().name(w.name).start(w);
+    }
+
+    /** Starts {@code w} and waits for its first {@code first} successes. */
+    static Thread start(WriteStream w, int first) throws InterruptedException {
+        Thread t = start(w);
+        until("a first " + first + " successes", () -> w.ok >= first, w);
+        return t;
     }
 
     /** Stops the stream once it has {@code more} successes beyond now, and checks what landed. */
@@ -192,11 +206,8 @@ class MeshFaultTest {
 
     @Test
     void onePercentLossIsHiddenByTcp() throws Exception {
-        lan = MeshLan.create(2);
-        FaultGuest[] g = twoServers(null, SLOTS, 8);
-        WriteStream w = new WriteStream("loss", g[0], g[1], 32);
-        Thread t = start(w);
-        until("a first 200 successes", () -> w.ok >= 200, w);
+        WriteStream w = streamOnTwoServers("loss");
+        Thread t = start(w, 200);
         lan.loss(0, 1);
         lan.loss(1, 1);
         until("3000 successes under loss", () -> w.ok >= 3200 && dropped() > 0, w);
@@ -234,11 +245,8 @@ class MeshFaultTest {
     @Test
     @Tag("long")
     void aTenSecondPartitionThatHeals() throws Exception {
-        lan = MeshLan.create(2);
-        FaultGuest[] g = twoServers(null, SLOTS, 8);
-        WriteStream w = new WriteStream("partition", g[0], g[1], 32);
-        Thread t = start(w);
-        until("a first 500 successes", () -> w.ok >= 500, w);
+        WriteStream w = streamOnTwoServers("partition");
+        Thread t = start(w, 500);
         lan.partition(1);
         Thread.sleep(10_000);
         lan.heal(1);
@@ -253,11 +261,8 @@ class MeshFaultTest {
     @Test
     @Tag("long")
     void aWorkerStoppedForFortySecondsThenResumed() throws Exception {
-        lan = MeshLan.create(2);
-        FaultGuest[] g = twoServers(null, SLOTS, 8);
-        WriteStream w = new WriteStream("sigstop", g[0], g[1], 32);
-        Thread t = start(w);
-        until("a first 500 successes", () -> w.ok >= 500, w);
+        WriteStream w = streamOnTwoServers("sigstop");
+        Thread t = start(w, 500);
         ServerProcess worker = servers.get(1);
         w.reconnect = false; // its admin queue does not answer while it is stopped
         worker.suspend(true);
@@ -276,11 +281,8 @@ class MeshFaultTest {
     @Test
     @Tag("long")
     void aWorkerKilledAndRestarted() throws Exception {
-        lan = MeshLan.create(2);
-        FaultGuest[] g = twoServers(null, SLOTS, 8);
-        WriteStream w = new WriteStream("sigkill", g[0], g[1], 32);
-        Thread t = start(w);
-        until("a first 500 successes", () -> w.ok >= 500, w);
+        WriteStream w = streamOnTwoServers("sigkill");
+        Thread t = start(w, 500);
         w.reconnect = false;
         servers.get(1).kill();
         int before = w.failed;
@@ -316,8 +318,7 @@ class MeshFaultTest {
         rss.watch("wa", wa.process().pid());
         rss.watch("wb", wb.process().pid());
         WriteStream w = new WriteStream("manager-restart", a, b, 32);
-        Thread t = start(w);
-        until("a first 500 successes", () -> w.ok >= 500, w);
+        Thread t = start(w, 500);
         int failedBefore = w.failed;
         servers.remove(0).close();
         ServerProcess m2 = serve(0, "m2", "tcp:manager:listen:" + PORT, "10.5.0.1");

@@ -123,6 +123,7 @@ class MeshProcessTest {
         final Mr mr;
         final String ip;
         final Wc wc = new Wc();
+        private final SendWr wr = new SendWr();
 
         Guest(ServerProcess s, String ip) throws IOException {
             IonicDriverModel drv = IonicDriverModel.connect(s.socket().toString());
@@ -144,6 +145,32 @@ class MeshProcessTest {
         Wc next() {
             assertThat(v.pollWait(cq, wc, 60_000)).as("a completion on " + ip).isTrue();
             return wc;
+        }
+
+        /**
+         * Posts a WRITE or READ ({@code opcode}) of {@code length} bytes between this guest's buffer at {@code offset}
+         * and {@code peer}'s at {@code peerOffset}; {@link #next} has its completion.
+         */
+        void postOneSided(int opcode, long offset, int length, Guest peer, long peerOffset) {
+            wr.reset().sge(mr.va() + offset, length, mr.lkey());
+            wr.opcode = opcode;
+            wr.remoteVa = peer.mr.va() + peerOffset;
+            wr.rkey = peer.mr.rkey();
+            v.postSend(qp, wr);
+        }
+
+        /** WRITEs {@code data} (at {@code offset} in this guest's buffer) to {@code peer}'s at {@code peerOffset}: it lands. */
+        void writes(byte[] data, long offset, Guest peer, long peerOffset) {
+            postOneSided(RdmaVerbs.WRITE, offset, data.length, peer, peerOffset);
+            assertThat(next().ok()).as("WRITE: " + wc).isTrue();
+            assertThat(peer.buf.get(peerOffset, data.length)).isEqualTo(data);
+        }
+
+        /** READs {@code data.length} bytes of {@code peer}'s buffer at {@code peerOffset} to {@code offset}: they are {@code data}. */
+        void reads(byte[] data, long offset, Guest peer, long peerOffset) {
+            postOneSided(RdmaVerbs.READ, offset, data.length, peer, peerOffset);
+            assertThat(next().ok()).as("READ: " + wc).isTrue();
+            assertThat(buf.get(offset, data.length)).isEqualTo(data);
         }
     }
 
@@ -327,23 +354,10 @@ class MeshProcessTest {
         Guest g0 = new Guest(manager, "10.4.0.1"), g1 = new Guest(w1, "10.4.0.2");
         g0.connect(g1);
         g1.connect(g0);
-        SendWr wr = new SendWr();
         byte[] data = pattern(20_000, 5);
         g0.buf.put(0, data);
-        wr.reset().sge(g0.mr.va(), data.length, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.WRITE;
-        wr.remoteVa = g1.mr.va() + 4096;
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
-        assertThat(g0.next().ok()).as("WRITE: " + g0.wc).isTrue();
-        assertThat(g1.buf.get(4096, data.length)).isEqualTo(data);
-        wr.reset().sge(g1.mr.va() + 65_536, data.length, g1.mr.lkey());
-        wr.opcode = RdmaVerbs.READ;
-        wr.remoteVa = g0.mr.va();
-        wr.rkey = g0.mr.rkey();
-        g1.v.postSend(g1.qp, wr);
-        assertThat(g1.next().ok()).as("READ: " + g1.wc).isTrue();
-        assertThat(g1.buf.get(65_536, data.length)).isEqualTo(data);
+        g0.writes(data, 0, g1, 4096);
+        g1.reads(data, 65_536, g0, 0);
 
         serve("w2", "tcp:worker:127.0.0.1:" + port + ",secret=" + secretFile("other.key"), "10.4.0.3");
         serve("w3", "tcp:worker:127.0.0.1:" + port, "10.4.0.4");
@@ -386,20 +400,8 @@ class MeshProcessTest {
         // WRITE 40 KiB from guest 0 into guest 1's scattered buffer, then READ it back elsewhere.
         byte[] data = pattern(40_000, 3);
         g0.buf.put(100, data);
-        wr.reset().sge(g0.mr.va() + 100, data.length, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.WRITE;
-        wr.remoteVa = g1.mr.va() + 5000;
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
-        assertThat(g0.next().ok()).as("WRITE: " + g0.wc).isTrue();
-        assertThat(g1.buf.get(5000, data.length)).isEqualTo(data);
-        wr.reset().sge(g0.mr.va() + 45_000, data.length, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.READ;
-        wr.remoteVa = g1.mr.va() + 5000;
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
-        assertThat(g0.next().ok()).as("READ: " + g0.wc).isTrue();
-        assertThat(g0.buf.get(45_000, data.length)).isEqualTo(data);
+        g0.writes(data, 100, g1, 5000);
+        g0.reads(data, 45_000, g1, 5000);
 
         // SEND from guest 1 into a receive guest 0 posted.
         byte[] msg = pattern(3000, 9);
@@ -423,11 +425,7 @@ class MeshProcessTest {
         // Kill worker 1: guest 0's next WRITE to it completes with retry-exceeded; worker 2 stays in the mesh.
         w1.kill();
         long killed = System.nanoTime();
-        wr.reset().sge(g0.mr.va(), 4096, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.WRITE;
-        wr.remoteVa = g1.mr.va();
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
+        g0.postOneSided(RdmaVerbs.WRITE, 0, 4096, g1, 0);
         Wc lost = g0.next();
         System.out.printf("WRITE to a killed worker completed with status %d after %d ms%n", lost.status,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));

@@ -11,7 +11,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 
 import static ernic.model.IonicDriverModel.command;
@@ -34,8 +33,7 @@ class IonicDriverModelTest {
 
     @BeforeEach
     void start() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-driver");
-        server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
+        server = ErnicServer.start(ErnicServer.Settings.ionic(tmp.resolve("ernic.sock").toString()));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
     }
 

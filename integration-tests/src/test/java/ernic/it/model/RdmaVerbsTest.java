@@ -21,7 +21,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.util.Arrays;
 
 import static ernic.model.rdma.RdmaVerbs.*;
@@ -54,8 +53,7 @@ class RdmaVerbsTest {
 
     @BeforeEach
     void start() throws Exception {
-        var dir = Files.createTempDirectory(tmp, "ernic-verbs");
-        server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()));
+        server = ErnicServer.start(ErnicServer.Settings.ionic(tmp.resolve("ernic.sock").toString()));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
         v = RdmaVerbs.open(drv);
     }
@@ -171,10 +169,7 @@ class RdmaVerbsTest {
     void sendWithInvalidateRevokesTheRespondersRkey() throws Exception {
         rcPair();
         Mr exposed = v.regMr(bufB, 8192, 4096, ALL);
-        wr.reset().sge(mrA.va(), 8, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = exposed.va();
-        wr.rkey = exposed.rkey();
+        oneSided(WRITE, 0, 8, exposed.va(), exposed.rkey());
         v.postSend(a, wr);
         assertThat(next(cqA).status).as("usable before").isEqualTo(STS_OK);
         v.postRecv(b, 9, mrB.va(), 64, mrB.lkey());
@@ -186,10 +181,7 @@ class RdmaVerbsTest {
         Wc r = next(cqB);
         assertThat(r.withInv).isTrue();
         assertThat(r.imm).isEqualTo(exposed.rkey());
-        wr.reset().sge(mrA.va(), 8, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = exposed.va();
-        wr.rkey = exposed.rkey();
+        oneSided(WRITE, 0, 8, exposed.va(), exposed.rkey());
         v.postSend(a, wr);
         assertThat(next(cqA).status).as("invalidated").isEqualTo(STS_REMOTE_ACC_ERR);
     }
@@ -229,10 +221,7 @@ class RdmaVerbsTest {
         rcPair();
         byte[] data = pattern(12_345, 9);
         bufA.put(100, data);
-        wr.reset().sge(mrA.va() + 100, data.length, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = mrB.va() + 4000;
-        wr.rkey = mrB.rkey();
+        oneSided(WRITE, 100, data.length, mrB.va() + 4000, mrB.rkey());
         wr.wrId = 21;
         v.postSend(a, wr);
         Wc w = next(cqA);
@@ -260,10 +249,7 @@ class RdmaVerbsTest {
 
         byte[] remote = pattern(7000, 44);
         bufB.put(500, remote);
-        wr.reset().sge(mrA.va() + 8000, 7000, mrA.lkey());
-        wr.opcode = READ;
-        wr.remoteVa = mrB.va() + 500;
-        wr.rkey = mrB.rkey();
+        oneSided(READ, 8000, 7000, mrB.va() + 500, mrB.rkey());
         wr.wrId = 23;
         v.postSend(a, wr);
         w = next(cqA);
@@ -311,10 +297,7 @@ class RdmaVerbsTest {
         rcPair();
         bufA.put(0, pattern(256, 1));
         for (int i = 0; i < 3; i++) {
-            wr.reset().sge(mrA.va() + 64L * i, 64, mrA.lkey());
-            wr.opcode = WRITE;
-            wr.remoteVa = mrB.va() + 64L * i;
-            wr.rkey = mrB.rkey();
+            oneSided(WRITE, 64L * i, 64, mrB.va() + 64L * i, mrB.rkey());
             wr.signaled = false;
             wr.wrId = 100 + i;
             v.postSend(a, wr, false);
@@ -345,10 +328,7 @@ class RdmaVerbsTest {
         mrB = v.regMr(bufB, 0, 4096, ALL);
         for (int i = 0; i < 50; i++) {
             bufA.putLong(0, i);
-            wr.reset().sge(mrA.va(), 8, mrA.lkey());
-            wr.opcode = WRITE;
-            wr.remoteVa = mrB.va() + 8L * (i % 100);
-            wr.rkey = mrB.rkey();
+            oneSided(WRITE, 0, 8, mrB.va() + 8L * (i % 100), mrB.rkey());
             wr.wrId = i;
             v.postSend(a, wr);
             Wc w = next(small);
@@ -368,12 +348,7 @@ class RdmaVerbsTest {
 
         Ah v4 = v.createAh(Path.of("192.168.7.1", "192.168.7.2"));
         v.postRecv(r, 1, mr.va() + 4000, 1000, mr.lkey());
-        wr.reset().sge(mr.va(), 300, mr.lkey());
-        wr.ah = v4;
-        wr.destQpn = r.id;
-        wr.qkey = 0x1111_0000;
-        wr.wrId = 61;
-        v.postSend(s, wr);
+        udSend(s, mr, 300, v4, r, 61);
         Wc w = next(sendCq);
         assertThat(w.qpNum).isEqualTo(s.id);
         assertThat(w.wrId).isEqualTo(61);
@@ -418,6 +393,30 @@ class RdmaVerbsTest {
         v.destroyAh(v6);
     }
 
+    /**
+     * Makes {@link #wr} a WRITE or READ ({@code opcode}) of {@code length} bytes at {@code offset} in {@link #mrA}, to or
+     * from {@code remoteVa} under {@code rkey}; the rest as {@link SendWr#reset} leaves it.
+     */
+    private void oneSided(int opcode, long offset, int length, long remoteVa, int rkey) {
+        wr.reset().sge(mrA.va() + offset, length, mrA.lkey());
+        wr.opcode = opcode;
+        wr.remoteVa = remoteVa;
+        wr.rkey = rkey;
+    }
+
+    /**
+     * Posts on {@code s} a UD SEND of the first {@code length} bytes of {@code mr} to {@code dest} through {@code ah},
+     * under {@link #udQp}'s Q_Key; {@link #wr} keeps it for the variants that follow.
+     */
+    private void udSend(Qp s, Mr mr, int length, Ah ah, Qp dest, long wrId) {
+        wr.reset().sge(mr.va(), length, mr.lkey());
+        wr.ah = ah;
+        wr.destQpn = dest.id;
+        wr.qkey = 0x1111_0000;
+        wr.wrId = wrId;
+        v.postSend(s, wr);
+    }
+
     /** A UD QP with Q_Key 0x11110000 on {@code cq}, in RTS. */
     private Qp udQp(Cq cq) throws Exception {
         Qp qp = v.createQp(UD, cq, cq, 4, 4, 7, 0);
@@ -441,12 +440,7 @@ class RdmaVerbsTest {
         Path path = Path.of("192.168.7.1", "192.168.7.2");
         Ah foreign = v.createAh(2, path), own = v.createAh(path);
         v.postRecv(r, 1, mr.va() + 4000, 1000, mr.lkey());
-        wr.reset().sge(mr.va(), 64, mr.lkey());
-        wr.ah = foreign;
-        wr.destQpn = r.id;
-        wr.qkey = 0x1111_0000;
-        wr.wrId = 71;
-        v.postSend(s, wr);
+        udSend(s, mr, 64, foreign, r, 71);
         Wc w = next(sendCq);
         assertThat(w.wrId).isEqualTo(71);
         assertThat(w.status).isEqualTo(STS_LOCAL_QP_OPER_ERR);
@@ -524,10 +518,7 @@ class RdmaVerbsTest {
     @Test
     void badRkeyAndMissingRemoteAccessAreRemoteAccessErrors() throws Exception {
         rcPair();
-        wr.reset().sge(mrA.va(), 64, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = mrB.va();
-        wr.rkey = mrB.rkey() + (1 << 8) * 50; // no such MR
+        oneSided(WRITE, 0, 64, mrB.va(), mrB.rkey() + (1 << 8) * 50); // no such MR
         v.postSend(a, wr);
         assertThat(next(cqA).status).isEqualTo(STS_REMOTE_ACC_ERR);
         startOver();
@@ -666,10 +657,7 @@ class RdmaVerbsTest {
     @Test
     void theDoorbellPathAllocatesNothingPerWqe() throws Exception {
         rcPair();
-        wr.reset().sge(mrA.va(), 3 * 4096, mrA.lkey());
-        wr.opcode = WRITE;
-        wr.remoteVa = mrB.va();
-        wr.rkey = mrB.rkey();
+        oneSided(WRITE, 0, 3 * 4096, mrB.va(), mrB.rkey());
         long device = server.vfioUser().eventLoop().submit(() -> Thread.currentThread().threadId()).get();
         var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
         writes(60_000); // until the JIT has compiled the path

@@ -13,7 +13,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -40,8 +39,7 @@ class S3WireTest {
 
     @BeforeEach
     void start() throws Exception {
-        Path dir = Files.createTempDirectory(tmp, "ernic-s3wire");
-        server = ErnicServer.start(ErnicServer.Settings.ionic(dir.resolve("ernic.sock").toString()).withBackend("s3"));
+        server = ErnicServer.start(ErnicServer.Settings.ionic(tmp.resolve("ernic.sock").toString()).withBackend("s3"));
         drv = IonicDriverModel.connect(server.vfioUser().socketPath());
         drv.bringUp();
         long mac = drv.probeLif().mac();

@@ -89,36 +89,30 @@ public final class DeviceCommands {
     public int execute(MemorySegment cmd, MemorySegment comp, MemorySegment data) {
         int opcode = admin.wrap(cmd, 0).opcode();
         boolean devcmd = data != null;
+        if (!devcmd && devcmdOnly(opcode)) {
+            return onAdminq(opcode);
+        }
         switch (opcode) {
-            case Opcode.NOP, Opcode.GETATTR, Opcode.SETATTR, Opcode.PORT_GETATTR, Opcode.PORT_SETATTR -> {
+            case Opcode.NOP, Opcode.GETATTR, Opcode.SETATTR, Opcode.PORT_GETATTR, Opcode.PORT_SETATTR, Opcode.INIT -> {
                 return Status.SUCCESS;
             }
-            case Opcode.INIT -> {
-                return devcmd ? Status.SUCCESS : onAdminq(opcode);
-            }
             case Opcode.RESET -> {
-                if (!devcmd) {
-                    return onAdminq(opcode);
-                }
                 lif.deviceReset();
                 return Status.SUCCESS;
             }
             case Opcode.IDENTIFY -> {
-                return devcmd ? identify(cmd, comp, data) : onAdminq(opcode);
+                return identify(cmd, comp, data);
             }
             case Opcode.LIF_IDENTIFY -> {
-                return devcmd ? lifIdentify(cmd, comp, data) : onAdminq(opcode);
+                return lifIdentify(cmd, comp, data);
             }
             case Opcode.PORT_IDENTIFY -> {
-                return devcmd ? portIdentify(cmd, comp, data) : onAdminq(opcode);
+                return portIdentify(cmd, comp, data);
             }
             case Opcode.Q_IDENTIFY -> {
-                return devcmd ? queueIdentify(cmd, comp, data) : onAdminq(opcode);
+                return queueIdentify(cmd, comp, data);
             }
             case Opcode.PORT_INIT -> {
-                if (!devcmd) {
-                    return onAdminq(opcode);
-                }
                 portInit.wrap(cmd, 0);
                 if (portInit.index() != 0) {
                     refusals.refuse("ionic-port-index", "PORT_INIT for port " + portInit.index());
@@ -127,16 +121,10 @@ public final class DeviceCommands {
                 return lif.portInit(portInit.infoPa(), data);
             }
             case Opcode.PORT_RESET -> {
-                if (!devcmd) {
-                    return onAdminq(opcode);
-                }
                 lif.resetPort();
                 return Status.SUCCESS;
             }
             case Opcode.LIF_INIT -> {
-                if (!devcmd) {
-                    return onAdminq(opcode);
-                }
                 lifInit.wrap(cmd, 0);
                 if (lifInit.index() != 0) {
                     refusals.refuse("ionic-lif-index", "LIF_INIT for LIF " + lifInit.index());
@@ -147,9 +135,6 @@ public final class DeviceCommands {
                 return status;
             }
             case Opcode.LIF_RESET -> {
-                if (!devcmd) {
-                    return onAdminq(opcode);
-                }
                 if (lifReset.wrap(cmd, 0).index() != 0) {
                     refusals.refuse("ionic-lif-index", "LIF_RESET for LIF " + lifReset.index());
                     return Status.ENOENT;
@@ -204,6 +189,15 @@ public final class DeviceCommands {
                 return Status.EOPCODE;
             }
         }
+    }
+
+    /** The opcodes only the device command registers take: posted on the admin queue, they are refused. */
+    private static boolean devcmdOnly(int opcode) {
+        return switch (opcode) {
+            case Opcode.INIT, Opcode.RESET, Opcode.IDENTIFY, Opcode.LIF_IDENTIFY, Opcode.PORT_IDENTIFY, Opcode.Q_IDENTIFY,
+                    Opcode.PORT_INIT, Opcode.PORT_RESET, Opcode.LIF_INIT, Opcode.LIF_RESET -> true;
+            default -> false;
+        };
     }
 
     private int onAdminq(int opcode) {

@@ -17,8 +17,18 @@ import java.util.Locale;
  * The port's size buckets are only written into the port block. Device thread only; no allocation to count.
  */
 public final class EthStats {
+    /** A counter of the three sets below: its key is its constant's name in lower case. */
+    interface LowerCaseKey extends Counter {
+        String name();
+
+        @Override
+        default String key() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
     /** Counters of struct ionic_lif_stats, with their offsets in it. */
-    public enum Lif implements Counter {
+    public enum Lif implements LowerCaseKey {
         RX_UCAST_BYTES(LifStats.RX_UCAST_BYTES), RX_UCAST_PACKETS(LifStats.RX_UCAST_PACKETS),
         RX_MCAST_BYTES(LifStats.RX_MCAST_BYTES), RX_MCAST_PACKETS(LifStats.RX_MCAST_PACKETS),
         RX_BCAST_BYTES(LifStats.RX_BCAST_BYTES), RX_BCAST_PACKETS(LifStats.RX_BCAST_PACKETS),
@@ -44,15 +54,10 @@ public final class EthStats {
         Lif(int offset) {
             this.offset = offset;
         }
-
-        @Override
-        public String key() {
-            return name().toLowerCase(Locale.ROOT);
-        }
     }
 
     /** Counters of struct ionic_port_stats, with their offsets in it (size buckets kept apart). */
-    public enum Port implements Counter {
+    public enum Port implements LowerCaseKey {
         FRAMES_RX_OK(PortStats.FRAMES_RX_OK), FRAMES_RX_ALL(PortStats.FRAMES_RX_ALL),
         OCTETS_RX_OK(PortStats.OCTETS_RX_OK), OCTETS_RX_ALL(PortStats.OCTETS_RX_ALL),
         FRAMES_RX_UNICAST(PortStats.FRAMES_RX_UNICAST), FRAMES_RX_MULTICAST(PortStats.FRAMES_RX_MULTICAST),
@@ -68,15 +73,10 @@ public final class EthStats {
         Port(int offset) {
             this.offset = offset;
         }
-
-        @Override
-        public String key() {
-            return name().toLowerCase(Locale.ROOT);
-        }
     }
 
     /** Where frames went, as the device sees it (not guest-visible; for the stats file and tests). */
-    public enum Device implements Counter {
+    public enum Device implements LowerCaseKey {
         /** TX frames handed to the frame sink. */
         TX_SENT,
         /** TX frames completed and discarded because no sink is attached. */
@@ -102,12 +102,7 @@ public final class EthStats {
         /** Frames that did not fit the posted buffers (error completion). */
         RX_TOO_LONG,
         /** In-process frames queued for the guest, delivered from the queue, refused (backlog full). */
-        GUEST_QUEUED, GUEST_QUEUE_DELIVERED, GUEST_QUEUE_REFUSED;
-
-        @Override
-        public String key() {
-            return name().toLowerCase(Locale.ROOT);
-        }
+        GUEST_QUEUED, GUEST_QUEUE_DELIVERED, GUEST_QUEUE_REFUSED
     }
 
     private final Counters<Lif> lif = new Counters<>(Lif.class);

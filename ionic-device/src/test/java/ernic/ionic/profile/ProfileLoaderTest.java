@@ -1,5 +1,6 @@
 package ernic.ionic.profile;
 
+import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,33 +66,30 @@ class ProfileLoaderTest {
         assertThat(p.statsIntervalMs()).isZero();
     }
 
+    /** What loading a profile file holding {@code ini} throws. */
+    static AbstractThrowableAssert<?, ? extends Throwable> refusedFor(Path dir, String ini) throws IOException {
+        Path bad = Files.writeString(dir.resolve("bad.ini"), ini);
+        return assertThatThrownBy(() -> ProfileLoader.load(bad.toString()));
+    }
+
     @Test
     void clearErrors(@TempDir Path dir) throws IOException {
         assertThatThrownBy(() -> ProfileLoader.load("nosuch"))
                 .hasMessageContaining("unknown NIC profile 'nosuch'").hasMessageContaining("compat");
         assertThatThrownBy(() -> ProfileLoader.load(dir.resolve("missing.ini").toString()))
                 .hasMessageContaining("cannot read");
-        Path bad = dir.resolve("bad.ini");
-        Files.writeString(bad, "interrupts = 32\nspeed = 5\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString()))
+        refusedFor(dir, "interrupts = 32\nspeed = 5\n")
                 .hasMessageContaining("line 2").hasMessageContaining("unknown key 'speed'");
-        Files.writeString(bad, "interrupts = lots\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString()))
+        refusedFor(dir, "interrupts = lots\n")
                 .hasMessageContaining("line 1").hasMessageContaining("needs an integer");
-        Files.writeString(bad, "interrupts = 256\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString()))
+        refusedFor(dir, "interrupts = 256\n")
                 .hasMessageContaining("interrupts = 256").hasMessageContaining("2..128");
-        Files.writeString(bad, "transceiver = usb\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString()))
+        refusedFor(dir, "transceiver = usb\n")
                 .hasMessageContaining("unknown transceiver 'usb'").hasMessageContaining("qsfp-100g-cr4");
-        Files.writeString(bad, "max_mtu = 9000\nmax_mtu = 1500\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString())).hasMessageContaining("already set on line 1");
-        Files.writeString(bad, "[other]\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString())).hasMessageContaining("unexpected section");
-        Files.writeString(bad, "rdma_eqs = 2\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString())).hasMessageContaining("rdma_eqs");
-        Files.writeString(bad, "firmware_version = " + "x".repeat(32) + "\n");
-        assertThatThrownBy(() -> ProfileLoader.load(bad.toString())).hasMessageContaining("31");
+        refusedFor(dir, "max_mtu = 9000\nmax_mtu = 1500\n").hasMessageContaining("already set on line 1");
+        refusedFor(dir, "[other]\n").hasMessageContaining("unexpected section");
+        refusedFor(dir, "rdma_eqs = 2\n").hasMessageContaining("rdma_eqs");
+        refusedFor(dir, "firmware_version = " + "x".repeat(32) + "\n").hasMessageContaining("31");
         assertThatThrownBy(() -> ProfileLoader.load("compat,,max")).hasMessageContaining("empty entry");
     }
 }
