@@ -123,6 +123,7 @@ class MeshProcessTest {
         final Mr mr;
         final String ip;
         final Wc wc = new Wc();
+        private final SendWr wr = new SendWr();
 
         Guest(ServerProcess s, String ip) throws IOException {
             IonicDriverModel drv = IonicDriverModel.connect(s.socket().toString());
@@ -135,7 +136,13 @@ class MeshProcessTest {
             this.ip = ip;
         }
 
+        /** Connects this guest's QP and {@code peer}'s to each other: each through INIT, RTR and RTS. */
         void connect(Guest peer) throws IOException {
+            toRts(peer);
+            peer.toRts(this);
+        }
+
+        private void toRts(Guest peer) throws IOException {
             v.init(qp, QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC);
             v.rtr(qp, peer.qp.id, Path.of(ip, peer.ip));
             v.rts(qp);
@@ -144,6 +151,19 @@ class MeshProcessTest {
         Wc next() {
             assertThat(v.pollWait(cq, wc, 60_000)).as("a completion on " + ip).isTrue();
             return wc;
+        }
+
+        /**
+         * Posts a WRITE or READ ({@code opcode}) of {@code length} bytes at {@code offset} in this guest's buffer, to
+         * or from {@code peer}'s buffer at {@code peerOffset}, and returns its completion.
+         */
+        Wc oneSided(int opcode, long offset, int length, Guest peer, long peerOffset) {
+            wr.reset().sge(mr.va() + offset, length, mr.lkey());
+            wr.opcode = opcode;
+            wr.remoteVa = peer.mr.va() + peerOffset;
+            wr.rkey = peer.mr.rkey();
+            v.postSend(qp, wr);
+            return next();
         }
     }
 
@@ -326,23 +346,11 @@ class MeshProcessTest {
 
         Guest g0 = new Guest(manager, "10.4.0.1"), g1 = new Guest(w1, "10.4.0.2");
         g0.connect(g1);
-        g1.connect(g0);
-        SendWr wr = new SendWr();
         byte[] data = pattern(20_000, 5);
         g0.buf.put(0, data);
-        wr.reset().sge(g0.mr.va(), data.length, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.WRITE;
-        wr.remoteVa = g1.mr.va() + 4096;
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
-        assertThat(g0.next().ok()).as("WRITE: " + g0.wc).isTrue();
+        assertThat(g0.oneSided(RdmaVerbs.WRITE, 0, data.length, g1, 4096).ok()).as("WRITE: " + g0.wc).isTrue();
         assertThat(g1.buf.get(4096, data.length)).isEqualTo(data);
-        wr.reset().sge(g1.mr.va() + 65_536, data.length, g1.mr.lkey());
-        wr.opcode = RdmaVerbs.READ;
-        wr.remoteVa = g0.mr.va();
-        wr.rkey = g0.mr.rkey();
-        g1.v.postSend(g1.qp, wr);
-        assertThat(g1.next().ok()).as("READ: " + g1.wc).isTrue();
+        assertThat(g1.oneSided(RdmaVerbs.READ, 65_536, data.length, g0, 0).ok()).as("READ: " + g1.wc).isTrue();
         assertThat(g1.buf.get(65_536, data.length)).isEqualTo(data);
 
         serve("w2", "tcp:worker:127.0.0.1:" + port + ",secret=" + secretFile("other.key"), "10.4.0.3");
@@ -380,25 +388,14 @@ class MeshProcessTest {
 
         Guest g0 = new Guest(manager, "10.1.0.1"), g1 = new Guest(w1, "10.1.0.2");
         g0.connect(g1);
-        g1.connect(g0);
         SendWr wr = new SendWr();
 
         // WRITE 40 KiB from guest 0 into guest 1's scattered buffer, then READ it back elsewhere.
         byte[] data = pattern(40_000, 3);
         g0.buf.put(100, data);
-        wr.reset().sge(g0.mr.va() + 100, data.length, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.WRITE;
-        wr.remoteVa = g1.mr.va() + 5000;
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
-        assertThat(g0.next().ok()).as("WRITE: " + g0.wc).isTrue();
+        assertThat(g0.oneSided(RdmaVerbs.WRITE, 100, data.length, g1, 5000).ok()).as("WRITE: " + g0.wc).isTrue();
         assertThat(g1.buf.get(5000, data.length)).isEqualTo(data);
-        wr.reset().sge(g0.mr.va() + 45_000, data.length, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.READ;
-        wr.remoteVa = g1.mr.va() + 5000;
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
-        assertThat(g0.next().ok()).as("READ: " + g0.wc).isTrue();
+        assertThat(g0.oneSided(RdmaVerbs.READ, 45_000, data.length, g1, 5000).ok()).as("READ: " + g0.wc).isTrue();
         assertThat(g0.buf.get(45_000, data.length)).isEqualTo(data);
 
         // SEND from guest 1 into a receive guest 0 posted.
@@ -423,12 +420,7 @@ class MeshProcessTest {
         // Kill worker 1: guest 0's next WRITE to it completes with retry-exceeded; worker 2 stays in the mesh.
         w1.kill();
         long killed = System.nanoTime();
-        wr.reset().sge(g0.mr.va(), 4096, g0.mr.lkey());
-        wr.opcode = RdmaVerbs.WRITE;
-        wr.remoteVa = g1.mr.va();
-        wr.rkey = g1.mr.rkey();
-        g0.v.postSend(g0.qp, wr);
-        Wc lost = g0.next();
+        Wc lost = g0.oneSided(RdmaVerbs.WRITE, 0, 4096, g1, 0);
         System.out.printf("WRITE to a killed worker completed with status %d after %d ms%n", lost.status,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
         assertThat(lost.status).isEqualTo(RdmaVerbs.STS_RETRY_EXCEEDED);
