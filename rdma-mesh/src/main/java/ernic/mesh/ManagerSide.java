@@ -23,14 +23,9 @@ final class ManagerSide extends Side {
     private boolean broadcastScheduled;
 
     ManagerSide(SideParts parts, ByteBufAllocator alloc, Executor loop) {
-        super(parts);
+        super(parts, MeshLink.Kind.DOWNLINK);
         this.alloc = alloc;
         this.loop = loop;
-    }
-
-    @Override
-    public MeshLink.Kind accepts() {
-        return MeshLink.Kind.DOWNLINK;
     }
 
     @Override

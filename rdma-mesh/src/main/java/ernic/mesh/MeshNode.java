@@ -194,7 +194,7 @@ public final class MeshNode {
         InetSocketAddress bind = config.bindHost() == null
                 ? new InetSocketAddress(listenPort)
                 : new InetSocketAddress(config.bindHost(), listenPort);
-        sockets.listen(bind, () -> newLink(side.accepts(), -1)).addListener((ChannelFuture f) -> {
+        sockets.listen(bind, () -> newLink(side.accepts, -1)).addListener((ChannelFuture f) -> {
             if (!f.isSuccess()) {
                 log.error("mesh {}: cannot listen on {}", describe(), bind, f.cause());
                 p.setFailure(f.cause());

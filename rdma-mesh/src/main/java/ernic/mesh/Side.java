@@ -29,8 +29,11 @@ abstract sealed class Side permits ManagerSide, WorkerSide {
     final MeshConfig config;
     final Ticker ticker;
     final OncePerCause warnings;
+    /** The kind of the connections this node accepts. */
+    final MeshLink.Kind accepts;
 
-    Side(SideParts parts) {
+    Side(SideParts parts, MeshLink.Kind accepts) {
+        this.accepts = accepts;
         this.self = parts.self();
         this.links = parts.links();
         this.router = parts.router();
@@ -42,9 +45,6 @@ abstract sealed class Side permits ManagerSide, WorkerSide {
         this.ticker = parts.ticker();
         this.warnings = parts.warnings();
     }
-
-    /** The kind of the connections this node accepts. */
-    abstract MeshLink.Kind accepts();
 
     /** The listening socket is up. */
     abstract void started();

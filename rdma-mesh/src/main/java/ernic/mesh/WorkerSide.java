@@ -27,13 +27,8 @@ final class WorkerSide extends Side {
     private Set<Gid> lostClaims = Set.of();
 
     WorkerSide(SideParts parts, WorkerDialer dialer) {
-        super(parts);
+        super(parts, MeshLink.Kind.DIRECT_IN);
         this.dialer = dialer;
-    }
-
-    @Override
-    public MeshLink.Kind accepts() {
-        return MeshLink.Kind.DIRECT_IN;
     }
 
     @Override

@@ -34,17 +34,13 @@ class BackPressureTest {
 
     @Test
     void aPeerThatStopsReadingHitsTheSendTimeoutAndTheSendersMemoryStaysBounded() {
-        MeshConfig cfg = Cluster.fast()
-                .withSendTimeout(Duration.ofMillis(600))
-                .withWriteBufferWaterMarks(LOW, HIGH)
-                .withSocketBufferBytes(64 * 1024);
+        MeshConfig cfg = Cluster.smallBuffers(Duration.ofMillis(600), LOW, HIGH);
         Cluster.Recorder r2 = new Cluster.Recorder();
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
             c.startManager();
             MeshNode w1 = c.startWorker();
             MeshNode w2 = c.startWorker(r2);
-            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
-            w2.setReceiving(1, false);
+            Cluster.stallDirect(w1, w2);
 
             Channel ch = w1.channelTo(2);
             AtomicLong maxQueued = new AtomicLong();
@@ -95,10 +91,7 @@ class BackPressureTest {
 
     @Test
     void theManagerGivesUpInHalfTheTime() {
-        MeshConfig cfg = Cluster.fast()
-                .withSendTimeout(Duration.ofMillis(800))
-                .withWriteBufferWaterMarks(LOW, HIGH)
-                .withSocketBufferBytes(64 * 1024);
+        MeshConfig cfg = Cluster.smallBuffers(Duration.ofMillis(800), LOW, HIGH);
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
             MeshNode m = c.startManager();
             MeshNode w1 = c.startWorker();
@@ -127,10 +120,7 @@ class BackPressureTest {
 
     @Test
     void busyUntilWritableThenTheListenerIsTold() {
-        MeshConfig cfg = Cluster.fast()
-                .withSendTimeout(Duration.ofSeconds(20))
-                .withWriteBufferWaterMarks(LOW, HIGH)
-                .withSocketBufferBytes(64 * 1024);
+        MeshConfig cfg = Cluster.smallBuffers(Duration.ofSeconds(20), LOW, HIGH);
         AtomicInteger writable = new AtomicInteger();
         MeshListener counting = new MeshListener() {
             @Override
@@ -149,8 +139,7 @@ class BackPressureTest {
             c.startManager();
             MeshNode w1 = c.startWorker(counting);
             MeshNode w2 = c.startWorker();
-            await("direct 1-2", () -> w1.hasDirectConnection(2));
-            w2.setReceiving(1, false);
+            Cluster.stallDirect(w1, w2);
             int before = writable.get();
             // Offer messages until the connection says BUSY, again and again while the socket buffers fill.
             List<SendResult> last = new java.util.ArrayList<>();
@@ -193,18 +182,14 @@ class BackPressureTest {
      */
     @Test
     void repliesHaveARoomOfTheirOwn() {
-        MeshConfig cfg = Cluster.fast()
-                .withSendTimeout(Duration.ofSeconds(20))
-                .withWriteBufferWaterMarks(LOW, HIGH)
-                .withSocketBufferBytes(64 * 1024);
+        MeshConfig cfg = Cluster.smallBuffers(Duration.ofSeconds(20), LOW, HIGH);
         long room = cfg.replyRoom();
         assertThat(room).isEqualTo(MeshConfig.REPLY_ROOM_MIN);
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
             c.startManager();
             MeshNode w1 = c.startWorker();
             MeshNode w2 = c.startWorker();
-            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
-            w2.setReceiving(1, false);
+            Cluster.stallDirect(w1, w2);
             // One task on w1's loop: nothing else runs on the connection while it measures.
             long[] r = on(w1, () -> {
                 int requests = 0;
@@ -241,16 +226,12 @@ class BackPressureTest {
      */
     @Test
     void aRequestLargerThanASmallBudgetLeavesRoomForReplies() {
-        MeshConfig cfg = Cluster.fast()
-                .withSendTimeout(Duration.ofSeconds(20))
-                .withWriteBufferWaterMarks(32 * 1024, 64 * 1024)
-                .withSocketBufferBytes(64 * 1024);
+        MeshConfig cfg = Cluster.smallBuffers(Duration.ofSeconds(20), 32 * 1024, 64 * 1024);
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
             c.startManager();
             MeshNode w1 = c.startWorker();
             MeshNode w2 = c.startWorker();
-            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
-            w2.setReceiving(1, false);
+            Cluster.stallDirect(w1, w2);
             SendResult[] r = on(w1, () -> new SendResult[] {offer(w1, false, LARGE), offer(w1, false, MESSAGE),
                     offer(w1, true, 64), offer(w1, true, LARGE)});
             assertThat(r).containsExactly(SendResult.QUEUED, SendResult.BUSY, SendResult.QUEUED, SendResult.QUEUED);

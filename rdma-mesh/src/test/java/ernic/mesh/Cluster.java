@@ -78,6 +78,24 @@ final class Cluster implements AutoCloseable {
                 .withReconnectDelay(Duration.ofMillis(50));
     }
 
+    /**
+     * {@link #fast()} with 64 KiB socket buffers, the write watermarks {@code low} and {@code high} and the send
+     * time-out: what a node sends to a peer that stops reading soon waits in the sender's queue.
+     */
+    static MeshConfig smallBuffers(Duration sendTimeout, int low, int high) {
+        return fast()
+                .withSendTimeout(sendTimeout)
+                .withWriteBufferWaterMarks(low, high)
+                .withSocketBufferBytes(64 * 1024);
+    }
+
+    /** Waits for the direct connection between the workers {@code a} and {@code b}; then {@code b} stops reading it. */
+    static void stallDirect(MeshNode a, MeshNode b) {
+        await("direct " + a.nodeId() + "-" + b.nodeId(),
+                () -> a.hasDirectConnection(b.nodeId()) && b.hasDirectConnection(a.nodeId()));
+        b.setReceiving(a.nodeId(), false);
+    }
+
     EventLoopGroup newLoop(String name) {
         EventLoopGroup g = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name, true), ioFactory);
         loops.add(g);

@@ -20,10 +20,7 @@ class RelayBackPressureTest {
 
     @Test
     void theManagerDropsTheStuckDestinationBeforeTheSenderDropsTheManager() {
-        MeshConfig cfg = Cluster.fast()
-                .withSendTimeout(Duration.ofMillis(1500))
-                .withWriteBufferWaterMarks(64 * 1024, 128 * 1024)
-                .withSocketBufferBytes(64 * 1024)
+        MeshConfig cfg = Cluster.smallBuffers(Duration.ofMillis(1500), 64 * 1024, 128 * 1024)
                 .withDirectPeers(id -> false);
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
             MeshNode m = c.startManager();

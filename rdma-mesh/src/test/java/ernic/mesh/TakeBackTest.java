@@ -21,17 +21,13 @@ class TakeBackTest {
     @Test
     void whatIsStillQueuedIsTakenBackAndTheRestArrivesInOrder() {
         // Small socket buffers, so most of the 3.2 MB waits in the sender's queue (under its 8 MiB watermark).
-        MeshConfig cfg = Cluster.fast()
-                .withSendTimeout(Duration.ofSeconds(30))
-                .withWriteBufferWaterMarks(4 << 20, 8 << 20)
-                .withSocketBufferBytes(64 * 1024);
+        MeshConfig cfg = Cluster.smallBuffers(Duration.ofSeconds(30), 4 << 20, 8 << 20);
         Cluster.Recorder r2 = new Cluster.Recorder();
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
             c.startManager();
             MeshNode w1 = c.startWorker();
             MeshNode w2 = c.startWorker(r2);
-            await("direct 1-2", () -> w1.hasDirectConnection(2) && w2.hasDirectConnection(1));
-            w2.setReceiving(1, false);
+            Cluster.stallDirect(w1, w2);
 
             // The sender gives up the odd messages once this is set; a recall is asked on the sender's loop.
             AtomicInteger giveUpOdd = new AtomicInteger();

@@ -1,9 +1,12 @@
 package ernic.it.fuzz;
 
+import ernic.server.ErnicServer;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One thing the fuzzer drives: a real server (or device) started in this process, fed one generated input at a
@@ -45,5 +48,23 @@ interface FuzzTarget extends AutoCloseable {
         Path socket = dir.resolve(name + "-" + ProcessHandle.current().pid() + ".sock");
         Files.deleteIfExists(socket);
         return socket.toString();
+    }
+
+    /** Waits for a no-op task on the server's device thread: the tasks before it (a connection's cleanup) have run. */
+    static void awaitDeviceThread(ErnicServer server, long timeoutMs) throws FuzzFailure {
+        try {
+            server.vfioUser().eventLoop().submit(() -> { }).get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw new FuzzFailure("the device thread does not run tasks any more", e);
+        }
+    }
+
+    /** Removes this target's socket file; one left behind is replaced by the next run. */
+    static void removeSocket(String socket) {
+        try {
+            Files.deleteIfExists(Path.of(socket));
+        } catch (IOException | RuntimeException e) {
+            // left behind: the next run replaces it
+        }
     }
 }

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -370,13 +369,9 @@ final class MeshFuzz implements FuzzTarget {
             throw new FuzzFailure("the mesh manager does not answer a valid REGISTER: " + e, e);
         }
         // Every connection's cleanup has run on the device thread when a task behind it runs.
-        try {
-            server.vfioUser().eventLoop().submit(() -> { }).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
-            server.vfioUser().eventLoop().submit(() -> { }).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            throw new FuzzFailure("the device thread does not run tasks any more", e);
-        }
+        FuzzTarget.awaitDeviceThread(server, TIMEOUT_MS);
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        FuzzTarget.awaitDeviceThread(server, TIMEOUT_MS);
     }
 
     @Override
@@ -399,10 +394,6 @@ final class MeshFuzz implements FuzzTarget {
         if (server != null) {
             server.close();
         }
-        try {
-            Files.deleteIfExists(Path.of(socket));
-        } catch (IOException | RuntimeException e) {
-            // left behind
-        }
+        FuzzTarget.removeSocket(socket);
     }
 }

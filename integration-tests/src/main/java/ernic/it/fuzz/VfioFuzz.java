@@ -10,7 +10,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -292,11 +291,7 @@ final class VfioFuzz implements FuzzTarget {
             LockSupport.parkNanos(1_000_000);
         }
         // The cleanup ran on the device thread; a task behind it proves the loop still runs.
-        try {
-            server.vfioUser().eventLoop().submit(() -> { }).get(TIMEOUT_MS, TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            throw new FuzzFailure("the device thread does not run tasks any more", e);
-        }
+        FuzzTarget.awaitDeviceThread(server, TIMEOUT_MS);
     }
 
     @Override
@@ -320,10 +315,6 @@ final class VfioFuzz implements FuzzTarget {
             server.close();
         }
         arena.close();
-        try {
-            Files.deleteIfExists(Path.of(socket));
-        } catch (IOException | RuntimeException e) {
-            // left behind: the next run replaces it
-        }
+        FuzzTarget.removeSocket(socket);
     }
 }

@@ -136,7 +136,13 @@ class MeshProcessTest {
             this.ip = ip;
         }
 
+        /** Connects this guest's QP and {@code peer}'s to each other: each through INIT, RTR and RTS. */
         void connect(Guest peer) throws IOException {
+            toRts(peer);
+            peer.toRts(this);
+        }
+
+        private void toRts(Guest peer) throws IOException {
             v.init(qp, QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC);
             v.rtr(qp, peer.qp.id, Path.of(ip, peer.ip));
             v.rts(qp);
@@ -394,7 +400,6 @@ class MeshProcessTest {
 
         Guest g0 = new Guest(manager, "10.1.0.1"), g1 = new Guest(w1, "10.1.0.2");
         g0.connect(g1);
-        g1.connect(g0);
         SendWr wr = new SendWr();
 
         // WRITE 40 KiB from guest 0 into guest 1's scattered buffer, then READ it back elsewhere.

@@ -10,9 +10,7 @@ import io.netty.channel.DefaultChannelConfig;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoEventLoop;
-import io.netty.channel.IoRegistration;
 import io.netty.channel.ServerChannelRecvByteBufAllocator;
-import io.netty.channel.epoll.EpollIoHandle;
 import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.channel.unix.FileDescriptor;
@@ -82,7 +80,7 @@ public final class FdServerChannel extends AbstractServerChannel {
 
     @Override
     protected boolean isCompatible(EventLoop loop) {
-        return loop instanceof IoEventLoop l && l.isCompatible(ServerUnsafe.class);
+        return loop instanceof IoEventLoop l && l.isCompatible(EpollInterest.Handle.class);
     }
 
     @Override
@@ -97,7 +95,7 @@ public final class FdServerChannel extends AbstractServerChannel {
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        interest.register(this, (ServerUnsafe) unsafe(), promise);
+        interest.register(this, fd, ((ServerUnsafe) unsafe())::ready, promise);
     }
 
     @Override
@@ -163,24 +161,14 @@ public final class FdServerChannel extends AbstractServerChannel {
         interest.remove(EpollIoOps.EPOLLIN);
     }
 
-    private final class ServerUnsafe extends AbstractUnsafe implements EpollIoHandle {
-        @Override
-        public FileDescriptor fd() {
-            return fd;
-        }
-
-        @Override
-        public void close() {
-            close(voidPromise());
-        }
-
+    private final class ServerUnsafe extends AbstractUnsafe {
         @Override
         public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
             promise.setFailure(new UnsupportedOperationException("a server channel does not connect"));
         }
 
-        @Override
-        public void handle(IoRegistration registration, IoEvent event) {
+        /** An epoll event on the listening socket: accept a connection. */
+        void ready(IoEvent event) {
             // Registered before bind: epoll reports EPOLLHUP for a socket that is not listening yet whatever
             // the interest, and accept() on it would fail with EINVAL. Nothing to accept until listen.
             if (!open || !active || !config.isAutoRead()) {

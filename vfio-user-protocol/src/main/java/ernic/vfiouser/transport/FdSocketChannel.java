@@ -17,9 +17,7 @@ import io.netty.channel.DefaultChannelConfig;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoEventLoop;
-import io.netty.channel.IoRegistration;
 import io.netty.channel.epoll.EpollIoEvent;
-import io.netty.channel.epoll.EpollIoHandle;
 import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.channel.unix.FileDescriptor;
@@ -107,7 +105,7 @@ public final class FdSocketChannel extends AbstractChannel {
 
     @Override
     protected boolean isCompatible(EventLoop loop) {
-        return loop instanceof IoEventLoop l && l.isCompatible(FdUnsafe.class);
+        return loop instanceof IoEventLoop l && l.isCompatible(EpollInterest.Handle.class);
     }
 
     @Override
@@ -122,7 +120,7 @@ public final class FdSocketChannel extends AbstractChannel {
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        interest.register(this, (FdUnsafe) unsafe(), promise);
+        interest.register(this, fd, ((FdUnsafe) unsafe())::ready, promise);
     }
 
     @Override
@@ -287,17 +285,7 @@ public final class FdSocketChannel extends AbstractChannel {
         return scm.send(fd.intValue(), buffer.address(), length, fds, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
     }
 
-    private final class FdUnsafe extends AbstractUnsafe implements EpollIoHandle {
-        @Override
-        public FileDescriptor fd() {
-            return fd;
-        }
-
-        @Override
-        public void close() {
-            close(voidPromise());
-        }
-
+    private final class FdUnsafe extends AbstractUnsafe {
         @Override
         public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
             promise.setFailure(new UnsupportedOperationException("an accepted channel does not connect"));
@@ -311,8 +299,8 @@ public final class FdSocketChannel extends AbstractChannel {
             }
         }
 
-        @Override
-        public void handle(IoRegistration registration, IoEvent event) {
+        /** An epoll event on the socket: flush what waited for room, read what came. */
+        void ready(IoEvent event) {
             EpollIoOps ready = ((EpollIoEvent) event).ops();
             if ((ready.contains(EpollIoOps.EPOLLOUT) || ready.contains(EpollIoOps.EPOLLERR)) && open) {
                 interest.remove(EpollIoOps.EPOLLOUT);
