@@ -52,11 +52,8 @@ class RdmaDataPathTest {
         dev.rdma().clock(clock);
         drv = guest.drv;
         rdma = RdmaVerbs.open(drv).raw();
-        cq = guest.createCq(rdma, CQ, CQ_LOG2);
-        buf = drv.alloc(4 * 4096);
-        // One MR over the 4 pages, local write + remote read/write/atomic.
-        assertThat(rdma.createMr(MR, bufVa, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ
-                | ACCESS_REMOTE_ATOMIC, 4, guest.pageTable(buf, 4), 12).status()).isZero();
+        cq = createCq(guest, rdma);
+        buf = createMr(guest, rdma, bufVa);
         while (rdma.nextEqe(2) != -1) {
             // the admin CQ starts armed: drop its event
         }
@@ -65,6 +62,19 @@ class RdmaDataPathTest {
     @AfterEach
     void tearDown() {
         guest.close();
+    }
+
+    /** CQ {@link #CQ} on EQ 2, of {@code 1 << CQ_LOG2} entries. */
+    static RawCqe.Ring createCq(ModelGuest guest, RdmaRaw rdma) throws IOException {
+        return guest.createCq(rdma, CQ, CQ_LOG2);
+    }
+
+    /** MR {@link #MR} at {@code va} over 4 new pages, local write + remote read/write/atomic; returns their address. */
+    static long createMr(ModelGuest guest, RdmaRaw rdma, long va) throws IOException {
+        long pages = guest.alloc(4 * 4096);
+        assertThat(rdma.createMr(MR, va, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ
+                | ACCESS_REMOTE_ATOMIC, 4, guest.pageTable(pages, 4), 12).status()).isZero();
+        return pages;
     }
 
     void qp(int id, int type, int flags, int dest) throws IOException {
@@ -482,6 +492,14 @@ class RdmaDataPathTest {
         return rdma.stats(op, addr, len, id);
     }
 
+    /** The headers and the values of the device ({@code id} 0) or of QP {@code id}, read back by name. */
+    java.util.Map<String, Long> readStats(int hdrsOp, int valsOp, int id) throws IOException {
+        long hdrs = drv.alloc(4096), vals = drv.alloc(4096);
+        assertThat(stats(hdrsOp, hdrs, 4096, id).status()).isZero();
+        assertThat(stats(valsOp, vals, 4096, id).status()).isZero();
+        return parseStats(guest.at(hdrs, 4096), guest.at(vals, 4096));
+    }
+
     @Test
     void hwCountersThroughTheStatsCommands() throws IOException {
         qp(2, RC, 0, 3);
@@ -495,10 +513,7 @@ class RdmaDataPathTest {
         assertThat(poll().error()).isFalse();
         assertThat(poll().error()).isTrue();
 
-        long hdrs = drv.alloc(4096), vals = drv.alloc(4096);
-        assertThat(stats(OP_STATS_HDRS, hdrs, 4096, 0).status()).isZero();
-        assertThat(stats(OP_STATS_VALS, vals, 4096, 0).status()).isZero();
-        java.util.Map<String, Long> dev = parseStats(guest.at(hdrs, 4096), guest.at(vals, 4096));
+        java.util.Map<String, Long> dev = readStats(OP_STATS_HDRS, OP_STATS_VALS, 0);
         assertThat(dev.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
         assertThat(dev).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
                 .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
@@ -509,10 +524,7 @@ class RdmaDataPathTest {
                 .containsEntry("seq_err", 0L).containsEntry("cnp_sent", 0L);
         assertThat(dev.get("admin_commands")).isPositive();
 
-        long qhdrs = drv.alloc(4096);
-        assertThat(stats(OP_QP_STATS_HDRS, qhdrs, 4096, 0).status()).isZero();
-        assertThat(stats(OP_QP_STATS_VALS, vals, 4096, 2).status()).isZero();
-        java.util.Map<String, Long> q2 = parseStats(guest.at(qhdrs, 4096), guest.at(vals, 4096));
+        java.util.Map<String, Long> q2 = readStats(OP_QP_STATS_HDRS, OP_QP_STATS_VALS, 2);
         // The QP layout is the device layout: same names at the same offsets (ib_core sums by index).
         assertThat(q2.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
         assertThat(q2).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
@@ -520,8 +532,7 @@ class RdmaDataPathTest {
                 .containsEntry("send_completions", 4L).containsEntry("completion_errors", 2L)
                 .containsEntry("rx_recv_reqs", 0L).containsEntry("err_remote_acc", 1L)
                 .containsEntry("admin_commands", 0L).containsEntry("cq_events", 0L);
-        assertThat(stats(OP_QP_STATS_VALS, vals, 4096, 3).status()).isZero();
-        assertThat(parseStats(guest.at(qhdrs, 4096), guest.at(vals, 4096))).containsEntry("rx_recv_reqs", 1L)
+        assertThat(readStats(OP_QP_STATS_HDRS, OP_QP_STATS_VALS, 3)).containsEntry("rx_recv_reqs", 1L)
                 .containsEntry("rx_recv_bytes", 100L).containsEntry("rx_remote_reqs", 1L)
                 .containsEntry("recv_completions", 1L).containsEntry("tx_send_reqs", 0L);
         assertThat(this.dev.qpCounters()).containsOnlyKeys(2, 3);
@@ -529,6 +540,7 @@ class RdmaDataPathTest {
 
         // Bounds: a QP that does not exist, a header buffer too small, memory outside the guest,
         // and values cut to the length given.
+        long hdrs = drv.alloc(4096), vals = drv.alloc(4096);
         assertThat(stats(OP_QP_STATS_VALS, vals, 4096, 77).status()).isEqualTo(ASTS_BAD_INDEX);
         assertThat(stats(OP_STATS_HDRS, hdrs, 64, 0).status()).isEqualTo(ASTS_BAD_ATTR);
         assertThat(stats(OP_STATS_VALS, 1L << 40, 4096, 0).status()).isEqualTo(ASTS_BAD_ATTR);

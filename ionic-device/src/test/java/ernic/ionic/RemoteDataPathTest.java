@@ -60,10 +60,8 @@ class RemoteDataPathTest {
             rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().attach(port);
             dev.rdma().clock(net.clock);
-            cq = guest.createCq(rdma, CQ, CQ_LOG2);
-            buf = guest.alloc(4 * 4096);
-            assertThat(rdma.createMr(MR, VA, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
-                    | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC, 4, guest.pageTable(buf, 4), 12).status()).isZero();
+            cq = RdmaDataPathTest.createCq(guest, rdma);
+            buf = RdmaDataPathTest.createMr(guest, rdma, VA);
         }
 
         int rc(int id, int destQpn, int destIp) throws IOException {
@@ -520,29 +518,13 @@ class RemoteDataPathTest {
         run(() -> {
             // Shorter than the header; an unknown opcode.
             net.b.send(0, io.netty.buffer.Unpooled.wrappedBuffer(new byte[10]), null);
-            io.netty.buffer.ByteBuf unknown = io.netty.buffer.Unpooled.buffer(100).writeZero(100);
-            unknown.setByte(0, 0x7f);
-            net.b.send(0, unknown, null);
+            net.b.send(0, message(100, 0x7f), null);
             // A reply for a QP, slot and sequence number this node never used.
-            io.netty.buffer.ByteBuf reply = io.netty.buffer.Unpooled.buffer(88).writeZero(88);
-            reply.setByte(0, 16);
-            reply.setInt(4, 2);
-            reply.setInt(16, 5);
-            reply.setLong(24, 12345);
-            net.b.send(0, reply, null);
+            net.b.send(0, message(88, 16).setInt(4, 2).setInt(16, 5).setLong(24, 12345), null);
             // A request for a QP that does not exist here: answered with retry-exceeded, which B finds stale.
-            io.netty.buffer.ByteBuf orphan = io.netty.buffer.Unpooled.buffer(88).writeZero(88);
-            orphan.setByte(0, 4);
-            orphan.setInt(4, 3);
-            orphan.setInt(8, 77);
-            net.b.send(0, orphan, null);
+            net.b.send(0, message(88, 4).setInt(4, 3).setInt(8, 77), null);
             // A SEND marked as a piece: only a WRITE comes in pieces.
-            io.netty.buffer.ByteBuf piece = io.netty.buffer.Unpooled.buffer(96).writeZero(96);
-            piece.setByte(0, 1);
-            piece.setByte(1, 8);
-            piece.setInt(4, 3);
-            piece.setInt(8, 2);
-            net.b.send(0, piece, null);
+            net.b.send(0, message(96, 1).setByte(1, 8).setInt(4, 3).setInt(8, 2), null);
         });
         await("the refusals", () -> on(() -> a.dev.counters()).get("rdma.remote.badMessages") == 3L
                 && on(() -> a.dev.counters()).get("rdma.remote.staleReplies") == 1L
@@ -556,6 +538,11 @@ class RemoteDataPathTest {
         });
         assertThat(next(a).error()).isFalse();
         assertThat(on(() -> le64(b.mem(VA + 512, 8), 0))).isEqualTo(0x1122_3344_5566_7788L);
+    }
+
+    /** A zeroed message of {@code length} bytes from a peer server, with {@code opcode} in its first byte. */
+    static io.netty.buffer.ByteBuf message(int length, int opcode) {
+        return io.netty.buffer.Unpooled.buffer(length).writeZero(length).setByte(0, opcode);
     }
 
     @Test

@@ -13,9 +13,9 @@ final class Parser {
     /** Parse states one frame may visit: a program looping without consuming ends with ParserTimeout. */
     static final int MAX_STATES = 4096;
 
-    abstract static class Op {
+    interface Op {
         /** Runs the operation; returns false after setting {@link Run#error}. */
-        abstract boolean run(Packet p, Run r);
+        boolean run(Packet p, Run r);
     }
 
     /** The outcome of one parse. */
@@ -144,21 +144,9 @@ final class Parser {
     }
 
     /** extract / extract_VL into a header, or into the next element of a stack. */
-    static final class Extract extends Op {
-        final int header;
-        final int stack;
-        final Expr varBits;
-        final Errors errors;
-
-        Extract(int header, int stack, Expr varBits, Errors errors) {
-            this.header = header;
-            this.stack = stack;
-            this.varBits = varBits;
-            this.errors = errors;
-        }
-
+    record Extract(int header, int stack, Expr varBits, Errors errors) implements Op {
         @Override
-        boolean run(Packet p, Run r) {
+        public boolean run(Packet p, Run r) {
             Phv phv = p.phv;
             int h = header;
             if (stack >= 0) {
@@ -218,19 +206,9 @@ final class Parser {
         }
     }
 
-    static final class Set extends Op {
-        final Expr.Field dst;
-        final Expr src;
-        final Errors errors;
-
-        Set(Expr.Field dst, Expr src, Errors errors) {
-            this.dst = dst;
-            this.src = src;
-            this.errors = errors;
-        }
-
+    record Set(Expr.Field dst, Expr src, Errors errors) implements Op {
         @Override
-        boolean run(Packet p, Run r) {
+        public boolean run(Packet p, Run r) {
             if (src instanceof Expr.Lookahead la && !la.available(p)) {
                 r.error = errors.packetTooShort;
                 return false;
@@ -245,17 +223,9 @@ final class Parser {
         }
     }
 
-    static final class Verify extends Op {
-        final Expr cond;
-        final Expr error;
-
-        Verify(Expr cond, Expr error) {
-            this.cond = cond;
-            this.error = error;
-        }
-
+    record Verify(Expr cond, Expr error) implements Op {
         @Override
-        boolean run(Packet p, Run r) {
+        public boolean run(Packet p, Run r) {
             if (cond.test(p)) {
                 return true;
             }
@@ -265,19 +235,9 @@ final class Parser {
     }
 
     /** advance (bits) and the deprecated shift (bytes). */
-    static final class Advance extends Op {
-        final Expr amount;
-        final int unit;
-        final Errors errors;
-
-        Advance(Expr amount, int unit, Errors errors) {
-            this.amount = amount;
-            this.unit = unit;
-            this.errors = errors;
-        }
-
+    record Advance(Expr amount, int unit, Errors errors) implements Op {
         @Override
-        boolean run(Packet p, Run r) {
+        public boolean run(Packet p, Run r) {
             long bits = amount.num(p) * unit;
             if (bits < 0 || (bits & 7) != 0) {
                 r.error = errors.invalidArgument;
@@ -292,15 +252,9 @@ final class Parser {
         }
     }
 
-    static final class Primitive extends Op {
-        final Prim prim;
-
-        Primitive(Prim prim) {
-            this.prim = prim;
-        }
-
+    record Primitive(Prim prim) implements Op {
         @Override
-        boolean run(Packet p, Run r) {
+        public boolean run(Packet p, Run r) {
             prim.exec(p, 0);
             return true;
         }

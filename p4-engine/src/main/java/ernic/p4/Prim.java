@@ -4,8 +4,8 @@ import ernic.p4.Expr.Field;
 import ernic.p4.Expr.Kind;
 
 /** A compiled primitive call. {@link #exec} returns the index of the next primitive (jumps change it). */
-abstract class Prim {
-    abstract int exec(Packet p, int pc);
+interface Prim {
+    int exec(Packet p, int pc);
 
     static void runAll(Prim[] prims, Packet p) {
         int pc = 0;
@@ -15,19 +15,9 @@ abstract class Prim {
     }
 
     /** assign / modify_field: data, wide data, with an optional mask (modify_field's third argument). */
-    static final class Assign extends Prim {
-        final Field dst;
-        final Expr src;
-        final Expr mask;
-
-        Assign(Field dst, Expr src, Expr mask) {
-            this.dst = dst;
-            this.src = src;
-            this.mask = mask;
-        }
-
+    record Assign(Field dst, Expr src, Expr mask) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             if (src.kind == Kind.WIDE) {
                 byte[] w = src.wide(p);
                 dst.setBytes(p, w, w.length);
@@ -42,17 +32,9 @@ abstract class Prim {
     }
 
     /** assign_VL: a variable-length field from another of the same type. */
-    static final class AssignVar extends Prim {
-        final Field dst;
-        final Field src;
-
-        AssignVar(Field dst, Field src) {
-            this.dst = dst;
-            this.src = src;
-        }
-
+    record AssignVar(Field dst, Field src) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             int s = src.slot(p);
             int d = dst.slot(p);
             byte[] from = p.phv.wide[s];
@@ -65,17 +47,9 @@ abstract class Prim {
     }
 
     /** assign_header, copy_header. */
-    static final class AssignHeader extends Prim {
-        final Expr dst;
-        final Expr src;
-
-        AssignHeader(Expr dst, Expr src) {
-            this.dst = dst;
-            this.src = src;
-        }
-
+    record AssignHeader(Expr dst, Expr src) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             int d = dst.ref(p);
             boolean v = p.phv.valid[src.ref(p)];
             p.phv.copyHeader(src.ref(p), d);
@@ -85,21 +59,9 @@ abstract class Prim {
     }
 
     /** assign_union (every member) and assign_header_stack (every element and the next index). */
-    static final class AssignGroup extends Prim {
-        final int[] dst;
-        final int[] src;
-        final int dstStack;
-        final int srcStack;
-
-        AssignGroup(int[] dst, int[] src, int dstStack, int srcStack) {
-            this.dst = dst;
-            this.src = src;
-            this.dstStack = dstStack;
-            this.srcStack = srcStack;
-        }
-
+    record AssignGroup(int[] dst, int[] src, int dstStack, int srcStack) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             for (int i = 0; i < dst.length; i++) {
                 p.phv.copyHeader(src[i], dst[i]);
             }
@@ -111,17 +73,9 @@ abstract class Prim {
     }
 
     /** add_header (setValid: fields start at zero) and remove_header (setInvalid). */
-    static final class SetValid extends Prim {
-        final Expr header;
-        final boolean valid;
-
-        SetValid(Expr header, boolean valid) {
-            this.header = header;
-            this.valid = valid;
-        }
-
+    record SetValid(Expr header, boolean valid) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             int h = header.ref(p);
             if (valid && !p.phv.valid[h]) {
                 p.phv.clearHeader(h);
@@ -132,19 +86,9 @@ abstract class Prim {
     }
 
     /** push (push_front: elements move up, the first n become invalid) and pop (pop_front). */
-    static final class PushPop extends Prim {
-        final int stack;
-        final Expr count;
-        final boolean push;
-
-        PushPop(int stack, Expr count, boolean push) {
-            this.stack = stack;
-            this.count = count;
-            this.push = push;
-        }
-
+    record PushPop(int stack, Expr count, boolean push) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             int[] m = p.phv.layout.stackMembers[stack];
             long n = Math.max(0, Math.min(count.num(p), m.length));
             int k = (int) n;
@@ -170,39 +114,27 @@ abstract class Prim {
     }
 
     /** mark_to_drop / drop: egress_spec 511, and no multicast group. */
-    static final class MarkToDrop extends Prim {
-        final StdMeta sm;
-
-        MarkToDrop(StdMeta sm) {
-            this.sm = sm;
-        }
-
+    record MarkToDrop(StdMeta sm) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             StdMeta.set(sm.egressSpec(), p, StdMeta.DROP_PORT);
             StdMeta.set(sm.mcastGrp(), p, 0);
             return pc + 1;
         }
     }
 
-    static final class Exit extends Prim {
+    record Exit() implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             p.exit = true;
             return -1;
         }
     }
 
     /** assert / assume: a false condition drops the frame (bmv2 would stop the switch). */
-    static final class Assert extends Prim {
-        final Expr cond;
-
-        Assert(Expr cond) {
-            this.cond = cond;
-        }
-
+    record Assert(Expr cond) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             if (!cond.test(p)) {
                 p.assertFailed = true;
                 p.exit = true;
@@ -213,25 +145,17 @@ abstract class Prim {
     }
 
     /** log_msg: counted, not printed (the data path logs nothing per frame). */
-    static final class LogMsg extends Prim {
+    record LogMsg() implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             p.externs.counters.inc(P4Counter.LOG_MSGS);
             return pc + 1;
         }
     }
 
-    static final class Jump extends Prim {
-        final Expr cond;
-        final Expr offset;
-
-        Jump(Expr cond, Expr offset) {
-            this.cond = cond;
-            this.offset = offset;
-        }
-
+    record Jump(Expr cond, Expr offset) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             if (cond == null || cond.num(p) == 0) {
                 return (int) Math.max(-1, Math.min(Integer.MAX_VALUE, offset.num(p)));
             }
@@ -240,17 +164,9 @@ abstract class Prim {
     }
 
     /** count(counter_array, index): one packet and the frame's bytes. */
-    static final class Count extends Prim {
-        final int counter;
-        final Expr index;
-
-        Count(int counter, Expr index) {
-            this.counter = counter;
-            this.index = index;
-        }
-
+    record Count(int counter, Expr index) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             long i = index.num(p);
             long[] pk = p.externs.counterPackets[counter];
             if (i < 0 || i >= pk.length) {
@@ -264,35 +180,17 @@ abstract class Prim {
         }
     }
 
-    static final class RegisterRead extends Prim {
-        final Field dst;
-        final Expr.RegisterRead read;
-
-        RegisterRead(Field dst, Expr.RegisterRead read) {
-            this.dst = dst;
-            this.read = read;
-        }
-
+    record RegisterRead(Field dst, Expr.RegisterRead read) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             dst.set(p, read.num(p));
             return pc + 1;
         }
     }
 
-    static final class RegisterWrite extends Prim {
-        final int reg;
-        final Expr index;
-        final Expr value;
-
-        RegisterWrite(int reg, Expr index, Expr value) {
-            this.reg = reg;
-            this.index = index;
-            this.value = value;
-        }
-
+    record RegisterWrite(int reg, Expr index, Expr value) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             long[] r = p.externs.registers[reg];
             long i = index.num(p);
             p.externs.counters.inc(P4Counter.REGISTER_WRITES);
@@ -306,21 +204,9 @@ abstract class Prim {
     }
 
     /** modify_field_with_hash_based_offset(dst, base, calculation, size): dst = base + hash % size. */
-    static final class HashOffset extends Prim {
-        final Field dst;
-        final Expr base;
-        final Calc calc;
-        final Expr size;
-
-        HashOffset(Field dst, Expr base, Calc calc, Expr size) {
-            this.dst = dst;
-            this.base = base;
-            this.calc = calc;
-            this.size = size;
-        }
-
+    record HashOffset(Field dst, Expr base, Calc calc, Expr size) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             long h = calc.compute(p);
             long n = size.num(p);
             if (n == 0) {
@@ -334,15 +220,9 @@ abstract class Prim {
     }
 
     /** truncate(length): at most length bytes of the frame leave. */
-    static final class Truncate extends Prim {
-        final Expr length;
-
-        Truncate(Expr length) {
-            this.length = length;
-        }
-
+    record Truncate(Expr length) implements Prim {
         @Override
-        int exec(Packet p, int pc) {
+        public int exec(Packet p, int pc) {
             p.truncateTo = (int) Math.max(0, Math.min(Integer.MAX_VALUE, length.num(p)));
             return pc + 1;
         }

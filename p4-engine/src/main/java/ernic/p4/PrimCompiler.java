@@ -23,7 +23,7 @@ final class PrimCompiler {
         for (int i = 0; i < out.length; i++) {
             out[i] = compile(prims.get(i));
             // p4c's jumps go forward; a backward one could loop for ever on the device thread.
-            if (out[i] instanceof Prim.Jump j && !(j.offset instanceof Expr.Const c && c.v > i)) {
+            if (out[i] instanceof Prim.Jump j && !(j.offset() instanceof Expr.Const c && c.v > i)) {
                 throw prims.get(i).get("op").unsupported("a jump that is not to a later primitive");
             }
         }

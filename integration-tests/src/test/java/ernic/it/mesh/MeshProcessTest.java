@@ -359,7 +359,6 @@ class MeshProcessTest {
 
         Guest g0 = new Guest(manager, "10.4.0.1"), g1 = new Guest(w1, "10.4.0.2");
         g0.connect(g1);
-        g1.connect(g0);
         byte[] data = pattern(20_000, 5);
         g0.buf.put(0, data);
         g0.writes(data, 0, g1, 4096);

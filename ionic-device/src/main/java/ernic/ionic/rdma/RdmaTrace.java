@@ -201,27 +201,22 @@ final class RdmaTrace {
         f.destQp = qp.destQpn;
         IbOpcode only = on(op.request, t);
         switch (op.kind) {
-            case READ -> {
+            case READ, ATOMIC -> { // one request packet, acknowledged
+                boolean read = op.kind == WqeOpcode.Kind.READ;
                 f.opcode = only.code;
                 f.psn = psn[qp.id];
                 f.ackReq = true;
                 f.va = w.remoteVa();
                 f.rkey = w.rkey();
-                f.dmaLength = (int) r.length;
+                if (read) {
+                    f.dmaLength = (int) r.length;
+                } else {
+                    f.swapAdd = w.swapAdd();
+                    f.compare = w.compare();
+                }
                 frame(0, null, 0, now);
-                psn[qp.id] = (f.psn + packets(r.length, mtu)) & 0xff_ffff; // a READ takes a PSN per response packet
-                return f.psn;
-            }
-            case ATOMIC -> {
-                f.opcode = only.code;
-                f.psn = psn[qp.id];
-                f.ackReq = true;
-                f.va = w.remoteVa();
-                f.rkey = w.rkey();
-                f.swapAdd = w.swapAdd();
-                f.compare = w.compare();
-                frame(0, null, 0, now);
-                psn[qp.id] = (f.psn + 1) & 0xff_ffff;
+                // a READ takes a PSN per response packet, an atomic one
+                psn[qp.id] = (f.psn + (read ? packets(r.length, mtu) : 1)) & 0xff_ffff;
                 return f.psn;
             }
             default -> {
