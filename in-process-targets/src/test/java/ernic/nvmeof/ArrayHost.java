@@ -36,19 +36,20 @@ final class ArrayHost implements HostMemory {
 
     @Override
     public boolean fromHost(int rkey, long addr, MemorySegment dst) {
-        MemorySegment s = at(rkey, addr, dst.byteSize());
-        if (s != null) {
-            dst.copyFrom(s);
-        }
-        return s != null;
+        return copy(at(rkey, addr, dst.byteSize()), dst);
     }
 
     @Override
     public boolean toHost(int rkey, long addr, MemorySegment src) {
-        MemorySegment s = at(rkey, addr, src.byteSize());
-        if (s != null) {
-            s.copyFrom(src);
+        return copy(src, at(rkey, addr, src.byteSize()));
+    }
+
+    /** Copies {@code from} into {@code to} unless one is null (a range the host refused). */
+    private static boolean copy(MemorySegment from, MemorySegment to) {
+        if (from == null || to == null) {
+            return false;
         }
-        return s != null;
+        to.copyFrom(from);
+        return true;
     }
 }

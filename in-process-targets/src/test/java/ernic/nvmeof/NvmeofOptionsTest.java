@@ -1,8 +1,10 @@
 package ernic.nvmeof;
 
+import ernic.common.IpAddress;
 import org.junit.jupiter.api.Test;
 
 import java.nio.file.Path;
+import java.util.OptionalLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -15,33 +17,17 @@ class NvmeofOptionsTest {
     @Test
     void defaults() {
         NvmeofOptions o = parse("nvmeof");
-        assertThat(o.size()).isEmpty();
+        assertThat(o).isEqualTo(new NvmeofOptions(OptionalLong.empty(), 512, null, "nvmet-test",
+                IpAddress.parse("192.168.200.1"), 4420, 8, 1, "rocm-ernic NVMe-oF target", "ERNIC0000000000001"));
         assertThat(o.sizeOrDefault()).isEqualTo(64L << 20);
-        assertThat(o.blockSize()).isEqualTo(512);
-        assertThat(o.file()).isNull();
-        assertThat(o.nqn()).isEqualTo("nvmet-test");
-        assertThat(o.ip()).hasToString("192.168.200.1");
-        assertThat(o.port()).isEqualTo(4420);
-        assertThat(o.queues()).isEqualTo(8);
-        assertThat(o.nsid()).isEqualTo(1);
-        assertThat(o.model()).isEqualTo("rocm-ernic NVMe-oF target");
-        assertThat(o.serial()).isEqualTo("ERNIC0000000000001");
     }
 
     @Test
     void everyOption() {
         NvmeofOptions o = parse("nvmeof:size=1G,bs=4096,file=/tmp/ns.img,nqn=nqn.2026-12.io:x,ip=10.0.0.9,port=4421,"
                 + "queues=16,nsid=3,model=My Model,serial=S1");
-        assertThat(o.size()).hasValue(1L << 30);
-        assertThat(o.blockSize()).isEqualTo(4096);
-        assertThat(o.file()).isEqualTo(Path.of("/tmp/ns.img"));
-        assertThat(o.nqn()).isEqualTo("nqn.2026-12.io:x");
-        assertThat(o.ip()).hasToString("10.0.0.9");
-        assertThat(o.port()).isEqualTo(4421);
-        assertThat(o.queues()).isEqualTo(16);
-        assertThat(o.nsid()).isEqualTo(3);
-        assertThat(o.model()).isEqualTo("My Model");
-        assertThat(o.serial()).isEqualTo("S1");
+        assertThat(o).isEqualTo(new NvmeofOptions(OptionalLong.of(1L << 30), 4096, Path.of("/tmp/ns.img"),
+                "nqn.2026-12.io:x", IpAddress.parse("10.0.0.9"), 4421, 16, 3, "My Model", "S1"));
     }
 
     @Test

@@ -23,33 +23,33 @@ class RdmaTokenTest {
         final Map<Integer, Mr> mrs = new java.util.HashMap<>();
         int refused;
 
-        private Mr check(int rkey, long addr, long len, boolean write) {
+        /** The bytes {@code len} at {@code addr} under {@code rkey} reach, or null (counted) where the MR forbids. */
+        private MemorySegment at(int rkey, long addr, long len, boolean write) {
             Mr mr = rkey == 0 ? null : mrs.get(rkey);
             if (mr == null || (write ? !mr.remoteWrite : !mr.remoteRead) || addr < mr.base
                     || addr - mr.base + len > mr.length) {
                 refused++;
                 return null;
             }
-            return mr;
+            return MemorySegment.ofArray(ram).asSlice(mr.offset + (addr - mr.base), len);
         }
 
         @Override
         public boolean fromHost(int rkey, long addr, MemorySegment dst) {
-            Mr mr = check(rkey, addr, dst.byteSize(), false);
-            if (mr == null) {
-                return false;
-            }
-            MemorySegment.copy(MemorySegment.ofArray(ram), mr.offset + (addr - mr.base), dst, 0, dst.byteSize());
-            return true;
+            return copy(at(rkey, addr, dst.byteSize(), false), dst);
         }
 
         @Override
         public boolean toHost(int rkey, long addr, MemorySegment src) {
-            Mr mr = check(rkey, addr, src.byteSize(), true);
-            if (mr == null) {
+            return copy(src, at(rkey, addr, src.byteSize(), true));
+        }
+
+        /** Copies {@code from} into {@code to} unless one is null (an access refused). */
+        private static boolean copy(MemorySegment from, MemorySegment to) {
+            if (from == null || to == null) {
                 return false;
             }
-            MemorySegment.copy(src, 0, MemorySegment.ofArray(ram), mr.offset + (addr - mr.base), src.byteSize());
+            to.copyFrom(from);
             return true;
         }
     }

@@ -7,12 +7,8 @@ import ernic.model.rdma.Buffer;
 import ernic.model.rdma.Cq;
 import ernic.model.rdma.Mr;
 import ernic.model.rdma.Mw;
-import ernic.model.rdma.Path;
 import ernic.model.rdma.Qp;
-import ernic.model.rdma.RdmaVerbs;
-import ernic.model.rdma.SendWr;
 import ernic.model.rdma.Wc;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -30,63 +26,27 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * (DESTROY_MR); the refusals with Soft-RoCE's rules (rxe_mw.c) and statuses: a bind error is MEM_MGMT_OPER
  * (IBV_WC_MW_BIND_ERR), a remote access a window does not allow is REMOTE_ACC.
  */
-class MemoryWindowTest {
+class MemoryWindowTest extends RcPairTest {
     static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
     static final int RW = ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ;
-    static final int QP_ALL = QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC;
     static final long PAGE = 4096;
 
-    IonicDevice dev;
-    ModelGuest guest;
-    RdmaVerbs v;
-    Cq cqA, cqB;
-    Qp a, b;
     Buffer bufA, bufB;
     /** a's MR (local SGEs); b's MR: local write and MW_BIND only, so only windows open it to a peer. */
     Mr mrA, mrB;
-    final Wc wc = new Wc();
-    final SendWr wr = new SendWr();
 
     @BeforeEach
     void setUp() throws IOException {
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        guest = new ModelGuest(dev, 16 << 20);
-        v = RdmaVerbs.open(guest.drv);
-        cqA = v.createCq(6);
-        cqB = v.createCq(6);
-        a = v.createQp(RC, cqA, cqA, 4, 4, 7, QP_ALL);
-        b = v.createQp(RC, cqB, cqB, 4, 4, 7, QP_ALL);
-        connect(a, b);
+        startRcPair(new IonicDevice(ProfileLoader.compat(), FaultPlan.none()));
         bufA = v.buffer(4 * PAGE, true);
         bufB = v.buffer(4 * PAGE, true);
         mrA = v.regMr(bufA, 0, bufA.length, ALL);
         mrB = v.regMr(bufB, 0, bufB.length, ACCESS_LOCAL_WRITE | ACCESS_MW_BIND);
     }
 
-    @AfterEach
-    void tearDown() {
-        guest.close();
-    }
-
-    void connect(Qp x, Qp y) throws IOException {
-        v.connect(x, Path.of("10.0.0.1", "10.0.0.2"), y, Path.of("10.0.0.2", "10.0.0.1"));
-    }
-
     Wc next(Cq cq) {
         assertThat(v.pollWait(cq, wc, 2000)).as("a completion on CQ " + cq.id).isTrue();
         return wc;
-    }
-
-    /** After an error completion: a and b through ERROR and RESET back to RTS, the flushes drained. */
-    void startOver() throws IOException {
-        v.toState(a, ERR);
-        v.toState(b, ERR);
-        while (cqA.poll(wc) || cqB.poll(wc)) {
-            assertThat(wc.status).as("only flushes while starting over").isEqualTo(STS_WQE_FLUSHED_ERR);
-        }
-        v.toState(a, RESET);
-        v.toState(b, RESET);
-        connect(a, b);
     }
 
     static byte[] pattern(int n, int seed) {

@@ -70,12 +70,7 @@ class P4EthernetHookTest {
         mode.putShort(4, (short) 0x7);
         expectOk(drv.adminq(mode), "RX_MODE_SET");
         rxBufs = drv.alloc((long) (1 << DEPTH_LOG2) * BUF);
-        for (int k = 0; k < 8; k++) {
-            int slot = rx.head();
-            rx.writeRx(slot, EthQueue.RX_OPCODE_SIMPLE, rxBufs + (long) slot * BUF, BUF);
-            rx.advance(1);
-        }
-        rx.ring();
+        rx.postRx(rxBufs, BUF, 8);
         assertThat(rx.control(true)).isZero();
         assertThat(tx.control(true)).isZero();
     }
@@ -88,12 +83,7 @@ class P4EthernetHookTest {
     }
 
     void send(byte[] frame) throws IOException {
-        long a = drv.alloc(frame.length);
-        MemorySegment.copy(MemorySegment.ofArray(frame), 0, guest.at(a, frame.length), 0, frame.length);
-        int slot = tx.head();
-        tx.writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, 0, a, frame.length);
-        tx.advance(1);
-        tx.ring();
+        tx.transmit(frame);
         assertThat(tx.next()).isNotNull(); // the guest's TX completes whatever the program does with the frame
     }
 

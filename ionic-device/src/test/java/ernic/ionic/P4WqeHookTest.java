@@ -5,14 +5,7 @@ import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.p4hook.P4Scope;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.model.rdma.Buffer;
-import ernic.model.rdma.Cq;
 import ernic.model.rdma.Mr;
-import ernic.model.rdma.Path;
-import ernic.model.rdma.Qp;
-import ernic.model.rdma.RdmaVerbs;
-import ernic.model.rdma.SendWr;
-import ernic.model.rdma.Wc;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -29,33 +22,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * accumulate or a format conversion. Expected bytes are worked by hand from the OCP FP8 spec (E4M3: bias 7,
  * 1.0 = 0x38, 2.0 = 0x40, 448 = 0x7e the largest normal, NaN = 0x7f; E5M2: 1.0 = 0x3c).
  */
-class P4WqeHookTest {
+class P4WqeHookTest extends RcPairTest {
     static final int ALL = ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC;
-    static final int QP_ALL = QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC;
     static final java.nio.file.Path PROGRAMS = java.nio.file.Path.of("..", "integration-tests", "src", "test",
             "resources", "p4");
 
-    IonicDevice dev;
-    ModelGuest guest;
-    RdmaVerbs v;
-    Cq cqA, cqB;
-    Qp a, b;
     Buffer bufA, bufB, bufC;
     Mr mrA, mrB, mrC;
-    final Wc wc = new Wc();
-    final SendWr wr = new SendWr();
 
     void start(String program, String entries) throws IOException {
         String json = Files.readString(PROGRAMS.resolve(program));
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        dev.p4(P4Hooks.load(json, program, null, null, P4Scope.NONE));
-        guest = new ModelGuest(dev, 16 << 20);
-        v = RdmaVerbs.open(guest.drv);
-        cqA = v.createCq(6);
-        cqB = v.createCq(6);
-        a = v.createQp(RC, cqA, cqA, 4, 4, 7, QP_ALL);
-        b = v.createQp(RC, cqB, cqB, 4, 4, 7, QP_ALL);
-        connect();
+        IonicDevice device = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        device.p4(P4Hooks.load(json, program, null, null, P4Scope.NONE));
+        startRcPair(device);
         bufA = v.buffer(8192, true);
         bufB = v.buffer(8192, true);
         bufC = v.buffer(4096, true);
@@ -64,28 +43,6 @@ class P4WqeHookTest {
         mrC = v.regMr(bufC, 0, 8, ALL); // 8 bytes only: a conversion longer than that must not land
         // The entries name the MRs' rkeys, known once they are registered (as a guest's devcmd 71 would add them).
         dev.p4().engine().applyEntries(entries.formatted(mrB.rkey(), mrC.rkey()), "test");
-    }
-
-    void connect() throws IOException {
-        v.connect(a, Path.of("10.0.0.1", "10.0.0.2"), b, Path.of("10.0.0.2", "10.0.0.1"));
-    }
-
-    @AfterEach
-    void tearDown() {
-        if (guest != null) {
-            guest.close();
-        }
-    }
-
-    void startOver() throws IOException {
-        v.toState(a, ERR);
-        v.toState(b, ERR);
-        while (cqA.poll(wc) || cqB.poll(wc)) {
-            assertThat(wc.status).isEqualTo(STS_WQE_FLUSHED_ERR);
-        }
-        v.toState(a, RESET);
-        v.toState(b, RESET);
-        connect();
     }
 
     /** RDMA {@code opcode} by a from bufA at 0, {@code n} bytes, to {@code remoteVa} under {@code rkey}. */

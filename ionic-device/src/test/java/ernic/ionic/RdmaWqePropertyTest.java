@@ -104,23 +104,8 @@ class RdmaWqePropertyTest {
         for (int i = 0; i < 2; i++) {
             sq[i] = drv.alloc((long) STRIDE * DEPTH);
             rq[i] = drv.alloc((long) STRIDE * DEPTH);
-            int id = QP[i], q = i;
-            assertThat(rdma.admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
-                le32(c, CQP_SQ_CQ_ID, CQ);
-                u8(c, CQP_SQ_DEPTH_LOG2, Q_LOG2);
-                u8(c, CQP_SQ_STRIDE_LOG2, STRIDE_LOG2);
-                le32(c, CQP_SQ_TBL_INDEX, -1);
-                le32(c, CQP_SQ_MAP_COUNT, 1);
-                le64(c, CQP_SQ_DMA_ADDR, sq[q]);
-                le32(c, CQP_RQ_CQ_ID, CQ);
-                u8(c, CQP_RQ_DEPTH_LOG2, Q_LOG2);
-                u8(c, CQP_RQ_STRIDE_LOG2, STRIDE_LOG2);
-                le32(c, CQP_RQ_TBL_INDEX, -1);
-                le32(c, CQP_RQ_MAP_COUNT, 1);
-                le64(c, CQP_RQ_DMA_ADDR, rq[q]);
-                le32(c, CQP_ID_VER, id);
-                u8(c, CQP_TYPE_STATE, RC);
-            }).status()).isZero();
+            assertThat(rdma.createQp(QP[i], RC, 0, CQ, CQ, sq[i], Q_LOG2, rq[i], Q_LOG2, STRIDE_LOG2, 0).status())
+                    .isZero();
         }
         for (int i = 0; i < 2; i++) {
             connect(i);

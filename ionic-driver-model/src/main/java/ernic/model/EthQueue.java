@@ -133,6 +133,27 @@ public final class EthQueue {
         head = (head + n) & mask;
     }
 
+    /** Copies {@code frame} into fresh guest RAM, posts it as one TX descriptor (no offload), and rings the doorbell. */
+    public void transmit(byte[] frame) throws IOException {
+        long at = drv.alloc(frame.length);
+        MemorySegment.copy(MemorySegment.ofArray(frame), 0, drv.mem(at, frame.length), 0, frame.length);
+        writeTx(head, TX_OPCODE_CSUM_NONE, 0, 0, at, frame.length);
+        advance(1);
+        ring();
+    }
+
+    /**
+     * Posts {@code n} simple RX descriptors from the head, the one in slot {@code s} for the buffer of {@code bufSize}
+     * bytes at {@code bufs + s * bufSize}, and rings the doorbell.
+     */
+    public void postRx(long bufs, int bufSize, int n) throws IOException {
+        for (int k = 0; k < n; k++) {
+            writeRx(head, RX_OPCODE_SIMPLE, bufs + (long) head * bufSize, bufSize);
+            advance(1);
+        }
+        ring();
+    }
+
     /** Rings the doorbell with the head. */
     public void ring() throws IOException {
         drv.doorbell(doorbellOffset(), IonicDriverModel.doorbellValue(hwIndex, 0, head));

@@ -32,17 +32,27 @@ class ProgramsTest {
         return e;
     }
 
+    /** The frames {@code name}.in.pcap feeds the program. */
+    static List<Pcap.Frame> input(String name) throws IOException {
+        return Pcap.read(DIR.resolve(name + ".in.pcap"));
+    }
+
+    /** {@code f} into {@code e} on {@code port}: the port it goes out of, or {@link P4Engine#DROPPED}. */
+    static int process(P4Engine e, Pcap.Frame f, int port) {
+        return e.process(f.data(), 0, f.data().length, port);
+    }
+
     @ParameterizedTest
     @CsvSource({"l2_switch", "ipv4_router", "acl"})
     void reproducesTheExpectedFramesAndPorts(String name) throws IOException {
         P4Engine e = load(name);
-        List<Pcap.Frame> in = Pcap.read(DIR.resolve(name + ".in.pcap"));
+        List<Pcap.Frame> in = input(name);
         List<Pcap.Frame> want = Pcap.read(DIR.resolve(name + ".out.pcap"));
         List<String> ports = Files.readAllLines(DIR.resolve(name + ".ports"));
         List<String> gotPorts = new ArrayList<>();
         List<byte[]> got = new ArrayList<>();
         for (Pcap.Frame f : in) {
-            int v = e.process(f.data(), 0, f.data().length, P4Engine.PORT_TAP);
+            int v = process(e, f, P4Engine.PORT_TAP);
             gotPorts.add(v >= 0 ? Integer.toString(v) : "drop");
             if (v >= 0) {
                 got.add(Arrays.copyOf(e.output(), e.outputLength()));
@@ -58,8 +68,8 @@ class ProgramsTest {
     @Test
     void l2SwitchCountsTablesAndFramesPerPortInItsRegister() throws IOException {
         P4Engine e = load("l2_switch");
-        for (Pcap.Frame f : Pcap.read(DIR.resolve("l2_switch.in.pcap"))) {
-            e.process(f.data(), 0, f.data().length, P4Engine.PORT_TAP);
+        for (Pcap.Frame f : input("l2_switch")) {
+            process(e, f, P4Engine.PORT_TAP);
         }
         int dmac = e.tableNames().indexOf("MyIngress.dmac");
         assertThat(e.tableHits()[dmac]).isEqualTo(3);
@@ -72,11 +82,9 @@ class ProgramsTest {
     @Test
     void aclSendsTheDefaultToTheOtherSideAndCountsDirectly() throws IOException {
         P4Engine e = load("acl");
-        List<Pcap.Frame> in = Pcap.read(DIR.resolve("acl.in.pcap"));
-        byte[] udp = in.get(3).data();
-        assertThat(e.process(udp, 0, udp.length, P4Engine.PORT_GUEST)).isEqualTo(P4Engine.PORT_TAP);
-        byte[] allowed = in.get(1).data();
-        assertThat(e.process(allowed, 0, allowed.length, P4Engine.PORT_GUEST)).isEqualTo(P4Engine.PORT_GUEST);
+        List<Pcap.Frame> in = input("acl");
+        assertThat(process(e, in.get(3), P4Engine.PORT_GUEST)).as("UDP").isEqualTo(P4Engine.PORT_TAP);
+        assertThat(process(e, in.get(1), P4Engine.PORT_GUEST)).as("allowed").isEqualTo(P4Engine.PORT_GUEST);
         Table acl = e.program.tables.getFirst();
         assertThat(acl.entries().stream().mapToLong(x -> x.packets).sum()).isEqualTo(1);
     }
@@ -84,9 +92,8 @@ class ProgramsTest {
     @Test
     void routerCountsABadChecksum() throws IOException {
         P4Engine e = load("ipv4_router");
-        List<Pcap.Frame> in = Pcap.read(DIR.resolve("ipv4_router.in.pcap"));
-        byte[] bad = in.get(5).data();
-        assertThat(e.process(bad, 0, bad.length, P4Engine.PORT_TAP)).isEqualTo(P4Engine.DROPPED);
+        assertThat(process(e, input("ipv4_router").get(5), P4Engine.PORT_TAP)).as("bad checksum")
+                .isEqualTo(P4Engine.DROPPED);
         assertThat(e.counters().get(P4Counter.CHECKSUM_ERRORS)).isEqualTo(1);
     }
 

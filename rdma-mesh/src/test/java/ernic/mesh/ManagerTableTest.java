@@ -23,6 +23,14 @@ class ManagerTableTest {
         return new ManagerTable(capacity, 99, ticker, gids, new GidClaims(counters));
     }
 
+    /** A table that admitted workers 1 and 2 (instances 11 and 12). */
+    private ManagerTable twoWorkers() {
+        ManagerTable t = table(64);
+        admit(t, 11);
+        admit(t, 12);
+        return t;
+    }
+
     private static Set<Gid> gid(String... literals) {
         Set<Gid> s = new java.util.LinkedHashSet<>();
         for (String l : literals) {
@@ -110,9 +118,7 @@ class ManagerTableTest {
 
     @Test
     void theBroadcastCarriesOnlyWhatChanged() {
-        ManagerTable t = table(64);
-        admit(t, 11);
-        admit(t, 12);
+        ManagerTable t = twoWorkers();
         List<Wire.Frame> first = t.broadcast();
         assertThat(first).hasSize(2);
         assertThat(((Wire.GidUpdate) first.get(1)).records()).extracting(Wire.GidRecord::nodeId)
@@ -190,9 +196,7 @@ class ManagerTableTest {
 
     @Test
     void theFirstClaimerKeepsAGidAndTheConflictIsCounted() {
-        ManagerTable t = table(64);
-        admit(t, 11);
-        admit(t, 12);
+        ManagerTable t = twoWorkers();
         t.broadcast();
         t.claim(1, Set.of(), gid("10.78.0.1", "fe80::a"));
         t.claim(2, Set.of(), gid("10.78.0.1", "fe80::b"));
@@ -211,9 +215,7 @@ class ManagerTableTest {
 
     @Test
     void aDeclaredClaimTakesAGidFromALearnedOne() {
-        ManagerTable t = table(64);
-        admit(t, 11);
-        admit(t, 12);
+        ManagerTable t = twoWorkers();
         t.claim(1, Set.of(), gid("10.78.0.9"));
         t.claim(2, gid("10.78.0.9"), Set.of());
         assertThat(gids.owner(Gid.parse("10.78.0.9"))).as("declared beats learned").hasValue(2);
@@ -228,9 +230,7 @@ class ManagerTableTest {
 
     @Test
     void aDeadOwnerYieldsToALiveClaimerAndAnEvictedOneLetsGo() {
-        ManagerTable t = table(64);
-        admit(t, 11);
-        admit(t, 12);
+        ManagerTable t = twoWorkers();
         t.claim(1, gid("10.78.0.1"), Set.of());
         t.claim(2, gid("10.78.0.1"), Set.of());
         assertThat(gids.owner(Gid.parse("10.78.0.1"))).hasValue(1);

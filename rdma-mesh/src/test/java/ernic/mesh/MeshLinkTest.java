@@ -138,13 +138,18 @@ class MeshLinkTest {
         assertThat(payloads[4].refCnt()).isOne();
 
         // Nothing is left over: the taken-back frames are released and their bytes are off the watermarks.
+        drainSocket();
+        assertThat(link.busy()).isFalse();
+        assertThat(link.queuedBytes()).isZero();
+        ch.finishAndReleaseAll();
+    }
+
+    /** The socket drains: it releases every frame it holds, and the channel runs what that lets go. */
+    private void drainSocket() {
         while (!socket.held.isEmpty()) {
             socket.releaseOne();
             ch.runPendingTasks();
         }
-        assertThat(link.busy()).isFalse();
-        assertThat(link.queuedBytes()).isZero();
-        ch.finishAndReleaseAll();
     }
 
     @Test
@@ -178,10 +183,7 @@ class MeshLinkTest {
         }
         assertThat(ch.isWritable()).isFalse();
         // The socket drains: everything goes, and the channel is writable again.
-        while (!socket.held.isEmpty()) {
-            socket.releaseOne();
-            ch.runPendingTasks();
-        }
+        drainSocket();
         assertThat(link.queuedBytes()).isZero();
         assertThat(ch.isWritable()).isTrue();
         ch.finishAndReleaseAll();

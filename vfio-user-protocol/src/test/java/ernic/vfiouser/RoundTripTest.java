@@ -77,6 +77,21 @@ class RoundTripTest {
         return c;
     }
 
+    /**
+     * VERSION, then {@code bytes} of guest RAM at {@link #RAM_IOVA} mapped with its memfd or, {@code withFd} false,
+     * without one (the server reaches it by DMA messages).
+     */
+    GuestRam negotiateAndMap(int bytes, boolean withFd) throws Exception {
+        client.negotiate();
+        GuestRam ram = track(new GuestRam(RAM_IOVA, bytes));
+        if (withFd) {
+            client.map(ram);
+        } else {
+            client.mapWithoutFd(ram);
+        }
+        return ram;
+    }
+
     @Test
     void versionNegotiatesCapabilitiesBothWays() throws Exception {
         Capabilities caps = client.negotiate();
@@ -155,9 +170,7 @@ class RoundTripTest {
 
     @Test
     void dmaMapWithMemfdAndInterruptOnEventfd() throws Exception {
-        client.negotiate();
-        GuestRam ram = track(new GuestRam(RAM_IOVA, 1 << 20));
-        client.map(ram);
+        GuestRam ram = negotiateAndMap(1 << 20, true);
         assertThat(server.count(VfioCounter.DMA_MAPS_WITH_FD)).isEqualTo(1);
         EventFd irq = track(new EventFd());
         client.setIrqEventfds(IrqType.MSIX, 0, irq.fd());
@@ -331,9 +344,7 @@ class RoundTripTest {
 
     @Test
     void messageDmaWhenAMappingHasNoFd() throws Exception {
-        client.negotiate();
-        GuestRam ram = track(new GuestRam(RAM_IOVA, 1 << 16));
-        client.mapWithoutFd(ram);
+        GuestRam ram = negotiateAndMap(1 << 16, false);
         assertThat(server.count(VfioCounter.DMA_MAPS_WITHOUT_FD)).isEqualTo(1);
         ram.memory().set(ValueLayout.JAVA_LONG, 64, 0x1122334455667788L);
         var conn = server.connection();
@@ -387,9 +398,7 @@ class RoundTripTest {
 
     @Test
     void messageDmaWhileCallsAreWaiting() throws Exception {
-        client.negotiate();
-        GuestRam ram = track(new GuestRam(RAM_IOVA, 1 << 16));
-        client.mapWithoutFd(ram);
+        GuestRam ram = negotiateAndMap(1 << 16, false);
         var conn = server.connection();
         int n = 200;
         // The server asks for guest memory while the client's caller is busy with its own calls: the

@@ -86,24 +86,8 @@ final class IonicFuzz implements FuzzTarget {
             rq[i] = drv.alloc((long) STRIDE * DEPTH);
             sqProd[i] = 0;
             rqProd[i] = 0;
-            long s = sq[i], q = rq[i];
-            int id = QP[i];
-            ok(raw.admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
-                le32(c, CQP_SQ_CQ_ID, CQ);
-                u8(c, CQP_SQ_DEPTH_LOG2, Q_LOG2);
-                u8(c, CQP_SQ_STRIDE_LOG2, STRIDE_LOG2);
-                le32(c, CQP_SQ_TBL_INDEX, -1);
-                le32(c, CQP_SQ_MAP_COUNT, 1);
-                le64(c, CQP_SQ_DMA_ADDR, s);
-                le32(c, CQP_RQ_CQ_ID, CQ);
-                u8(c, CQP_RQ_DEPTH_LOG2, Q_LOG2);
-                u8(c, CQP_RQ_STRIDE_LOG2, STRIDE_LOG2);
-                le32(c, CQP_RQ_TBL_INDEX, -1);
-                le32(c, CQP_RQ_MAP_COUNT, 1);
-                le64(c, CQP_RQ_DMA_ADDR, q);
-                le32(c, CQP_ID_VER, id);
-                u8(c, CQP_TYPE_STATE, RdmaVerbs.RC);
-            }), "CREATE_QP");
+            ok(raw.createQp(QP[i], RdmaVerbs.RC, 0, CQ, CQ, sq[i], Q_LOG2, rq[i], Q_LOG2, STRIDE_LOG2, 0),
+                    "CREATE_QP");
         }
         for (int i = 0; i < 2; i++) {
             ok(raw.modifyQp(QP[i], IB_QP_STATE | IB_QP_ACCESS_FLAGS, RdmaVerbs.INIT, 0, 0,

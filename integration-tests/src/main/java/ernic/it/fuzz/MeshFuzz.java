@@ -21,17 +21,13 @@ import java.util.concurrent.locks.LockSupport;
  * the largest frame, cut short). The node closing the connection is a valid outcome. The probe: a fresh
  * connection's valid REGISTER answered with REGISTER_ACK.
  */
-final class MeshFuzz implements FuzzTarget {
+final class MeshFuzz extends ServerTarget {
     /** The mesh protocol as docs/operations.md gives it: version 3 since a long WRITE crosses in pieces. */
     static final int MAGIC = 0x45524E4D, VERSION = 3;
     static final int REGISTER = 1, REGISTER_ACK = 2, REFUSE = 3, HELLO = 4, HELLO_ACK = 5, HEARTBEAT = 6,
             HEARTBEAT_ACK = 7, TOPOLOGY = 8, GIDS = 9, GID_UPDATE = 10, DATA = 11;
     static final long TIMEOUT_MS = 10_000;
 
-    private final Path dir;
-    private final Recorder recorder = new Recorder();
-    private ErnicServer server;
-    private String socket;
     private int port;
     private SocketChannel ch;
     private final ByteBuffer out = ByteBuffer.allocateDirect(1 << 20);
@@ -41,19 +37,18 @@ final class MeshFuzz implements FuzzTarget {
     private long connections, closedByNode, closedByUs, framesSent, bytesReceived;
 
     MeshFuzz(Path out) {
-        this.dir = out;
+        super("mesh", out);
     }
 
     @Override
-    public String name() {
-        return "mesh";
+    ErnicServer.Settings settings(String socket) throws IOException {
+        port = GuestFleet.freePort();
+        return ErnicServer.Settings.ionic(socket).withBackend("tcp:manager:listen:" + port);
     }
 
     @Override
     public void start() throws IOException {
-        socket = FuzzTarget.socketIn(dir, name());
-        port = GuestFleet.freePort();
-        server = ErnicServer.start(ErnicServer.Settings.ionic(socket).withBackend("tcp:manager:listen:" + port));
+        super.start();
         if (server.mesh() == null || server.mesh().role() != MeshNode.Role.MANAGER) {
             throw new IllegalStateException("no mesh manager");
         }
@@ -109,21 +104,13 @@ final class MeshFuzz implements FuzzTarget {
         ByteBuffer acc = ByteBuffer.allocate(64);
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
         while (ch != null && acc.position() < 15) {
-            int n;
-            try {
-                in.clear().limit(15 - acc.position());
-                n = ch.read(in);
-            } catch (IOException e) {
-                nodeClosed();
-                break;
-            }
+            in.clear().limit(15 - acc.position());
+            int n = read();
             if (n < 0) {
-                nodeClosed();
                 break;
             }
             in.flip();
             acc.put(in);
-            bytesReceived += n;
             if (n == 0) {
                 if (System.nanoTime() > deadline) {
                     throw new FuzzFailure("wedged: no answer to a valid REGISTER in " + TIMEOUT_MS + " ms");
@@ -324,22 +311,26 @@ final class MeshFuzz implements FuzzTarget {
     private void drain() {
         while (ch != null) {
             in.clear();
-            int n;
-            try {
-                n = ch.read(in);
-            } catch (IOException e) {
-                nodeClosed();
+            if (read() <= 0) {
                 return;
             }
-            if (n < 0) {
-                nodeClosed();
-                return;
-            }
-            if (n == 0) {
-                return;
-            }
+        }
+    }
+
+    /** Reads into {@code in}: the bytes read, or -1 when the node closed the connection (it is closed then). */
+    private int read() {
+        int n;
+        try {
+            n = ch.read(in);
+        } catch (IOException e) {
+            n = -1;
+        }
+        if (n < 0) {
+            nodeClosed();
+        } else {
             bytesReceived += n;
         }
+        return n;
     }
 
     @Override
@@ -375,11 +366,6 @@ final class MeshFuzz implements FuzzTarget {
     }
 
     @Override
-    public Recorder recorder() {
-        return recorder;
-    }
-
-    @Override
     public String stats() {
         return String.format("mesh: %,d frames sent, %,d connections, %,d closed by the node, %,d by us, %,d bytes "
                 + "received; REGISTER_ACK waits %.1f s in all, %.1f ms at most", framesSent, connections, closedByNode,
@@ -387,13 +373,9 @@ final class MeshFuzz implements FuzzTarget {
     }
 
     @Override
-    public void close() {
+    void closeClientIfOpen() {
         if (ch != null) {
             closeClient();
         }
-        if (server != null) {
-            server.close();
-        }
-        FuzzTarget.removeSocket(socket);
     }
 }

@@ -27,17 +27,13 @@ import static ernic.common.Le.U32;
  * Every {@link #SYNC_EVERY} messages a valid DEVICE_GET_INFO must be answered within {@link #TIMEOUT_MS}, or the
  * server has wedged.
  */
-final class VfioFuzz implements FuzzTarget {
+final class VfioFuzz extends ServerTarget {
     static final int SYNC_EVERY = 32;
     static final long TIMEOUT_MS = 10_000;
 
-    private final Path dir;
-    private ErnicServer server;
-    private String socket;
     private final Arena arena = Arena.ofShared();
     private final ScmRights scm = new ScmRights(arena);
     private final VfioMessages gen = new VfioMessages();
-    private final Recorder recorder = new Recorder();
     /** Bytes received and not yet parsed into messages. */
     private final MemorySegment in = arena.allocate(4 << 20, 8);
     private int inLength;
@@ -50,18 +46,12 @@ final class VfioFuzz implements FuzzTarget {
     private long connections, serverCloses, clientCloses, replies, errorReplies, fdsReceived, messagesSent;
 
     VfioFuzz(Path out) {
-        this.dir = out;
+        super("vfio", out);
     }
 
     @Override
-    public String name() {
-        return "vfio";
-    }
-
-    @Override
-    public void start() throws IOException {
-        socket = FuzzTarget.socketIn(dir, name());
-        server = ErnicServer.start(ErnicServer.Settings.ionic(socket));
+    ErnicServer.Settings settings(String socket) {
+        return ErnicServer.Settings.ionic(socket);
     }
 
     @Override
@@ -295,11 +285,6 @@ final class VfioFuzz implements FuzzTarget {
     }
 
     @Override
-    public Recorder recorder() {
-        return recorder;
-    }
-
-    @Override
     public String stats() {
         return String.format("vfio: %,d messages sent, %,d connections, %,d closed by the server, %,d by us, "
                 + "%,d replies (%,d errors), %,d fds received", messagesSent, connections, serverCloses, clientCloses,
@@ -307,14 +292,15 @@ final class VfioFuzz implements FuzzTarget {
     }
 
     @Override
-    public void close() {
+    void closeClientIfOpen() {
         if (fd >= 0) {
             closeClient();
         }
-        if (server != null) {
-            server.close();
-        }
+    }
+
+    @Override
+    public void close() {
+        super.close();
         arena.close();
-        FuzzTarget.removeSocket(socket);
     }
 }

@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 /**
  * What a process holds, read from {@code /proc/PID}: its open fds by kind, its mappings (all, and those of
  * memfds: a vfio-user server maps nothing from a memfd but a client's guest RAM) and its resident memory.
@@ -79,6 +81,20 @@ public record ProcessResources(int fds, int memfdFds, int eventfds, int sockets,
         if (p.waitFor() != 0) {
             throw new IOException("jcmd " + pid + " GC.run: " + out.strip());
         }
+    }
+
+    /**
+     * Asserts that this sample holds nothing of a client any more against {@code base}, a sample taken before (at
+     * {@code when}, in the messages): no memfd open or mapped, the same eventfds and sockets, at most
+     * {@code fdsSlack} more fds.
+     */
+    public void assertNothingLeftOver(ProcessResources base, String when, int fdsSlack) {
+        String at = when + ": " + this + "; " + base;
+        assertThat(memfdFds).as("memfd fds " + at).isZero();
+        assertThat(memfdMaps).as("memfd mappings " + at).isZero();
+        assertThat(eventfds).as("eventfds " + at).isEqualTo(base.eventfds);
+        assertThat(sockets).as("sockets " + at).isEqualTo(base.sockets);
+        assertThat(fds).as("fds " + at).isLessThanOrEqualTo(base.fds + fdsSlack);
     }
 
     @Override

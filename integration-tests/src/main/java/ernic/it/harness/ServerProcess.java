@@ -1,5 +1,8 @@
 package ernic.it.harness;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -15,6 +18,8 @@ import java.util.List;
  * with its output streamed line by line under a prefix.
  */
 public final class ServerProcess implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
     private final Process process;
     private final Path socket;
 
@@ -83,6 +88,18 @@ public final class ServerProcess implements AutoCloseable {
             }
         }
         throw new IOException("ernic serve did not listen on " + socket + " within 30 s");
+    }
+
+    /**
+     * A server's stats file ({@code --stats FILE}) as it reads now, or {@code otherwise} where it cannot be read: not
+     * written yet, or renamed over while read.
+     */
+    public static JsonNode readStats(Path file, JsonNode otherwise) {
+        try {
+            return JSON.readTree(file.toFile());
+        } catch (IOException e) {
+            return otherwise;
+        }
     }
 
     public Path socket() {

@@ -1,6 +1,5 @@
 package ernic.it.guest;
 
-import ernic.counters.CounterRegistry;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
@@ -12,7 +11,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -83,15 +81,8 @@ class BackendNoneGuestTest {
             while (!run.isDone() && !Files.exists(job.resolve("verbs-done"))) {
                 Thread.sleep(200);
             }
-            Map<String, Long> stubs = server.vfioUser().eventLoop().submit(() -> {
-                Map<String, Long> m = new TreeMap<>();
-                for (CounterRegistry.Sample s : server.counterRegistry().snapshot()) {
-                    if (s.name().startsWith("rdma.stub.") || s.name().equals("rdma.qps")) {
-                        m.put(s.name(), s.value());
-                    }
-                }
-                return m;
-            }).get();
+            Map<String, Long> stubs = ServerCounters.read(server,
+                    n -> n.startsWith("rdma.stub.") || n.equals("rdma.qps"));
             Files.writeString(job.resolve("counters-read"), "");
             GuestResult r = run.get();
             System.out.println(r);

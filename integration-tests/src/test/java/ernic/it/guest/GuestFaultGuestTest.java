@@ -229,11 +229,7 @@ class GuestFaultGuestTest {
         long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
         JsonNode s = JSON.createObjectNode();
         while (true) {
-            try {
-                s = JSON.readTree(stats.toFile());
-            } catch (IOException e) {
-                // not written yet
-            }
+            s = ServerProcess.readStats(stats, s);
             if (cond.test(s)) {
                 return s;
             }
@@ -263,11 +259,7 @@ class GuestFaultGuestTest {
 
     static void backToStart(ProcessResources now, ProcessResources start, String when) {
         String at = when + ": " + now + "; before the first guest: " + start;
-        assertThat(now.memfdFds()).as("memfd fds " + at).isZero();
-        assertThat(now.memfdMaps()).as("memfd mappings " + at).isZero();
-        assertThat(now.eventfds()).as("eventfds " + at).isEqualTo(start.eventfds());
-        assertThat(now.sockets()).as("sockets " + at).isEqualTo(start.sockets());
-        assertThat(now.fds()).as("fds " + at).isLessThanOrEqualTo(start.fds() + FDS_SLACK);
+        now.assertNothingLeftOver(start, when + ", before the first guest", FDS_SLACK);
         assertThat(now.shmemKiB()).as("shared memory resident " + at).isLessThanOrEqualTo(start.shmemKiB() + SHMEM_SLACK_KIB);
     }
 }

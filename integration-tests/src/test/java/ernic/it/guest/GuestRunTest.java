@@ -6,10 +6,12 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -55,14 +57,23 @@ class GuestRunTest {
         }
     }
 
+    /**
+     * Writes {@code script} to target/guest/{@code name} and runs {@code ./ernic guest run OPTIONS} with it, which
+     * must end with status 0 (every guest's script did); returns what it printed.
+     */
+    static String guestRunScript(String name, String script, String... options) throws IOException {
+        Path file = Files.createDirectories(Path.of("target", "guest")).resolve(name);
+        Files.writeString(file, script);
+        String[] args = Arrays.copyOf(options, options.length + 1);
+        args[options.length] = file.toString();
+        Run run = guestRun(args);
+        assertThat(run.status()).as("the first non-zero status of the scripts").isZero();
+        return run.out();
+    }
+
     @Test
     void twoGuestsOnOneSegmentReachEachOther() throws Exception {
-        Path script = Files.createDirectories(Path.of("target", "guest")).resolve("two-vms.sh");
-        Files.writeString(script, SCRIPT);
-        Run run = guestRun("--vms", "2", script.toString());
-        int status = run.status();
-        String out = run.out();
-        assertThat(status).as("the first non-zero status of the scripts").isZero();
+        String out = guestRunScript("two-vms.sh", SCRIPT, "--vms", "2");
         assertThat(out).contains("vm0| vm 0 reached 192.168.77.2").contains("vm1| vm 1 reached 192.168.77.1")
                 .contains("[1dd8:1002]").contains("+deb14-amd64")
                 .contains("vm0| bogomips: 1 distinct over 4 vCPUs").contains("vm1| bogomips: 1 distinct over 4 vCPUs");

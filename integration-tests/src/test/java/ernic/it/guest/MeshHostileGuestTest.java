@@ -3,8 +3,6 @@ package ernic.it.guest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -326,11 +324,7 @@ class MeshHostileGuestTest {
 
     @Test
     void aHostileGuestGetsHardwareErrorsWhileTheVictimsTrafficRunsOn() throws Exception {
-        Path script = Files.createDirectories(Path.of("target", "guest")).resolve("mesh-hostile.sh");
-        Files.writeString(script, SCRIPT);
-        GuestRunTest.Run run = GuestRunTest.guestRun("--vms", "2", script.toString());
-        String out = run.out();
-        assertThat(run.status()).as("the first non-zero status of the scripts").isZero();
+        String out = GuestRunTest.guestRunScript("mesh-hostile.sh", SCRIPT, "--vms", "2");
         assertThat(out).contains("vm1| ATTACK done").contains("vm1| ATTACK exit=0")
                 .contains("vm0| VICTIM done").contains("vm0| VICTIM exit=0").doesNotContain("DMESG-ERRORS");
         String[][] expected = {

@@ -3,9 +3,6 @@ package ernic.it.guest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -68,11 +65,7 @@ class MeshLearnedGidGuestTest {
 
     @Test
     void toolsConnectAcrossTheMeshToAddressesNobodyDeclared() throws Exception {
-        Path script = Files.createDirectories(Path.of("target", "guest")).resolve("mesh-learned-gids.sh");
-        Files.writeString(script, SCRIPT);
-        GuestRunTest.Run run = GuestRunTest.guestRun("--vms", "2", "--no-declared-gids", script.toString());
-        String out = run.out();
-        assertThat(run.status()).as("the first non-zero status of the scripts").isZero();
+        String out = GuestRunTest.guestRunScript("mesh-learned-gids.sh", SCRIPT, "--vms", "2", "--no-declared-gids");
         // Each guest found its own 10.78.0.N GID (a RoCE v2 one) and used its index.
         assertThat(out).containsPattern("vm0\\| learned-gid index=\\d+ gid=0000:0000:0000:0000:0000:ffff:0a4e:0001")
                 .containsPattern("vm1\\| learned-gid index=\\d+ gid=0000:0000:0000:0000:0000:ffff:0a4e:0002")

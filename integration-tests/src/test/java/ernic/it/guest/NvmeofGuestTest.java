@@ -1,6 +1,5 @@
 package ernic.it.guest;
 
-import ernic.counters.CounterRegistry;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.server.ErnicServer;
@@ -10,7 +9,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -118,15 +116,8 @@ class NvmeofGuestTest {
                 .withMesh("nvmeof:size=256M,bs=4096,nqn=" + NQN + ",file=" + file, null))) {
             GuestResult r = new GuestVm(0, work.resolve("vm0"), socket, System.out).run(SCRIPT);
             System.out.println(r);
-            Map<String, Long> counters = server.vfioUser().eventLoop().submit(() -> {
-                Map<String, Long> m = new TreeMap<>();
-                for (CounterRegistry.Sample s : server.counterRegistry().snapshot()) {
-                    if (s.name().startsWith("nvmeof.") || s.name().startsWith("rdma.target.")) {
-                        m.put(s.name(), s.value());
-                    }
-                }
-                return m;
-            }).get();
+            Map<String, Long> counters = ServerCounters.read(server,
+                    n -> n.startsWith("nvmeof.") || n.startsWith("rdma.target."));
             System.out.println("nvmeof counters: " + counters);
             String out = r.output();
             assertThat(r.exitStatus()).as("guest script; console tail:\n%s\noutput:\n%s", r.consoleTail(60), out)

@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import static ernic.it.mesh.MeshProcessTest.alive;
 import static ernic.it.mesh.MeshProcessTest.owns;
@@ -106,11 +107,7 @@ class MeshFaultTest {
     }
 
     JsonNode stats(String name) {
-        try {
-            return JSON.readTree(dir.resolve(name).resolve("stats.json").toFile());
-        } catch (IOException e) {
-            return JSON.createObjectNode(); // not written yet, or renamed over while read
-        }
+        return ServerProcess.readStats(dir.resolve(name).resolve("stats.json"), JSON.createObjectNode());
     }
 
     /** Waits (up to three minutes: "hung") for {@code name}'s stats file to satisfy {@code cond}. */
@@ -250,11 +247,19 @@ class MeshFaultTest {
         lan.partition(1);
         Thread.sleep(10_000);
         lan.heal(1);
-        await("m", "the worker back", s -> alive(s).equals(Set.of(0, 1)));
-        WriteStream.Outcome o = finish(w, t, 500, "m", "w");
-        System.out.println("OUTCOME partition: worker id after " + nodeId(stats("w")) + ", send time-outs m "
+        workerBackWithItsId(w, t, "partition", () -> ", send time-outs m "
                 + stats("m").path("mesh").path("counters").path("node.sendTimeouts") + ", remote time-outs m "
                 + stats("m").path("device").path("rdma.remote.timeouts"));
+    }
+
+    /**
+     * Waits until the worker is back at the manager and finishes the stream; prints OUTCOME {@code what} with the
+     * worker's id and {@code more}, and checks that the worker kept its id.
+     */
+    void workerBackWithItsId(WriteStream w, Thread t, String what, Supplier<String> more) throws Exception {
+        await("m", "the worker back", s -> alive(s).equals(Set.of(0, 1)));
+        finish(w, t, 500, "m", "w");
+        System.out.println("OUTCOME " + what + ": worker id after " + nodeId(stats("w")) + more.get());
         assertThat(nodeId(stats("w"))).as("the same instance keeps its id").isEqualTo(1);
     }
 
@@ -270,12 +275,8 @@ class MeshFaultTest {
         Thread.sleep(40_000 - 3_000);
         worker.suspend(false);
         w.reconnect = true;
-        await("m", "the worker back", s -> alive(s).equals(Set.of(0, 1)));
-        WriteStream.Outcome o = finish(w, t, 500, "m", "w");
-        System.out.println("OUTCOME sigstop: worker id after " + nodeId(stats("w")) + "; m: "
-                + stats("m").path("mesh").path("counters") + "; w device: " + stats("w").path("device")
-                .path("rdma.remote.requestsReceived"));
-        assertThat(nodeId(stats("w"))).as("the same instance keeps its id").isEqualTo(1);
+        workerBackWithItsId(w, t, "sigstop", () -> "; m: " + stats("m").path("mesh").path("counters")
+                + "; w device: " + stats("w").path("device").path("rdma.remote.requestsReceived"));
     }
 
     @Test

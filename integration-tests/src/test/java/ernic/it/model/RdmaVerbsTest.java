@@ -339,10 +339,7 @@ class RdmaVerbsTest {
 
     @Test
     void udWithIpv4AndIpv6AddressHandles() throws Exception {
-        Cq sendCq = v.createCq(5), cq = v.createCq(5);
-        Qp s = udQp(sendCq), r = udQp(cq);
-        Buffer buf = v.buffer(8192, true);
-        Mr mr = v.regMr(buf, 0, 8192, ALL);
+        udPair();
         byte[] payload = pattern(300, 5);
         buf.put(0, payload);
 
@@ -418,6 +415,22 @@ class RdmaVerbsTest {
     }
 
     /** A UD QP with Q_Key 0x11110000 on {@code cq}, in RTS. */
+    /** The UD tests' QPs: {@code s} completes on {@code sendCq}, {@code r} on {@code cq}; {@code buf} with MR {@code mr}. */
+    Cq sendCq, cq;
+    Qp s, r;
+    Buffer buf;
+    Mr mr;
+
+    /** Two UD QPs (Q_Key 0x11110000) in RTS, each on a CQ of its own, and an 8 KiB buffer with an MR. */
+    void udPair() throws Exception {
+        sendCq = v.createCq(5);
+        cq = v.createCq(5);
+        s = udQp(sendCq);
+        r = udQp(cq);
+        buf = v.buffer(8192, true);
+        mr = v.regMr(buf, 0, 8192, ALL);
+    }
+
     private Qp udQp(Cq cq) throws Exception {
         Qp qp = v.createQp(UD, cq, cq, 4, 4, 7, 0);
         v.init(qp, 0x1111_0000);
@@ -433,10 +446,7 @@ class RdmaVerbsTest {
      */
     @Test
     void udSendWithAnAddressHandleOfAnotherPdFails() throws Exception {
-        Cq sendCq = v.createCq(5), cq = v.createCq(5);
-        Qp s = udQp(sendCq), r = udQp(cq);
-        Buffer buf = v.buffer(8192, true);
-        Mr mr = v.regMr(buf, 0, 8192, ALL);
+        udPair();
         Path path = Path.of("192.168.7.1", "192.168.7.2");
         Ah foreign = v.createAh(2, path), own = v.createAh(path);
         v.postRecv(r, 1, mr.va() + 4000, 1000, mr.lkey());

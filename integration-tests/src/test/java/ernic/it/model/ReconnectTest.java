@@ -146,11 +146,7 @@ class ReconnectTest {
         long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
         JsonNode s = JSON.createObjectNode();
         while (true) {
-            try {
-                s = JSON.readTree(stats.toFile());
-            } catch (IOException e) {
-                // not written yet
-            }
+            s = ServerProcess.readStats(stats, s);
             if (rest.test(s) && ProcessResources.of(pid).memfdMaps() == 0) {
                 break;
             }
@@ -164,11 +160,7 @@ class ReconnectTest {
 
     static void withinBounds(ProcessResources now, ProcessResources warm, int clients) {
         String at = "after " + clients + " clients: " + now + "; after the warm-up: " + warm;
-        assertThat(now.memfdFds()).as("memfd fds " + at).isZero();
-        assertThat(now.memfdMaps()).as("memfd mappings " + at).isZero();
-        assertThat(now.eventfds()).as("eventfds " + at).isEqualTo(warm.eventfds());
-        assertThat(now.sockets()).as("sockets " + at).isEqualTo(warm.sockets());
-        assertThat(now.fds()).as("fds " + at).isLessThanOrEqualTo(warm.fds() + FDS_SLACK);
+        now.assertNothingLeftOver(warm, "after " + clients + " clients, against the warm-up", FDS_SLACK);
         assertThat(now.maps()).as("mappings " + at).isLessThanOrEqualTo(warm.maps() + MAPS_SLACK);
         assertThat(now.rssKiB()).as("resident KiB " + at).isLessThanOrEqualTo(warm.rssKiB() + RSS_SLACK_KIB);
     }

@@ -10,7 +10,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -49,12 +48,7 @@ class S3WireTest {
         tx = EthQueue.tx(drv, 1, 0, 1, DEPTH_LOG2);
         rx = EthQueue.rx(drv, 0, 0, 1, DEPTH_LOG2);
         rxBufs = drv.alloc((long) BUF << DEPTH_LOG2);
-        for (int k = 0; k < (1 << DEPTH_LOG2) - 1; k++) {
-            int slot = rx.head();
-            rx.writeRx(slot, EthQueue.RX_OPCODE_SIMPLE, rxBufs + (long) slot * BUF, BUF);
-            rx.advance(1);
-        }
-        rx.ring();
+        rx.postRx(rxBufs, BUF, (1 << DEPTH_LOG2) - 1);
         assertThat(rx.control(true)).isZero();
         assertThat(tx.control(true)).isZero();
     }
@@ -106,12 +100,7 @@ class S3WireTest {
 
     /** Sends one frame on the TX queue and returns the one frame the RX ring then holds. */
     byte[] transmitAndReceive(byte[] frame) throws Exception {
-        long at = drv.alloc(frame.length);
-        MemorySegment.copy(MemorySegment.ofArray(frame), 0, drv.mem(at, frame.length), 0, frame.length);
-        int slot = tx.head();
-        tx.writeTx(slot, EthQueue.TX_OPCODE_CSUM_NONE, 0, 0, at, frame.length);
-        tx.advance(1);
-        tx.ring();
+        tx.transmit(frame);
         drv.sync();
         assertThat(tx.next()).as("TX completion").isNotNull();
         EthQueue.Comp comp = rx.next();

@@ -4,6 +4,8 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -45,16 +47,19 @@ class FaultPlanTest {
         assertThat(firing(plan, FaultKind.RX_LOST, 5)).containsExactly(2L, 4L);
     }
 
-    @Test
-    void badSpecsAreClear() {
-        assertThatThrownBy(() -> FaultPlan.parse("rx-lost")).hasMessageContaining("KIND:PATTERN");
-        assertThatThrownBy(() -> FaultPlan.parse("disk-full:every=2")).hasMessageContaining("unknown kind 'disk-full'");
-        assertThatThrownBy(() -> FaultPlan.parse("rx-lost:every=0")).hasMessageContaining("at least 1");
-        assertThatThrownBy(() -> FaultPlan.parse("rx-lost:every=x")).hasMessageContaining("not a number");
-        assertThatThrownBy(() -> FaultPlan.parse("rx-lost:burst=5/3")).hasMessageContaining("K <= M");
-        assertThatThrownBy(() -> FaultPlan.parse("rx-lost:sometimes")).hasMessageContaining("unknown pattern");
-        assertThatThrownBy(() -> FaultPlan.parse("rx-lost:from=3,every=2")).hasMessageContaining("count=C");
-        assertThatThrownBy(() -> FaultPlan.parse("rx-lost:seq=0")).hasMessageContaining("at least 1");
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', textBlock = """
+            rx-lost                 | KIND:PATTERN
+            disk-full:every=2       | unknown kind 'disk-full'
+            rx-lost:every=0         | at least 1
+            rx-lost:every=x         | not a number
+            rx-lost:burst=5/3       | K <= M
+            rx-lost:sometimes       | unknown pattern
+            rx-lost:from=3,every=2  | count=C
+            rx-lost:seq=0           | at least 1
+            """)
+    void badSpecsAreClear(String spec, String message) {
+        assertThatThrownBy(() -> FaultPlan.parse(spec)).hasMessageContaining(message);
     }
 
     /** Every refusal of the parser: one line, naming the value and what is wrong with it. */

@@ -43,20 +43,21 @@ class KeyedHostMemoryTest {
 
         @Override
         public boolean read(long iova, MemorySegment dst) {
-            MemorySegment s = at(iova, dst.byteSize());
-            if (s != null) {
-                dst.copyFrom(s);
-            }
-            return s != null;
+            return copy(at(iova, dst.byteSize()), dst);
         }
 
         @Override
         public boolean write(long iova, MemorySegment src) {
-            MemorySegment s = at(iova, src.byteSize());
-            if (s != null) {
-                s.copyFrom(src);
+            return copy(src, at(iova, src.byteSize()));
+        }
+
+        /** Copies {@code from} into {@code to} when both are there (RAM is null outside). */
+        private static boolean copy(MemorySegment from, MemorySegment to) {
+            if (from == null || to == null) {
+                return false;
             }
-            return s != null;
+            to.copyFrom(from);
+            return true;
         }
 
         @Override public void markDirty(long iova, long length) {}

@@ -80,18 +80,24 @@ public final class RdmaRaw {
     /** CREATE_QP whose SQ completes on {@code sqCq} and RQ on {@code rqCq}, rung on doorbell page {@code dbid}. */
     public AdminCqe createQp(int id, int type, int privFlags, int sqCq, int rqCq, long sq, int sqDepthLog2, long rq,
                              int rqDepthLog2, int dbid) throws IOException {
+        return createQp(id, type, privFlags, sqCq, rqCq, sq, sqDepthLog2, rq, rqDepthLog2, 6, dbid);
+    }
+
+    /** The same with WQEs of 2^{@code strideLog2} bytes on both rings. */
+    public AdminCqe createQp(int id, int type, int privFlags, int sqCq, int rqCq, long sq, int sqDepthLog2, long rq,
+                             int rqDepthLog2, int strideLog2, int dbid) throws IOException {
         return admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
             le16(c, CQP_DBID_FLAGS, dbid);
             be32(c, CQP_PRIV_FLAGS_BE, privFlags);
             le32(c, CQP_SQ_CQ_ID, sqCq);
             u8(c, CQP_SQ_DEPTH_LOG2, sqDepthLog2);
-            u8(c, CQP_SQ_STRIDE_LOG2, 6);
+            u8(c, CQP_SQ_STRIDE_LOG2, strideLog2);
             le32(c, CQP_SQ_TBL_INDEX, -1);
             le32(c, CQP_SQ_MAP_COUNT, 1);
             le64(c, CQP_SQ_DMA_ADDR, sq);
             le32(c, CQP_RQ_CQ_ID, rqCq);
             u8(c, CQP_RQ_DEPTH_LOG2, rqDepthLog2);
-            u8(c, CQP_RQ_STRIDE_LOG2, 6);
+            u8(c, CQP_RQ_STRIDE_LOG2, strideLog2);
             le32(c, CQP_RQ_TBL_INDEX, -1);
             le32(c, CQP_RQ_MAP_COUNT, 1);
             le64(c, CQP_RQ_DMA_ADDR, rq);

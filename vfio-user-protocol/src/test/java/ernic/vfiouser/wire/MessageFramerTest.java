@@ -49,6 +49,21 @@ class MessageFramerTest {
         return ch.readInbound();
     }
 
+    /** The next two messages, {@code firstId} without fds and {@code secondId} with all of {@code fds}; both released. */
+    void nextTwoWithTheFdsOnTheSecond(int firstId, int secondId, int[] fds) {
+        VfioUserMessage first = next();
+        VfioUserMessage second = next();
+        try {
+            assertThat(first.msgId()).isEqualTo(firstId);
+            assertThat(first.fds()).isEmpty();
+            assertThat(second.msgId()).isEqualTo(secondId);
+            assertThat(second.takeFds()).containsExactly(fds);
+        } finally {
+            first.release();
+            second.release();
+        }
+    }
+
     static byte[] concat(byte[]... parts) {
         ByteBuf b = Unpooled.buffer();
         for (byte[] p : parts) {
@@ -62,14 +77,7 @@ class MessageFramerTest {
         int[] fds = eventfds(1);
         // An fd-less send and the fd-carrying send after it, returned by one recvmsg.
         read(concat(message(1, 24), message(2, 32)), fds);
-        VfioUserMessage a = next();
-        VfioUserMessage b = next();
-        assertThat(a.msgId()).isEqualTo(1);
-        assertThat(a.fds()).isEmpty();
-        assertThat(b.msgId()).isEqualTo(2);
-        assertThat(b.takeFds()).containsExactly(fds);
-        a.release();
-        b.release();
+        nextTwoWithTheFdsOnTheSecond(1, 2, fds);
     }
 
     @Test
@@ -78,12 +86,7 @@ class MessageFramerTest {
         byte[] m = message(3, 100);
         read(concat(message(1, 8), java.util.Arrays.copyOf(m, 40)), fds);
         read(java.util.Arrays.copyOfRange(m, 40, m.length));
-        VfioUserMessage first = next();
-        VfioUserMessage second = next();
-        assertThat(first.fds()).isEmpty();
-        assertThat(second.takeFds()).containsExactly(fds);
-        first.release();
-        second.release();
+        nextTwoWithTheFdsOnTheSecond(1, 3, fds);
     }
 
     @Test
