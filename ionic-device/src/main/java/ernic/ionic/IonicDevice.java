@@ -150,15 +150,6 @@ public final class IonicDevice implements VfioUserDevice {
     }
 
     @Override
-    public int irqCount(IrqType type) {
-        return switch (type) {
-            case INTX -> 1;
-            case MSIX -> profile.interrupts();
-            default -> 0;
-        };
-    }
-
-    @Override
     public void attach(DeviceContext context) {
         this.context = context;
         dma.attach(context.memory(), config::busMasterEnabled);
