@@ -8,7 +8,6 @@ import ernic.ionic.layout.Mac;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.Locale;
 
 /**
  * The Ethernet counters: the LIF and port counters the guest reads from its statistics blocks, and
@@ -17,18 +16,8 @@ import java.util.Locale;
  * The port's size buckets are only written into the port block. Device thread only; no allocation to count.
  */
 public final class EthStats {
-    /** A counter of the three sets below: its key is its constant's name in lower case. */
-    interface LowerCaseKey extends Counter {
-        String name();
-
-        @Override
-        default String key() {
-            return name().toLowerCase(Locale.ROOT);
-        }
-    }
-
     /** Counters of struct ionic_lif_stats, with their offsets in it. */
-    public enum Lif implements LowerCaseKey {
+    public enum Lif implements Counter {
         RX_UCAST_BYTES(LifStats.RX_UCAST_BYTES), RX_UCAST_PACKETS(LifStats.RX_UCAST_PACKETS),
         RX_MCAST_BYTES(LifStats.RX_MCAST_BYTES), RX_MCAST_PACKETS(LifStats.RX_MCAST_PACKETS),
         RX_BCAST_BYTES(LifStats.RX_BCAST_BYTES), RX_BCAST_PACKETS(LifStats.RX_BCAST_PACKETS),
@@ -57,7 +46,7 @@ public final class EthStats {
     }
 
     /** Counters of struct ionic_port_stats, with their offsets in it (size buckets kept apart). */
-    public enum Port implements LowerCaseKey {
+    public enum Port implements Counter {
         FRAMES_RX_OK(PortStats.FRAMES_RX_OK), FRAMES_RX_ALL(PortStats.FRAMES_RX_ALL),
         OCTETS_RX_OK(PortStats.OCTETS_RX_OK), OCTETS_RX_ALL(PortStats.OCTETS_RX_ALL),
         FRAMES_RX_UNICAST(PortStats.FRAMES_RX_UNICAST), FRAMES_RX_MULTICAST(PortStats.FRAMES_RX_MULTICAST),
@@ -76,7 +65,7 @@ public final class EthStats {
     }
 
     /** Where frames went, as the device sees it (not guest-visible; for the stats file and tests). */
-    public enum Device implements LowerCaseKey {
+    public enum Device implements Counter {
         /** TX frames handed to the frame sink. */
         TX_SENT,
         /** TX frames completed and discarded because no sink is attached. */
