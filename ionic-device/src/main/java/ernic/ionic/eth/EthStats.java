@@ -94,6 +94,21 @@ public final class EthStats {
         GUEST_QUEUED, GUEST_QUEUE_DELIVERED, GUEST_QUEUE_REFUSED
     }
 
+    /** A frame's destination, as the LIF and port counters split it: the index into the tables below. */
+    private static final int UNICAST = 0, MULTICAST = 1, BROADCAST = 2;
+    private static final Lif[] RX_PACKETS = {Lif.RX_UCAST_PACKETS, Lif.RX_MCAST_PACKETS, Lif.RX_BCAST_PACKETS};
+    private static final Lif[] RX_BYTES = {Lif.RX_UCAST_BYTES, Lif.RX_MCAST_BYTES, Lif.RX_BCAST_BYTES};
+    private static final Lif[] RX_DROP_PACKETS =
+            {Lif.RX_UCAST_DROP_PACKETS, Lif.RX_MCAST_DROP_PACKETS, Lif.RX_BCAST_DROP_PACKETS};
+    private static final Lif[] RX_DROP_BYTES =
+            {Lif.RX_UCAST_DROP_BYTES, Lif.RX_MCAST_DROP_BYTES, Lif.RX_BCAST_DROP_BYTES};
+    private static final Port[] RX_FRAMES =
+            {Port.FRAMES_RX_UNICAST, Port.FRAMES_RX_MULTICAST, Port.FRAMES_RX_BROADCAST};
+    private static final Lif[] TX_PACKETS = {Lif.TX_UCAST_PACKETS, Lif.TX_MCAST_PACKETS, Lif.TX_BCAST_PACKETS};
+    private static final Lif[] TX_BYTES = {Lif.TX_UCAST_BYTES, Lif.TX_MCAST_BYTES, Lif.TX_BCAST_BYTES};
+    private static final Port[] TX_FRAMES =
+            {Port.FRAMES_TX_UNICAST, Port.FRAMES_TX_MULTICAST, Port.FRAMES_TX_BROADCAST};
+
     private final Counters<Lif> lif = new Counters<>(Lif.class);
     private final Counters<Port> port = new Counters<>(Port.class);
     private final Counters<Device> device = new Counters<>(Device.class);
@@ -143,19 +158,10 @@ public final class EthStats {
 
     /** Counts a frame the guest received. */
     void rxDelivered(long dstMac, int length) {
-        if (dstMac == Mac.BROADCAST) {
-            add(Lif.RX_BCAST_PACKETS, 1);
-            add(Lif.RX_BCAST_BYTES, length);
-            add(Port.FRAMES_RX_BROADCAST, 1);
-        } else if (Mac.isMulticast(dstMac)) {
-            add(Lif.RX_MCAST_PACKETS, 1);
-            add(Lif.RX_MCAST_BYTES, length);
-            add(Port.FRAMES_RX_MULTICAST, 1);
-        } else {
-            add(Lif.RX_UCAST_PACKETS, 1);
-            add(Lif.RX_UCAST_BYTES, length);
-            add(Port.FRAMES_RX_UNICAST, 1);
-        }
+        int to = destination(dstMac);
+        add(RX_PACKETS[to], 1);
+        add(RX_BYTES[to], length);
+        add(RX_FRAMES[to], 1);
         add(Port.FRAMES_RX_OK, 1);
         add(Port.OCTETS_RX_OK, length);
         inc(Device.RX_DELIVERED);
@@ -170,39 +176,28 @@ public final class EthStats {
 
     /** Counts a received frame the LIF dropped. */
     void rxDropped(long dstMac, int length) {
-        if (dstMac == Mac.BROADCAST) {
-            add(Lif.RX_BCAST_DROP_PACKETS, 1);
-            add(Lif.RX_BCAST_DROP_BYTES, length);
-        } else if (Mac.isMulticast(dstMac)) {
-            add(Lif.RX_MCAST_DROP_PACKETS, 1);
-            add(Lif.RX_MCAST_DROP_BYTES, length);
-        } else {
-            add(Lif.RX_UCAST_DROP_PACKETS, 1);
-            add(Lif.RX_UCAST_DROP_BYTES, length);
-        }
+        int to = destination(dstMac);
+        add(RX_DROP_PACKETS[to], 1);
+        add(RX_DROP_BYTES[to], length);
         add(Port.FRAMES_RX_DROPPED, 1);
     }
 
     /** Counts a frame the guest transmitted (as the LIF and port see it: sent). */
     void txSent(long dstMac, int length) {
-        if (dstMac == Mac.BROADCAST) {
-            add(Lif.TX_BCAST_PACKETS, 1);
-            add(Lif.TX_BCAST_BYTES, length);
-            add(Port.FRAMES_TX_BROADCAST, 1);
-        } else if (Mac.isMulticast(dstMac)) {
-            add(Lif.TX_MCAST_PACKETS, 1);
-            add(Lif.TX_MCAST_BYTES, length);
-            add(Port.FRAMES_TX_MULTICAST, 1);
-        } else {
-            add(Lif.TX_UCAST_PACKETS, 1);
-            add(Lif.TX_UCAST_BYTES, length);
-            add(Port.FRAMES_TX_UNICAST, 1);
-        }
+        int to = destination(dstMac);
+        add(TX_PACKETS[to], 1);
+        add(TX_BYTES[to], length);
+        add(TX_FRAMES[to], 1);
         add(Port.FRAMES_TX_OK, 1);
         add(Port.FRAMES_TX_ALL, 1);
         add(Port.OCTETS_TX_OK, length);
         add(Port.OCTETS_TX_TOTAL, length);
         txBuckets[PortStats.bucket(length)]++;
+    }
+
+    /** Which of the per-destination counters below a frame to {@code dstMac} counts under. */
+    private static int destination(long dstMac) {
+        return dstMac == Mac.BROADCAST ? BROADCAST : Mac.isMulticast(dstMac) ? MULTICAST : UNICAST;
     }
 
     /** Fills {@code seg} (at least LifStats.WRITTEN bytes) with the ionic_lif_stats image. */
