@@ -8,22 +8,17 @@ import ernic.counters.Counter;
  */
 public enum PathCounter implements Counter {
     /** CM MADs the guest sent to the target's address, and those it dropped (not CM, malformed). */
-    MADS("target.mads"), MADS_DROPPED("target.mads_dropped"),
+    MADS, MADS_DROPPED,
     /** Replies of the target's CM delivered into the guest's GSI QP. */
-    MADS_SENT("target.mads_sent"),
+    MADS_SENT,
     /** Command capsules handed to the target; response capsules delivered; responses held for a receive. */
-    CAPSULES("target.capsules"), RESPONSES("target.responses"), RESPONSES_HELD("target.responses_held"),
+    CAPSULES, RESPONSES, RESPONSES_HELD,
     /** Responses dropped: the guest's QP was gone, in ERROR, or never posted a receive. */
-    DROPPED("target.dropped");
+    DROPPED;
 
-    private final String key;
-
-    PathCounter(String key) {
-        this.key = key;
-    }
-
+    /** {@code target.} and the constant in lower case. */
     @Override
     public String key() {
-        return key;
+        return "target." + Counter.super.key();
     }
 }

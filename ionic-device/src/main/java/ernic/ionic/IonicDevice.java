@@ -54,12 +54,7 @@ public final class IonicDevice implements VfioUserDevice {
 
     /** Device commands run through BAR 0 ({@code devcmd.*}). */
     public enum Devcmd implements Counter {
-        EXECUTED;
-
-        @Override
-        public String key() {
-            return "executed";
-        }
+        EXECUTED
     }
 
     public static final int VENDOR_ID = 0x1dd8, DEVICE_ID = 0x1002, SUBSYSTEM_ID = 0x5400, CLASS_CODE = 0x020000;
@@ -147,15 +142,6 @@ public final class IonicDevice implements VfioUserDevice {
     @Override
     public List<Region> regions() {
         return regions;
-    }
-
-    @Override
-    public int irqCount(IrqType type) {
-        return switch (type) {
-            case INTX -> 1;
-            case MSIX -> profile.interrupts();
-            default -> 0;
-        };
     }
 
     @Override

@@ -8,7 +8,6 @@ import ernic.ionic.layout.Mac;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
-import java.util.Locale;
 
 /**
  * The Ethernet counters: the LIF and port counters the guest reads from its statistics blocks, and
@@ -17,18 +16,8 @@ import java.util.Locale;
  * The port's size buckets are only written into the port block. Device thread only; no allocation to count.
  */
 public final class EthStats {
-    /** A counter of the three sets below: its key is its constant's name in lower case. */
-    interface LowerCaseKey extends Counter {
-        String name();
-
-        @Override
-        default String key() {
-            return name().toLowerCase(Locale.ROOT);
-        }
-    }
-
     /** Counters of struct ionic_lif_stats, with their offsets in it. */
-    public enum Lif implements LowerCaseKey {
+    public enum Lif implements Counter {
         RX_UCAST_BYTES(LifStats.RX_UCAST_BYTES), RX_UCAST_PACKETS(LifStats.RX_UCAST_PACKETS),
         RX_MCAST_BYTES(LifStats.RX_MCAST_BYTES), RX_MCAST_PACKETS(LifStats.RX_MCAST_PACKETS),
         RX_BCAST_BYTES(LifStats.RX_BCAST_BYTES), RX_BCAST_PACKETS(LifStats.RX_BCAST_PACKETS),
@@ -57,7 +46,7 @@ public final class EthStats {
     }
 
     /** Counters of struct ionic_port_stats, with their offsets in it (size buckets kept apart). */
-    public enum Port implements LowerCaseKey {
+    public enum Port implements Counter {
         FRAMES_RX_OK(PortStats.FRAMES_RX_OK), FRAMES_RX_ALL(PortStats.FRAMES_RX_ALL),
         OCTETS_RX_OK(PortStats.OCTETS_RX_OK), OCTETS_RX_ALL(PortStats.OCTETS_RX_ALL),
         FRAMES_RX_UNICAST(PortStats.FRAMES_RX_UNICAST), FRAMES_RX_MULTICAST(PortStats.FRAMES_RX_MULTICAST),
@@ -76,7 +65,7 @@ public final class EthStats {
     }
 
     /** Where frames went, as the device sees it (not guest-visible; for the stats file and tests). */
-    public enum Device implements LowerCaseKey {
+    public enum Device implements Counter {
         /** TX frames handed to the frame sink. */
         TX_SENT,
         /** TX frames completed and discarded because no sink is attached. */
@@ -104,6 +93,21 @@ public final class EthStats {
         /** In-process frames queued for the guest, delivered from the queue, refused (backlog full). */
         GUEST_QUEUED, GUEST_QUEUE_DELIVERED, GUEST_QUEUE_REFUSED
     }
+
+    /** A frame's destination, as the LIF and port counters split it: the index into the tables below. */
+    private static final int UNICAST = 0, MULTICAST = 1, BROADCAST = 2;
+    private static final Lif[] RX_PACKETS = {Lif.RX_UCAST_PACKETS, Lif.RX_MCAST_PACKETS, Lif.RX_BCAST_PACKETS};
+    private static final Lif[] RX_BYTES = {Lif.RX_UCAST_BYTES, Lif.RX_MCAST_BYTES, Lif.RX_BCAST_BYTES};
+    private static final Lif[] RX_DROP_PACKETS =
+            {Lif.RX_UCAST_DROP_PACKETS, Lif.RX_MCAST_DROP_PACKETS, Lif.RX_BCAST_DROP_PACKETS};
+    private static final Lif[] RX_DROP_BYTES =
+            {Lif.RX_UCAST_DROP_BYTES, Lif.RX_MCAST_DROP_BYTES, Lif.RX_BCAST_DROP_BYTES};
+    private static final Port[] RX_FRAMES =
+            {Port.FRAMES_RX_UNICAST, Port.FRAMES_RX_MULTICAST, Port.FRAMES_RX_BROADCAST};
+    private static final Lif[] TX_PACKETS = {Lif.TX_UCAST_PACKETS, Lif.TX_MCAST_PACKETS, Lif.TX_BCAST_PACKETS};
+    private static final Lif[] TX_BYTES = {Lif.TX_UCAST_BYTES, Lif.TX_MCAST_BYTES, Lif.TX_BCAST_BYTES};
+    private static final Port[] TX_FRAMES =
+            {Port.FRAMES_TX_UNICAST, Port.FRAMES_TX_MULTICAST, Port.FRAMES_TX_BROADCAST};
 
     private final Counters<Lif> lif = new Counters<>(Lif.class);
     private final Counters<Port> port = new Counters<>(Port.class);
@@ -154,19 +158,10 @@ public final class EthStats {
 
     /** Counts a frame the guest received. */
     void rxDelivered(long dstMac, int length) {
-        if (dstMac == Mac.BROADCAST) {
-            add(Lif.RX_BCAST_PACKETS, 1);
-            add(Lif.RX_BCAST_BYTES, length);
-            add(Port.FRAMES_RX_BROADCAST, 1);
-        } else if (Mac.isMulticast(dstMac)) {
-            add(Lif.RX_MCAST_PACKETS, 1);
-            add(Lif.RX_MCAST_BYTES, length);
-            add(Port.FRAMES_RX_MULTICAST, 1);
-        } else {
-            add(Lif.RX_UCAST_PACKETS, 1);
-            add(Lif.RX_UCAST_BYTES, length);
-            add(Port.FRAMES_RX_UNICAST, 1);
-        }
+        int to = destination(dstMac);
+        add(RX_PACKETS[to], 1);
+        add(RX_BYTES[to], length);
+        add(RX_FRAMES[to], 1);
         add(Port.FRAMES_RX_OK, 1);
         add(Port.OCTETS_RX_OK, length);
         inc(Device.RX_DELIVERED);
@@ -181,39 +176,28 @@ public final class EthStats {
 
     /** Counts a received frame the LIF dropped. */
     void rxDropped(long dstMac, int length) {
-        if (dstMac == Mac.BROADCAST) {
-            add(Lif.RX_BCAST_DROP_PACKETS, 1);
-            add(Lif.RX_BCAST_DROP_BYTES, length);
-        } else if (Mac.isMulticast(dstMac)) {
-            add(Lif.RX_MCAST_DROP_PACKETS, 1);
-            add(Lif.RX_MCAST_DROP_BYTES, length);
-        } else {
-            add(Lif.RX_UCAST_DROP_PACKETS, 1);
-            add(Lif.RX_UCAST_DROP_BYTES, length);
-        }
+        int to = destination(dstMac);
+        add(RX_DROP_PACKETS[to], 1);
+        add(RX_DROP_BYTES[to], length);
         add(Port.FRAMES_RX_DROPPED, 1);
     }
 
     /** Counts a frame the guest transmitted (as the LIF and port see it: sent). */
     void txSent(long dstMac, int length) {
-        if (dstMac == Mac.BROADCAST) {
-            add(Lif.TX_BCAST_PACKETS, 1);
-            add(Lif.TX_BCAST_BYTES, length);
-            add(Port.FRAMES_TX_BROADCAST, 1);
-        } else if (Mac.isMulticast(dstMac)) {
-            add(Lif.TX_MCAST_PACKETS, 1);
-            add(Lif.TX_MCAST_BYTES, length);
-            add(Port.FRAMES_TX_MULTICAST, 1);
-        } else {
-            add(Lif.TX_UCAST_PACKETS, 1);
-            add(Lif.TX_UCAST_BYTES, length);
-            add(Port.FRAMES_TX_UNICAST, 1);
-        }
+        int to = destination(dstMac);
+        add(TX_PACKETS[to], 1);
+        add(TX_BYTES[to], length);
+        add(TX_FRAMES[to], 1);
         add(Port.FRAMES_TX_OK, 1);
         add(Port.FRAMES_TX_ALL, 1);
         add(Port.OCTETS_TX_OK, length);
         add(Port.OCTETS_TX_TOTAL, length);
         txBuckets[PortStats.bucket(length)]++;
+    }
+
+    /** Which of the per-destination counters below a frame to {@code dstMac} counts under. */
+    private static int destination(long dstMac) {
+        return dstMac == Mac.BROADCAST ? BROADCAST : Mac.isMulticast(dstMac) ? MULTICAST : UNICAST;
     }
 
     /** Fills {@code seg} (at least LifStats.WRITTEN bytes) with the ionic_lif_stats image. */

@@ -4,16 +4,5 @@ import ernic.counters.Counter;
 
 /** One table's hits and misses (the family {@code p4.table.}, labelled {@code table}). */
 public enum P4TableCounter implements Counter {
-    HITS("hits"), MISSES("misses");
-
-    private final String key;
-
-    P4TableCounter(String key) {
-        this.key = key;
-    }
-
-    @Override
-    public String key() {
-        return key;
-    }
+    HITS, MISSES
 }

@@ -330,15 +330,10 @@ final class DataPath implements QpErrors {
     }
 
     void rqDoorbell(int page, int qid, int index) {
-        QueuePair qp = qp(qid);
-        if (qp == null || qp.rq == null) {
-            refusals.refuse("rdma-db-rq", "RQ doorbell for QP " + qid + " without an RQ");
+        QueuePair qp = rung(page, qid, index, false);
+        if (qp == null) {
             return;
         }
-        if (!onOwnPage(page, qp.dbid, "RQ of QP", qid)) {
-            return;
-        }
-        qp.rq.prod = index & qp.rq.mask();
         if (qp.inError()) { // flushed, not executed: one flush completion tells the driver so
             flushRq(qp, true, false);
             return;
@@ -351,20 +346,35 @@ final class DataPath implements QpErrors {
     }
 
     void sqDoorbell(int page, int qid, int index) {
-        QueuePair qp = qp(qid);
-        if (qp == null || qp.sq == null) {
-            refusals.refuse("rdma-db-sq", "SQ doorbell for QP " + qid + " without an SQ");
+        QueuePair qp = rung(page, qid, index, true);
+        if (qp == null) {
             return;
         }
-        if (!onOwnPage(page, qp.dbid, "SQ of QP", qid)) {
-            return;
-        }
-        qp.sq.prod = index & qp.sq.mask();
         if (qp.inError()) {
             flushSq(qp, true, false);
             return;
         }
         requester.doorbell(qp);
         attachments.receivesPosted(-1); // an attached peer's answers arrive after the send that caused them
+    }
+
+    /**
+     * The QP whose SQ ({@code sq}) or RQ a doorbell rang, with that queue's producer index moved to {@code index}; null
+     * when the doorbell is refused (no such QP or queue, or not the QP's own doorbell page).
+     */
+    private QueuePair rung(int page, int qid, int index, boolean sq) {
+        QueuePair qp = qp(qid);
+        WorkQueue wq = qp == null ? null : sq ? qp.sq : qp.rq;
+        if (wq == null) {
+            String queue = sq ? "SQ" : "RQ";
+            refusals.refuse(sq ? "rdma-db-sq" : "rdma-db-rq",
+                    queue + " doorbell for QP " + qid + " without an " + queue);
+            return null;
+        }
+        if (!onOwnPage(page, qp.dbid, sq ? "SQ of QP" : "RQ of QP", qid)) {
+            return null;
+        }
+        wq.prod = index & wq.mask();
+        return qp;
     }
 }

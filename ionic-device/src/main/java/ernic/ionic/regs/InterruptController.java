@@ -24,20 +24,9 @@ public final class InterruptController {
     /** Interrupts of the whole device ({@code intr.}). */
     public enum IntrCounter implements Counter {
         /** MSI-X messages sent, every index. */
-        FIRED("fired"),
+        FIRED,
         /** Events that found their index masked and left it pending. */
-        LATCHED("latched");
-
-        private final String key;
-
-        IntrCounter(String key) {
-            this.key = key;
-        }
-
-        @Override
-        public String key() {
-            return key;
-        }
+        LATCHED
     }
 
     public InterruptController(int count) {

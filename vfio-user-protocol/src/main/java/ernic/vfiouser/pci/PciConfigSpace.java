@@ -402,6 +402,11 @@ public final class PciConfigSpace {
         return readU16(offset) | readU16(offset + 2) << 16;
     }
 
+    /** The interrupt pin: 0 none, 1 INTA# ... 4 INTD# (read-only). */
+    public int interruptPin() {
+        return readU8(INTERRUPT_PIN);
+    }
+
     /** The MSI-X capability, or null. */
     public Msix msix() {
         return msix;

@@ -121,15 +121,6 @@ public final class SampleDevice implements VfioUserDevice, AutoCloseable {
     }
 
     @Override
-    public int irqCount(IrqType type) {
-        return switch (type) {
-            case INTX -> 1;
-            case MSIX -> MSIX_VECTORS;
-            default -> 0;
-        };
-    }
-
-    @Override
     public void attach(DeviceContext context) {
         this.context = context;
     }

@@ -16,8 +16,18 @@ public interface VfioUserDevice {
     /** The BAR regions (indices 0-5) the device implements; absent indices have size 0. */
     List<Region> regions();
 
-    /** Vectors per interrupt type: INTx, MSI, MSI-X, ERR, REQ (the VFIO PCI IRQ indices 0-4). */
-    int irqCount(IrqType type);
+    /**
+     * Vectors per interrupt type: INTx, MSI, MSI-X, ERR, REQ (the VFIO PCI IRQ indices 0-4). By default what the
+     * config space declares: one INTx line when it has an interrupt pin, the MSI-X table's vectors, no others.
+     */
+    default int irqCount(IrqType type) {
+        PciConfigSpace config = configSpace();
+        return switch (type) {
+            case INTX -> config.interruptPin() != 0 ? 1 : 0;
+            case MSIX -> config.msix() != null ? config.msix().tableSize() : 0;
+            default -> 0;
+        };
+    }
 
     /** A client connected and negotiated: the device may now use guest memory and interrupts. */
     void attach(DeviceContext context);
