@@ -19,7 +19,6 @@ import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.InterruptController;
 import ernic.vfiouser.pci.PciConfigSpace;
 import ernic.vfiouser.server.DeviceContext;
-import ernic.vfiouser.server.IrqType;
 import ernic.vfiouser.server.Refusals;
 import ernic.vfiouser.server.Region;
 import ernic.vfiouser.server.RegionHandler;
@@ -90,7 +89,6 @@ public final class IonicDevice implements VfioUserDevice {
     private final long[] doorbellLow = new long[DOORBELL_PAGE / 8];
     private final boolean[] doorbellLowValid = new boolean[DOORBELL_PAGE / 8];
 
-    private DeviceContext context;
     private ScheduledFuture<?> heartbeatTimer, statsTimer, rdmaTimer;
     private final Counters<Devcmd> devcmds = new Counters<>(Devcmd.class);
     /** The device's own sets, registered as in {@link #registerCounters}: what {@link #counters()} walks. */
@@ -146,7 +144,6 @@ public final class IonicDevice implements VfioUserDevice {
 
     @Override
     public void attach(DeviceContext context) {
-        this.context = context;
         dma.attach(context.memory(), config::busMasterEnabled);
         intr.target(context.interrupts());
         EventLoop loop = context.eventLoop();
@@ -216,7 +213,6 @@ public final class IonicDevice implements VfioUserDevice {
         rdma.timer(null);
         dma.detach();
         intr.target(null);
-        context = null;
         reset();
     }
 
@@ -430,14 +426,7 @@ public final class IonicDevice implements VfioUserDevice {
             if (vector >= profile.interrupts()) {
                 break;
             }
-            boolean p;
-            if (pba) {
-                DeviceContext c = context;
-                p = c != null && c.interrupts().pending(IrqType.MSIX, vector);
-            } else {
-                p = intr.pending(vector);
-            }
-            if (p) {
+            if (pba ? intr.msixPending(vector) : intr.pending(vector)) {
                 v |= 1 << bit;
             }
         }

@@ -3,11 +3,16 @@ package ernic.ionic;
 import ernic.common.Le;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
+import ernic.ionic.regs.Bar0;
 import ernic.model.IonicDriverModel;
 import ernic.model.IonicDriverModel.Bringup;
 import ernic.model.IonicDriverModel.Completion;
+import ernic.vfiouser.server.DeviceContext;
+import ernic.vfiouser.server.GuestMemory;
+import ernic.vfiouser.server.Interrupts;
 import ernic.vfiouser.server.IrqType;
 import ernic.vfiouser.testing.PciIdentity;
+import io.netty.channel.EventLoop;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,6 +22,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 
 import static ernic.model.IonicDriverModel.*;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -41,6 +47,31 @@ class BringUpTest {
     @AfterEach
     void tearDown() {
         guest.close();
+    }
+
+    /** The MSI-X PBA reads what the client holds pending (vectors it masked); nothing once it is gone. */
+    @Test
+    void msixPendingBitArrayShowsTheClientsPendingVectors() {
+        IonicDevice d = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        Set<Integer> pending = Set.of(3, 9);
+        Interrupts irqs = new Interrupts() {
+            @Override public boolean trigger(IrqType type, int vector) { return true; }
+            @Override public boolean hasEventfd(IrqType type, int vector) { return true; }
+            @Override public boolean pending(IrqType type, int vector) {
+                return type == IrqType.MSIX && pending.contains(vector);
+            }
+        };
+        d.attach(new DeviceContext() {
+            @Override public GuestMemory memory() { return null; }
+            @Override public Interrupts interrupts() { return irqs; }
+            @Override public EventLoop eventLoop() { return null; }
+        });
+        MemorySegment pba = MemorySegment.ofArray(new byte[4]);
+        d.regions().get(0).handler().read(Bar0.MSIX_PBA, pba);
+        assertThat(Le.u32(pba, 0)).isEqualTo(1 << 3 | 1 << 9);
+        d.detach();
+        d.regions().get(0).handler().read(Bar0.MSIX_PBA, pba);
+        assertThat(Le.u32(pba, 0)).isZero();
     }
 
     @Test

@@ -151,6 +151,12 @@ public final class InterruptController {
         return pending[i];
     }
 
+    /** Whether the MSI-X vector {@code i} is pending where the signals go (the PBA); false with no guest attached. */
+    public boolean msixPending(int i) {
+        Interrupts t = target;
+        return t != null && t.pending(IrqType.MSIX, i);
+    }
+
     /** MSI-X signals sent for index {@code i} since power-on. */
     public long fired(int i) {
         return fired[i];
