@@ -54,6 +54,17 @@ abstract sealed class FdChannel extends AbstractChannel permits FdServerChannel,
         return METADATA;
     }
 
+    /** No address: a UNIX socket has its path on one end only (the listener's, once bound; an accepted one's peer). */
+    @Override
+    protected SocketAddress localAddress0() {
+        return null;
+    }
+
+    @Override
+    protected SocketAddress remoteAddress0() {
+        return null;
+    }
+
     @Override
     protected boolean isCompatible(EventLoop loop) {
         return loop instanceof IoEventLoop l && l.isCompatible(EpollInterest.Handle.class);

@@ -61,12 +61,7 @@ public final class FdServerChannel extends FdChannel implements ServerChannel {
         return path == null ? null : new DomainSocketAddress(path);
     }
 
-    /** As Netty's {@code AbstractServerChannel}: a listener has no peer, and writes nothing. */
-    @Override
-    protected SocketAddress remoteAddress0() {
-        return null;
-    }
-
+    /** As Netty's {@code AbstractServerChannel}: a listener has no peer (no remote address), and writes nothing. */
     @Override
     protected void doDisconnect() {
         throw new UnsupportedOperationException();

@@ -70,11 +70,6 @@ public final class FdSocketChannel extends FdChannel {
     }
 
     @Override
-    protected SocketAddress localAddress0() {
-        return null;
-    }
-
-    @Override
     protected SocketAddress remoteAddress0() {
         return remote;
     }
