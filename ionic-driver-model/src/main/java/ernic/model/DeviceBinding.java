@@ -1,5 +1,7 @@
 package ernic.model;
 
+import ernic.vfiouser.client.GuestRam;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 
@@ -15,10 +17,17 @@ public interface DeviceBinding extends AutoCloseable {
     /** VFIO_PCI_BAR0_REGION_INDEX, BAR 2 (the doorbell pages), VFIO_PCI_CONFIG_REGION_INDEX. */
     int BAR0 = 0, BAR2 = 2, CONFIG = 7;
 
-    /** All of guest RAM; offset 0 is guest address {@link #ramIova()}. */
-    MemorySegment ram();
+    /** The guest RAM block the binding owns and has shared with the device. */
+    GuestRam guestRam();
 
-    long ramIova();
+    /** All of guest RAM; offset 0 is guest address {@link #ramIova()}. */
+    default MemorySegment ram() {
+        return guestRam().memory();
+    }
+
+    default long ramIova() {
+        return guestRam().iova();
+    }
 
     /** MSI-X vectors the device offers. */
     int vectors();

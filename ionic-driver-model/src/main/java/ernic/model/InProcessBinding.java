@@ -114,13 +114,8 @@ public final class InProcessBinding implements DeviceBinding {
     }
 
     @Override
-    public MemorySegment ram() {
-        return ram.memory();
-    }
-
-    @Override
-    public long ramIova() {
-        return ram.iova();
+    public GuestRam guestRam() {
+        return ram;
     }
 
     @Override

@@ -10,7 +10,6 @@ import ernic.vfiouser.wire.ProtocolException;
 import ernic.vfiouser.wire.VfioUserMessage;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 
 /**
  * The model over the real vfio-user socket, as QEMU connects: VERSION, guest RAM as a memfd by DMA_MAP, an
@@ -81,13 +80,8 @@ public final class SocketBinding implements DeviceBinding {
     }
 
     @Override
-    public MemorySegment ram() {
-        return ram.memory();
-    }
-
-    @Override
-    public long ramIova() {
-        return ram.iova();
+    public GuestRam guestRam() {
+        return ram;
     }
 
     @Override

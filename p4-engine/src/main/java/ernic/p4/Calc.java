@@ -95,21 +95,7 @@ final class Calc {
     }
 
     private int appendField(Phv phv, int h, int f, int bits) {
-        HeaderType t = phv.layout.typeOf[h];
-        int slot = phv.layout.first[h] + f;
-        if (f == t.varField()) {
-            int n = phv.varBits[slot];
-            Bits.copy(phv.wide[slot], 0, buf, bits, n);
-            return bits + n;
-        }
-        int w = t.widths()[f];
-        if (t.wide(f)) {
-            byte[] src = phv.wide[slot];
-            Bits.copy(src, src.length * 8 - w, buf, bits, w);
-        } else {
-            Bits.write(buf, bits, w, phv.val[slot]);
-        }
-        return bits + w;
+        return phv.emitField(phv.layout.typeOf[h], phv.layout.first[h] + f, f, buf, bits);
     }
 
     /** The algorithm over {@code b[0..len)}; also the reference the tests use for known vectors. */

@@ -287,20 +287,7 @@ final class Parser {
                     return false;
                 }
                 for (int f = 0; f < t.fields().length; f++) {
-                    int slot = base + f;
-                    if (f == t.varField()) {
-                        Bits.copy(phv.wide[slot], 0, out, bit, vbits);
-                        bit += vbits;
-                        continue;
-                    }
-                    int w = t.widths()[f];
-                    if (t.wide(f)) {
-                        byte[] src = phv.wide[slot];
-                        Bits.copy(src, src.length * 8 - w, out, bit, w);
-                    } else {
-                        Bits.write(out, bit, w, phv.val[slot]);
-                    }
-                    bit += w;
+                    bit = phv.emitField(t, base + f, f, out, bit);
                 }
             }
             int pos = bit >> 3;

@@ -94,4 +94,25 @@ final class Phv {
         }
         valid[dst] = valid[src];
     }
+
+    /**
+     * Writes field {@code f} (in {@code slot}) of a header of type {@code t} at bit {@code bit} of {@code out}, as
+     * the wire has it: a varbit field its current bits, a wide one its low {@code width} bits, a narrow one its
+     * value. Returns the bit after it.
+     */
+    int emitField(HeaderType t, int slot, int f, byte[] out, int bit) {
+        if (f == t.varField()) {
+            int n = varBits[slot];
+            Bits.copy(wide[slot], 0, out, bit, n);
+            return bit + n;
+        }
+        int w = t.widths()[f];
+        if (t.wide(f)) {
+            byte[] src = wide[slot];
+            Bits.copy(src, src.length * 8 - w, out, bit, w);
+        } else {
+            Bits.write(out, bit, w, val[slot]);
+        }
+        return bit + w;
+    }
 }

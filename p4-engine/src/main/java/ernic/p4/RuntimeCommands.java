@@ -278,32 +278,31 @@ final class RuntimeCommands {
                 case OPTIONAL -> s.equals("*") ? new MatchParam(Table.MatchKind.EXACT, BigInteger.ZERO,
                         BigInteger.ZERO, -1, null, null) : MatchParam.exact(parseNumber(s, bits));
                 case LPM -> {
-                    int slash = s.lastIndexOf('/');
-                    if (slash < 0) {
-                        throw new IllegalArgumentException("lpm key '" + s + "' needs /PREFIX_LENGTH");
-                    }
+                    int slash = separator(s, s.lastIndexOf('/'), "lpm", "/PREFIX_LENGTH");
                     yield MatchParam.lpm(parseNumber(s.substring(0, slash), bits),
                             (int) parseNumber(s.substring(slash + 1), 16).longValue());
                 }
                 case TERNARY -> {
-                    int amp = s.indexOf("&&&");
-                    if (amp < 0) {
-                        throw new IllegalArgumentException("ternary key '" + s + "' needs VALUE&&&MASK");
-                    }
+                    int amp = separator(s, s.indexOf("&&&"), "ternary", "VALUE&&&MASK");
                     yield MatchParam.ternary(parseNumber(s.substring(0, amp), bits),
                             parseNumber(s.substring(amp + 3), bits));
                 }
                 case RANGE -> {
-                    int arrow = s.indexOf("->");
-                    if (arrow < 0) {
-                        throw new IllegalArgumentException("range key '" + s + "' needs START->END");
-                    }
+                    int arrow = separator(s, s.indexOf("->"), "range", "START->END");
                     yield MatchParam.range(parseNumber(s.substring(0, arrow), bits),
                             parseNumber(s.substring(arrow + 2), bits));
                 }
             };
         }
         return out;
+    }
+
+    /** {@code at}, where the separator of a {@code kind} key {@code s} stands; a key without it is refused. */
+    private static int separator(String s, int at, String kind, String form) {
+        if (at < 0) {
+            throw new IllegalArgumentException(kind + " key '" + s + "' needs " + form);
+        }
+        return at;
     }
 
     /** A value in CLI syntax that must fit {@code bits} bits (decimal, 0x, 0b, IPv4, MAC, IPv6). */

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntPredicate;
 
@@ -107,81 +108,102 @@ public record MeshConfig(
     }
 
     public MeshConfig withHeartbeatInterval(Duration d) {
-        return new MeshConfig(d, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.heartbeatInterval = d);
     }
 
     public MeshConfig withSendTimeout(Duration d) {
-        return new MeshConfig(heartbeatInterval, d, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.sendTimeout = d);
     }
 
     public MeshConfig withReconnectDelay(Duration d) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, d, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.reconnectDelay = d);
     }
 
     public MeshConfig withMaxNodes(int n) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, n, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.maxNodes = n);
     }
 
     public MeshConfig withWriteBufferWaterMarks(int low, int high) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, low, high,
-                socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce, blockingExecutor,
-                resolver, secret);
+        return with(c -> {
+            c.writeBufferLow = low;
+            c.writeBufferHigh = high;
+        });
     }
 
     public MeshConfig withSocketBufferBytes(int bytes) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, bytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.socketBufferBytes = bytes);
     }
 
     public MeshConfig withListenPort(int port) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, port, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.listenPort = port);
     }
 
     public MeshConfig withBindHost(String host) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, host, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.bindHost = host);
     }
 
     public MeshConfig withDirectPeers(IntPredicate filter) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, filter, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.directPeers = filter);
     }
 
     public MeshConfig withInstanceNonce(long nonce) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, nonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.instanceNonce = nonce);
     }
 
     public MeshConfig withResolver(Function<String, List<InetAddress>> r) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, r, secret);
+        return with(c -> c.resolver = r);
     }
 
     /** The shared secret every connection authenticates with; null turns authentication off. */
     public MeshConfig withSecret(MeshSecret s) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, s);
+        return with(c -> c.secret = s);
     }
 
     public MeshConfig withMaxFrameLength(int n) {
-        return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes, writeBufferLow,
-                writeBufferHigh, socketBufferBytes, n, listenPort, bindHost, directPeers, instanceNonce,
-                blockingExecutor, resolver, secret);
+        return with(c -> c.maxFrameLength = n);
+    }
+
+    /** A copy with what {@code change} sets on a {@link Change} that starts as this config's settings. */
+    private MeshConfig with(Consumer<Change> change) {
+        Change c = new Change(this);
+        change.accept(c);
+        return c.config();
+    }
+
+    /** The settings of a config being changed: one place that lists them all, in the record's order. */
+    private static final class Change {
+        Duration heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout;
+        int maxNodes, writeBufferLow, writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort;
+        String bindHost;
+        IntPredicate directPeers;
+        long instanceNonce;
+        Executor blockingExecutor;
+        Function<String, List<InetAddress>> resolver;
+        MeshSecret secret;
+
+        Change(MeshConfig from) {
+            heartbeatInterval = from.heartbeatInterval;
+            sendTimeout = from.sendTimeout;
+            reconnectDelay = from.reconnectDelay;
+            connectTimeout = from.connectTimeout;
+            maxNodes = from.maxNodes;
+            writeBufferLow = from.writeBufferLow;
+            writeBufferHigh = from.writeBufferHigh;
+            socketBufferBytes = from.socketBufferBytes;
+            maxFrameLength = from.maxFrameLength;
+            listenPort = from.listenPort;
+            bindHost = from.bindHost;
+            directPeers = from.directPeers;
+            instanceNonce = from.instanceNonce;
+            blockingExecutor = from.blockingExecutor;
+            resolver = from.resolver;
+            secret = from.secret;
+        }
+
+        MeshConfig config() {
+            return new MeshConfig(heartbeatInterval, sendTimeout, reconnectDelay, connectTimeout, maxNodes,
+                    writeBufferLow, writeBufferHigh, socketBufferBytes, maxFrameLength, listenPort, bindHost,
+                    directPeers, instanceNonce, blockingExecutor, resolver, secret);
+        }
     }
 }

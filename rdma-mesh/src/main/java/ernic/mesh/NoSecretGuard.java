@@ -62,10 +62,7 @@ final class NoSecretGuard extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        if (first != null) {
-            first.release(); // under four bytes, then gone: nothing the mesh could read
-            first = null;
-        }
+        handlerRemoved(ctx); // under four bytes, then gone: nothing the mesh could read
         ctx.fireChannelInactive();
     }
 }

@@ -1,6 +1,5 @@
 package ernic.mesh;
 
-import io.netty.bootstrap.AbstractBootstrap;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -41,21 +40,11 @@ final class Sockets {
                         init(ch, newLink.get());
                     }
                 });
-        childOptions(b);
+        connectionOptions(b::childOption);
         if (config.socketBufferBytes() > 0) {
             b.option(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
         }
         return b.bind(address);
-    }
-
-    private void childOptions(ServerBootstrap b) {
-        b.childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, node.alloc())
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark());
-        if (config.socketBufferBytes() > 0) {
-            b.childOption(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
-            b.childOption(ChannelOption.SO_SNDBUF, config.socketBufferBytes());
-        }
     }
 
     /** Connects to {@code target}; the connection's events go to {@code link}. */
@@ -70,17 +59,26 @@ final class Sockets {
                         init(ch, link);
                     }
                 });
-        options(b);
+        connectionOptions(b::option);
         return b.connect(target);
     }
 
-    private void options(AbstractBootstrap<?, ?> b) {
-        b.option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.ALLOCATOR, node.alloc())
-                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark());
+    /**
+     * Where a bootstrap takes a connection's options: {@code option} for one it dials, {@code childOption} for one it
+     * accepts.
+     */
+    private interface Options {
+        <T> void set(ChannelOption<T> option, T value);
+    }
+
+    /** The options of every mesh connection, dialed or accepted. */
+    private void connectionOptions(Options o) {
+        o.set(ChannelOption.TCP_NODELAY, true);
+        o.set(ChannelOption.ALLOCATOR, node.alloc());
+        o.set(ChannelOption.WRITE_BUFFER_WATER_MARK, waterMark());
         if (config.socketBufferBytes() > 0) {
-            b.option(ChannelOption.SO_SNDBUF, config.socketBufferBytes());
-            b.option(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
+            o.set(ChannelOption.SO_SNDBUF, config.socketBufferBytes());
+            o.set(ChannelOption.SO_RCVBUF, config.socketBufferBytes());
         }
     }
 

@@ -45,13 +45,8 @@ final class RdmaDataPath {
             return;
         }
         int idx = qp.sqProd;
-        if (((idx + 1) & qp.sqMask) == qp.sqCons) {
-            throw new IllegalStateException("QP " + qp.id + " send queue full");
-        }
         int stride = 1 << qp.sqStrideLog2;
-        long w = off(qp.sqRing) + ((long) idx << qp.sqStrideLog2);
-        zero(w, stride);
-        le64(ram, w + WQE_ID, idx);
+        long w = startWqe(qp, "send", idx, qp.sqMask, qp.sqCons, qp.sqRing, qp.sqStrideLog2);
         u8(ram, w + WQE_OP, wr.opcode);
         int flags = (wr.signaled ? WQE_FLAG_SIG : 0) | (wr.solicited ? WQE_FLAG_SOL : 0) | (wr.fence ? WQE_FLAG_FENCE : 0);
         long length = 0;
@@ -140,12 +135,7 @@ final class RdmaDataPath {
             throw new IllegalArgumentException("libionic reads bind_info.mr->lkey: a bind needs an MR");
         }
         int idx = qp.sqProd;
-        if (((idx + 1) & qp.sqMask) == qp.sqCons) {
-            throw new IllegalStateException("QP " + qp.id + " send queue full");
-        }
-        long w = off(qp.sqRing) + ((long) idx << qp.sqStrideLog2);
-        zero(w, 1 << qp.sqStrideLog2);
-        le64(ram, w + WQE_ID, idx);
+        long w = startWqe(qp, "send", idx, qp.sqMask, qp.sqCons, qp.sqRing, qp.sqStrideLog2);
         u8(ram, w + WQE_OP, wr.opcode);
         if (bind) {
             u8(ram, w + WQE_NUM_SGE_KEY, wr.bindRkey);
@@ -168,6 +158,20 @@ final class RdmaDataPath {
         if (ring) {
             ringSq(qp);
         }
+    }
+
+    /**
+     * Slot {@code idx} of a QP's send or receive ring ({@code queue} names which), zeroed, with wqe_id = the ring
+     * index as libionic writes it; the address of the slot in guest RAM. A full ring is an IllegalStateException.
+     */
+    private long startWqe(Qp qp, String queue, int idx, int mask, int cons, long ring, int strideLog2) {
+        if (((idx + 1) & mask) == cons) {
+            throw new IllegalStateException("QP " + qp.id + " " + queue + " queue full");
+        }
+        long w = off(ring) + ((long) idx << strideLog2);
+        zero(w, 1 << strideLog2);
+        le64(ram, w + WQE_ID, idx);
+        return w;
     }
 
     /** Zeroes a WQE slot in place (8 bytes at a time: no slice object per WQE). */
@@ -214,12 +218,7 @@ final class RdmaDataPath {
     /** RECV WQE header: wqe_id = ring index (as libionic), num_sge, imm_data_key = total length. */
     private int beginRecv(Qp qp, long wrId, int numSge, int total) {
         int idx = qp.rqProd;
-        if (((idx + 1) & qp.rqMask) == qp.rqCons) {
-            throw new IllegalStateException("QP " + qp.id + " receive queue full");
-        }
-        long w = off(qp.rqRing) + ((long) idx << qp.rqStrideLog2);
-        zero(w, 1 << qp.rqStrideLog2);
-        le64(ram, w + WQE_ID, idx);
+        long w = startWqe(qp, "receive", idx, qp.rqMask, qp.rqCons, qp.rqRing, qp.rqStrideLog2);
         u8(ram, w + WQE_NUM_SGE_KEY, numSge);
         be32(ram, w + WQE_IMM_DATA_KEY_BE, total);
         qp.rqWrId[idx] = wrId;

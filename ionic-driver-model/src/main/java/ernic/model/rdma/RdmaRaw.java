@@ -53,16 +53,7 @@ public final class RdmaRaw {
 
     /** CREATE_CQ rung on doorbell page {@code dbid} (a user context's; 0 is the kernel's). */
     public AdminCqe createCq(int id, int eqId, long ring, int depthLog2, int dbid) throws IOException {
-        return admin(OP_CREATE_CQ, LEN_CREATE_CQ, c -> {
-            le16(c, CCQ_DBID_FLAGS, dbid);
-            le32(c, CCQ_EQ_ID, eqId);
-            u8(c, CCQ_DEPTH_LOG2, depthLog2);
-            u8(c, CCQ_STRIDE_LOG2, CQE_STRIDE_LOG2);
-            le32(c, CCQ_ID_VER, id);
-            le32(c, CCQ_TBL_INDEX, -1);
-            le32(c, CCQ_MAP_COUNT, 1);
-            le64(c, CCQ_DMA_ADDR, ring);
-        });
+        return admin(OP_CREATE_CQ, LEN_CREATE_CQ, c -> AdminCommands.createCq(c, id, eqId, depthLog2, ring, dbid));
     }
 
     /** CREATE_QP with direct rings of 64-byte WQEs, both on {@code cq}; {@code type} RC 0, UD 3. */
@@ -89,18 +80,8 @@ public final class RdmaRaw {
         return admin(OP_CREATE_QP, LEN_CREATE_QP, c -> {
             le16(c, CQP_DBID_FLAGS, dbid);
             be32(c, CQP_PRIV_FLAGS_BE, privFlags);
-            le32(c, CQP_SQ_CQ_ID, sqCq);
-            u8(c, CQP_SQ_DEPTH_LOG2, sqDepthLog2);
-            u8(c, CQP_SQ_STRIDE_LOG2, strideLog2);
-            le32(c, CQP_SQ_TBL_INDEX, -1);
-            le32(c, CQP_SQ_MAP_COUNT, 1);
-            le64(c, CQP_SQ_DMA_ADDR, sq);
-            le32(c, CQP_RQ_CQ_ID, rqCq);
-            u8(c, CQP_RQ_DEPTH_LOG2, rqDepthLog2);
-            u8(c, CQP_RQ_STRIDE_LOG2, strideLog2);
-            le32(c, CQP_RQ_TBL_INDEX, -1);
-            le32(c, CQP_RQ_MAP_COUNT, 1);
-            le64(c, CQP_RQ_DMA_ADDR, rq);
+            AdminCommands.createQpRing(c, 0, sqCq, sqDepthLog2, strideLog2, sq);
+            AdminCommands.createQpRing(c, AdminCommands.QP_RQ, rqCq, rqDepthLog2, strideLog2, rq);
             le32(c, CQP_ID_VER, id);
             u8(c, CQP_TYPE_STATE, type);
         });
@@ -178,17 +159,8 @@ public final class RdmaRaw {
     /** CREATE_MR in protection domain {@code pd} (0: the one createQp's QPs are in). */
     public AdminCqe createMr(int mrid, long va, long length, int flags, int mapCount, long dma, int pageLog2, int pd)
             throws IOException {
-        return admin(OP_CREATE_MR, LEN_CREATE_MR, c -> {
-            le32(c, CMR_PD_ID, pd);
-            le64(c, CMR_VA, va);
-            le64(c, CMR_LENGTH, length);
-            le32(c, CMR_ID_VER, mrid);
-            le32(c, CMR_TBL_INDEX, -1);
-            le32(c, CMR_MAP_COUNT, mapCount);
-            le64(c, CMR_DMA_ADDR, dma);
-            le16(c, CMR_DBID_FLAGS, flags);
-            u8(c, CMR_PAGE_SIZE_LOG2, pageLog2);
-        });
+        return admin(OP_CREATE_MR, LEN_CREATE_MR,
+                c -> AdminCommands.createMr(c, pd, mrid, va, length, flags, mapCount, dma, pageLog2));
     }
 
     /** A STATS_* or QP_STATS_* command: {@code length} bytes at {@code dma}, object {@code id}. */

@@ -251,18 +251,7 @@ public final class RdmaVerbs {
         }
         int key = nextMrid();
         int index = key >>> 8;
-        MemorySegment c = admin.cmd();
-        le64(c, CMR_VA, va);
-        le64(c, CMR_LENGTH, length);
-        le32(c, CMR_PD_ID, pd);
-        le32(c, CMR_ID_VER, key);
-        le32(c, CMR_TBL_INDEX, -1);
-        le32(c, CMR_MAP_COUNT, count);
-        le64(c, CMR_DMA_ADDR, dma);
-        le16(c, CMR_DBID_FLAGS, access);
-        u8(c, CMR_PT_TYPE, 0);
-        u8(c, CMR_DIR_SIZE_LOG2, 0);
-        u8(c, CMR_PAGE_SIZE_LOG2, PAGE_SHIFT);
+        AdminCommands.createMr(admin.cmd(), pd, key, va, length, access, count, dma, PAGE_SHIFT);
         int st = admin.post(OP_CREATE_MR, LEN_CREATE_MR);
         if (st != ASTS_OK) {
             freeMrs.push(index);
@@ -308,16 +297,7 @@ public final class RdmaVerbs {
             throw new IllegalArgumentException("EINVAL: no memory window type " + type);
         }
         int mrid = nextMrid();
-        MemorySegment c = admin.cmd();
-        le64(c, CMR_VA, 0);
-        le64(c, CMR_LENGTH, 0);
-        le32(c, CMR_PD_ID, pd);
-        le32(c, CMR_ID_VER, mrid);
-        le32(c, CMR_TBL_INDEX, -1);
-        le32(c, CMR_MAP_COUNT, 0);
-        le64(c, CMR_DMA_ADDR, 0);
-        le16(c, CMR_DBID_FLAGS, type == MW_TYPE_1 ? MRF_MW_1 : MRF_MW_2);
-        u8(c, CMR_PAGE_SIZE_LOG2, 0);
+        AdminCommands.createMr(admin.cmd(), pd, mrid, 0, 0, type == MW_TYPE_1 ? MRF_MW_1 : MRF_MW_2, 0, 0, 0);
         int st = admin.post(OP_CREATE_MR, LEN_CREATE_MR);
         if (st != ASTS_OK) {
             freeMrs.push(mrid >>> 8);
@@ -392,15 +372,7 @@ public final class RdmaVerbs {
         int id = nextCq++;
         long ring = drv.alloc((long) CQE_SIZE << depthLog2);
         int eq = pickEq();
-        MemorySegment c = admin.cmd();
-        le32(c, CCQ_EQ_ID, eqBase + eq);
-        u8(c, CCQ_DEPTH_LOG2, depthLog2);
-        u8(c, CCQ_STRIDE_LOG2, CQE_STRIDE_LOG2);
-        u8(c, CCQ_PAGE_SIZE_LOG2, 0);
-        le32(c, CCQ_ID_VER, id);
-        le32(c, CCQ_TBL_INDEX, -1);
-        le32(c, CCQ_MAP_COUNT, 1);
-        le64(c, CCQ_DMA_ADDR, ring);
+        AdminCommands.createCq(admin.cmd(), id, eqBase + eq, depthLog2, ring, 0);
         admin.ok(OP_CREATE_CQ, LEN_CREATE_CQ, "CREATE_CQ");
         Cq cq = new Cq(this, id, eq, depthLog2, ring);
         cqs[id] = cq;
@@ -432,20 +404,8 @@ public final class RdmaVerbs {
         MemorySegment c = admin.cmd();
         le32(c, CQP_PD_ID, 1);
         be32(c, CQP_PRIV_FLAGS_BE, privFlags);
-        le32(c, CQP_SQ_CQ_ID, sendCq.id);
-        u8(c, CQP_SQ_DEPTH_LOG2, sqDepthLog2);
-        u8(c, CQP_SQ_STRIDE_LOG2, strideLog2);
-        u8(c, CQP_SQ_PAGE_SIZE_LOG2, 0);
-        le32(c, CQP_SQ_TBL_INDEX, -1);
-        le32(c, CQP_SQ_MAP_COUNT, 1);
-        le64(c, CQP_SQ_DMA_ADDR, sq);
-        le32(c, CQP_RQ_CQ_ID, recvCq.id);
-        u8(c, CQP_RQ_DEPTH_LOG2, rqDepthLog2);
-        u8(c, CQP_RQ_STRIDE_LOG2, strideLog2);
-        u8(c, CQP_RQ_PAGE_SIZE_LOG2, 0);
-        le32(c, CQP_RQ_TBL_INDEX, -1);
-        le32(c, CQP_RQ_MAP_COUNT, 1);
-        le64(c, CQP_RQ_DMA_ADDR, rq);
+        AdminCommands.createQpRing(c, 0, sendCq.id, sqDepthLog2, strideLog2, sq);
+        AdminCommands.createQpRing(c, AdminCommands.QP_RQ, recvCq.id, rqDepthLog2, strideLog2, rq);
         le32(c, CQP_ID_VER, id);
         le16(c, CQP_DBID_FLAGS, 0);
         u8(c, CQP_TYPE_STATE, type);

@@ -114,10 +114,7 @@ public final class RegistryCollector implements MultiCollector {
     }
 
     private static MetricSnapshot counter(Family f) {
-        CounterSnapshot.Builder b = CounterSnapshot.builder().name(f.name).help(help(f));
-        if (PrometheusNames.isBytes(f.name)) {
-            b.unit(Unit.BYTES);
-        }
+        CounterSnapshot.Builder b = named(CounterSnapshot.builder(), f);
         for (Sample s : f.points) {
             b.dataPoint(CounterDataPointSnapshot.builder().value(s.value()).labels(labels(s.labels())).build());
         }
@@ -125,14 +122,20 @@ public final class RegistryCollector implements MultiCollector {
     }
 
     private static MetricSnapshot gauge(Family f) {
-        GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(f.name).help(help(f));
-        if (PrometheusNames.isBytes(f.name)) {
-            b.unit(Unit.BYTES);
-        }
+        GaugeSnapshot.Builder b = named(GaugeSnapshot.builder(), f);
         for (Sample s : f.points) {
             b.dataPoint(GaugeDataPointSnapshot.builder().value(s.value()).labels(labels(s.labels())).build());
         }
         return b.build();
+    }
+
+    /** A family's name, HELP line and (for a byte count) unit, on the builder of its snapshot. */
+    private static <B extends MetricSnapshot.Builder<B>> B named(B b, Family f) {
+        b.name(f.name).help(help(f));
+        if (PrometheusNames.isBytes(f.name)) {
+            b.unit(Unit.BYTES);
+        }
+        return b;
     }
 
     /** The HELP line names the registry counter (what the stats file and docs/monitoring.md call it). */

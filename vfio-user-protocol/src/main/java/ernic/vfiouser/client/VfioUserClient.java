@@ -148,14 +148,7 @@ public final class VfioUserClient implements AutoCloseable {
     }
 
     public DeviceInfo deviceInfo() throws IOException {
-        VfioUserMessage r = exchange.call(Command.DEVICE_GET_INFO, new DeviceInfo(DeviceInfo.SIZE, 0, 0, 0).encode(alloc()));
-        try {
-            return DeviceInfo.decode(r.payload());
-        } catch (ProtocolException e) {
-            throw new IOException(e.getMessage());
-        } finally {
-            r.release();
-        }
+        return callDecoded(Command.DEVICE_GET_INFO, new DeviceInfo(DeviceInfo.SIZE, 0, 0, 0).encode(alloc()), DeviceInfo::decode);
     }
 
     /** A region's info with its capabilities, asking again with more room when the server says so. */
@@ -189,10 +182,21 @@ public final class VfioUserClient implements AutoCloseable {
     public record RegionInfoReply(RegionInfo info, int fd) {}
 
     public IrqInfo irqInfo(IrqType type) throws IOException {
-        VfioUserMessage r = exchange.call(Command.DEVICE_GET_IRQ_INFO, new IrqInfo(IrqInfo.SIZE, 0, type.index(), 0)
-                .encode(alloc()));
+        return callDecoded(Command.DEVICE_GET_IRQ_INFO, new IrqInfo(IrqInfo.SIZE, 0, type.index(), 0).encode(alloc()),
+                IrqInfo::decode);
+    }
+
+    /** How a reply's payload becomes its message record. */
+    @FunctionalInterface
+    private interface Decoder<T> {
+        T decode(ByteBuf payload) throws ProtocolException;
+    }
+
+    /** A request whose reply is one message record: a reply that does not decode is an IOException. */
+    private <T> T callDecoded(Command cmd, ByteBuf payload, Decoder<T> decoder) throws IOException {
+        VfioUserMessage r = exchange.call(cmd, payload);
         try {
-            return IrqInfo.decode(r.payload());
+            return decoder.decode(r.payload());
         } catch (ProtocolException e) {
             throw new IOException(e.getMessage());
         } finally {

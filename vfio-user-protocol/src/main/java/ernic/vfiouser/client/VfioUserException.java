@@ -1,19 +1,10 @@
 package ernic.vfiouser.client;
 
-import ernic.vfiouser.sys.LibC;
+import ernic.vfiouser.sys.ErrnoException;
 
-import java.io.IOException;
-
-/** The server answered a request with an error reply. */
-public final class VfioUserException extends IOException {
-    private final int errno;
-
+/** The server answered a request with an error reply: its errno, described as a failed system call's is. */
+public final class VfioUserException extends ErrnoException {
     public VfioUserException(String what, int errno) {
-        super(what + ": " + LibC.strerror(errno) + " (errno " + errno + ")");
-        this.errno = errno;
-    }
-
-    public int errno() {
-        return errno;
+        super(what, errno);
     }
 }

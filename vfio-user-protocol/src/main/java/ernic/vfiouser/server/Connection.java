@@ -110,13 +110,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
 
     /** Copies {@code count} bytes of {@code src} at {@code index} to the scratch buffer. */
     private void toScratch(ByteBuf src, int index, int count) {
-        if (src.hasMemoryAddress()) {
-            MemorySegment.copy(NativeMemory.ALL, src.memoryAddress() + index, scratch, 0, count);
-        } else if (src.hasArray()) {
-            MemorySegment.copy(src.array(), src.arrayOffset() + index, scratch, ValueLayout.JAVA_BYTE, 0, count);
-        } else {
-            src.getBytes(index, scratchView.clear().limit(count));
-        }
+        NativeMemory.copy(src, index, scratch, scratchView, count);
     }
 
     /**
@@ -152,13 +146,7 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
                 .writeIntLE(0);
         out.writeLongLE(offset).writeIntLE(region).writeIntLE(headCount);
         if (count > 0) {
-            int at = out.writerIndex();
-            if (out.hasMemoryAddress()) {
-                MemorySegment.copy(scratch, 0, NativeMemory.ALL, out.memoryAddress() + at, count);
-                out.writerIndex(at + count);
-            } else {
-                out.writeBytes(scratchView.clear().limit(count));
-            }
+            NativeMemory.append(scratch, scratchView, count, out);
         }
         ctx.write(out, ctx.voidPromise());
     }

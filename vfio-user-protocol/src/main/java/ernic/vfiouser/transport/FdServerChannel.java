@@ -2,14 +2,10 @@ package ernic.vfiouser.transport;
 
 import ernic.vfiouser.sys.ErrnoException;
 import ernic.vfiouser.sys.LibC;
-import io.netty.channel.AbstractServerChannel;
-import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelException;
-import io.netty.channel.ChannelPromise;
-import io.netty.channel.DefaultChannelConfig;
-import io.netty.channel.EventLoop;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.IoEvent;
-import io.netty.channel.IoEventLoop;
+import io.netty.channel.ServerChannel;
 import io.netty.channel.ServerChannelRecvByteBufAllocator;
 import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.DomainSocketAddress;
@@ -27,50 +23,32 @@ import java.nio.file.Path;
  * a stale socket file (one nobody listens on) and refuses to replace anything else; the socket file
  * gets {@code mode} (0600 unless the owner asks for group access) and is removed on close.
  */
-public final class FdServerChannel extends AbstractServerChannel {
+public final class FdServerChannel extends FdChannel implements ServerChannel {
     private static final Logger LOG = LoggerFactory.getLogger(FdServerChannel.class);
 
     private final int mode;
-    private final DefaultChannelConfig config;
-    private final FileDescriptor fd;
     private String path;
-    private volatile boolean open = true;
     private volatile boolean active;
-    /**
-     * Never NONE: Netty 4.2.18 deletes the fd from epoll on NONE but then tries EPOLL_CTL_MOD on the
-     * next change (ENOENT). A listening socket never sees EPOLLERR, so it stands for "idle".
-     */
-    private final EpollInterest interest = new EpollInterest(EpollIoOps.EPOLLERR);
 
     /** @param mode permission bits of the socket file, for example 0600 or 0660 */
     public FdServerChannel(int mode) {
+        // Interest never NONE: Netty 4.2.18 deletes the fd from epoll on NONE but then tries EPOLL_CTL_MOD on the
+        // next change (ENOENT). A listening socket never sees EPOLLERR, so it stands for "idle".
+        super(null, listeningSocket(), EpollIoOps.EPOLLERR, new ServerChannelRecvByteBufAllocator());
         this.mode = mode;
+    }
+
+    /** The socket exists from the start: the event loop registers its fd before bind. */
+    private static FileDescriptor listeningSocket() {
         try {
-            // The socket exists from the start: the event loop registers its fd before bind.
-            this.fd = new FileDescriptor(LibC.socketUnixStream(true));
+            return new FileDescriptor(LibC.socketUnixStream(true));
         } catch (ErrnoException e) {
             throw new ChannelException(e);
         }
-        this.config = new DefaultChannelConfig(this, new ServerChannelRecvByteBufAllocator()) {
-            @Override
-            protected void autoReadCleared() {
-                clearIn();
-            }
-        };
     }
 
     public String path() {
         return path;
-    }
-
-    @Override
-    public ChannelConfig config() {
-        return config;
-    }
-
-    @Override
-    public boolean isOpen() {
-        return open;
     }
 
     @Override
@@ -79,28 +57,29 @@ public final class FdServerChannel extends AbstractServerChannel {
     }
 
     @Override
-    protected boolean isCompatible(EventLoop loop) {
-        return loop instanceof IoEventLoop l && l.isCompatible(EpollInterest.Handle.class);
-    }
-
-    @Override
     protected SocketAddress localAddress0() {
         return path == null ? null : new DomainSocketAddress(path);
     }
 
+    /** As Netty's {@code AbstractServerChannel}: a listener has no peer (no remote address), and writes nothing. */
     @Override
-    protected AbstractUnsafe newUnsafe() {
+    protected void doDisconnect() {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    protected void doWrite(ChannelOutboundBuffer in) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    protected Object filterOutboundMessage(Object msg) {
+        throw new UnsupportedOperationException();
+    }
+
+    @Override
+    protected EventUnsafe newUnsafe() {
         return new ServerUnsafe();
-    }
-
-    @Override
-    protected void doRegister(ChannelPromise promise) {
-        interest.register(this, fd, ((ServerUnsafe) unsafe())::ready, promise);
-    }
-
-    @Override
-    protected void doDeregister() {
-        interest.cancel();
     }
 
     @Override
@@ -161,13 +140,13 @@ public final class FdServerChannel extends AbstractServerChannel {
         interest.remove(EpollIoOps.EPOLLIN);
     }
 
-    private final class ServerUnsafe extends AbstractUnsafe {
-        @Override
-        public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
-            promise.setFailure(new UnsupportedOperationException("a server channel does not connect"));
+    private final class ServerUnsafe extends EventUnsafe {
+        ServerUnsafe() {
+            super("a server channel does not connect");
         }
 
         /** An epoll event on the listening socket: accept a connection. */
+        @Override
         void ready(IoEvent event) {
             // Registered before bind: epoll reports EPOLLHUP for a socket that is not listening yet whatever
             // the interest, and accept() on it would fail with EINVAL. Nothing to accept until listen.

@@ -6,17 +6,11 @@ import ernic.vfiouser.sys.NativeMemory;
 import ernic.vfiouser.sys.ScmRights;
 import ernic.vfiouser.wire.FdChunk;
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.AbstractChannel;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelConfig;
-import io.netty.channel.ChannelMetadata;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.ChannelPipeline;
-import io.netty.channel.ChannelPromise;
-import io.netty.channel.DefaultChannelConfig;
-import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
-import io.netty.channel.IoEventLoop;
 import io.netty.channel.epoll.EpollIoEvent;
 import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.DomainSocketAddress;
@@ -27,7 +21,6 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 
@@ -42,17 +35,14 @@ import java.nio.ByteBuffer;
  * {@link FdChunk}s and sends their fds with the first byte. More than {@value #MAX_FDS} fds, or a
  * truncated control message (MSG_CTRUNC), closes the connection.
  */
-public final class FdSocketChannel extends AbstractChannel {
+public final class FdSocketChannel extends FdChannel {
     private static final Logger LOG = LoggerFactory.getLogger(FdSocketChannel.class);
-    private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
 
     /** The most fds one message may carry (the kernel's SCM_MAX_FD). */
     public static final int MAX_FDS = ScmRights.MAX_FDS;
     private static final int BUFFER_SIZE = 256 * 1024;
     private static final int READS_PER_EVENT = 16;
 
-    private final FileDescriptor fd;
-    private final DefaultChannelConfig config;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment buffer = arena.allocate(BUFFER_SIZE, 64);
     /** Reads up to this size go into {@link #reusedRead}. */
@@ -62,30 +52,11 @@ public final class FdSocketChannel extends AbstractChannel {
     /** sendmsg and recvmsg with their fds; every call and the arena's close run on the event loop. */
     private final ScmRights scm = new ScmRights(arena);
     private final SocketAddress remote;
-    private volatile boolean open = true;
-    private final EpollInterest interest = new EpollInterest(EpollIoOps.EPOLLRDHUP);
 
     /** Wraps a connected, non-blocking socket fd (the channel owns it). */
     public FdSocketChannel(Channel parent, int fd, String path) {
-        super(parent);
-        this.fd = new FileDescriptor(fd);
+        super(parent, new FileDescriptor(fd), EpollIoOps.EPOLLRDHUP, new AdaptiveRecvByteBufAllocator());
         this.remote = new DomainSocketAddress(path);
-        this.config = new DefaultChannelConfig(this) {
-            @Override
-            protected void autoReadCleared() {
-                interest.remove(EpollIoOps.EPOLLIN);
-            }
-        };
-    }
-
-    @Override
-    public ChannelConfig config() {
-        return config;
-    }
-
-    @Override
-    public boolean isOpen() {
-        return open;
     }
 
     @Override
@@ -94,38 +65,13 @@ public final class FdSocketChannel extends AbstractChannel {
     }
 
     @Override
-    public ChannelMetadata metadata() {
-        return METADATA;
-    }
-
-    @Override
-    protected AbstractUnsafe newUnsafe() {
+    protected EventUnsafe newUnsafe() {
         return new FdUnsafe();
-    }
-
-    @Override
-    protected boolean isCompatible(EventLoop loop) {
-        return loop instanceof IoEventLoop l && l.isCompatible(EpollInterest.Handle.class);
-    }
-
-    @Override
-    protected SocketAddress localAddress0() {
-        return null;
     }
 
     @Override
     protected SocketAddress remoteAddress0() {
         return remote;
-    }
-
-    @Override
-    protected void doRegister(ChannelPromise promise) {
-        interest.register(this, fd, ((FdUnsafe) unsafe())::ready, promise);
-    }
-
-    @Override
-    protected void doDeregister() {
-        interest.cancel();
     }
 
     @Override
@@ -241,13 +187,7 @@ public final class FdSocketChannel extends AbstractChannel {
 
     /** Copies {@code n} bytes of {@code src} from {@code index} to the start of the buffer. */
     private void copyOut(ByteBuf src, int index, int n) {
-        if (src.hasMemoryAddress()) {
-            MemorySegment.copy(NativeMemory.ALL, src.memoryAddress() + index, buffer, 0, n);
-        } else if (src.hasArray()) {
-            MemorySegment.copy(src.array(), src.arrayOffset() + index, buffer, ValueLayout.JAVA_BYTE, 0, n);
-        } else {
-            src.getBytes(index, bufferView.clear().limit(n));
-        }
+        NativeMemory.copy(src, index, buffer, bufferView, n);
     }
 
     /** A new buffer holding the first {@code n} bytes of the buffer. */
@@ -268,16 +208,7 @@ public final class FdSocketChannel extends AbstractChannel {
         } else {
             data = alloc().buffer(n);
         }
-        int at = data.writerIndex();
-        if (data.hasMemoryAddress()) {
-            MemorySegment.copy(buffer, 0, NativeMemory.ALL, data.memoryAddress() + at, n);
-            data.writerIndex(at + n);
-        } else if (data.hasArray()) {
-            MemorySegment.copy(buffer, ValueLayout.JAVA_BYTE, 0, data.array(), data.arrayOffset() + at, n);
-            data.writerIndex(at + n);
-        } else {
-            data.writeBytes(bufferView.clear().limit(n));
-        }
+        NativeMemory.append(buffer, bufferView, n, data);
         return data;
     }
 
@@ -285,10 +216,9 @@ public final class FdSocketChannel extends AbstractChannel {
         return scm.send(fd.intValue(), buffer.address(), length, fds, LibC.MSG_NOSIGNAL | LibC.MSG_DONTWAIT);
     }
 
-    private final class FdUnsafe extends AbstractUnsafe {
-        @Override
-        public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
-            promise.setFailure(new UnsupportedOperationException("an accepted channel does not connect"));
+    private final class FdUnsafe extends EventUnsafe {
+        FdUnsafe() {
+            super("an accepted channel does not connect");
         }
 
         @Override
@@ -300,6 +230,7 @@ public final class FdSocketChannel extends AbstractChannel {
         }
 
         /** An epoll event on the socket: flush what waited for room, read what came. */
+        @Override
         void ready(IoEvent event) {
             EpollIoOps ready = ((EpollIoEvent) event).ops();
             if ((ready.contains(EpollIoOps.EPOLLOUT) || ready.contains(EpollIoOps.EPOLLERR)) && open) {
