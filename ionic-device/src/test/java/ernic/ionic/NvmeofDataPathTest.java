@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * capsules in its receives (SEND_INV when the keyed SGL asks), held while no receive is posted; DREQ and
  * DESTROY_QP unbind it. MADs and capsules are built here from the IBTA CM layouts and the NVMe specs.
  */
-class NvmeofDataPathTest extends RawRingsTest {
+class NvmeofDataPathTest extends RawVerbsTest {
     static final int GSI = 1, HOST_QP = 2, AH = 1, GSI_QKEY = 0x8001_0000;
     static final int HOST_IP = 0xc0a8_c802, TARGET_IP = 0xc0a8_c801;
     static final int HOST_COMM_ID = 0x1234_5678;

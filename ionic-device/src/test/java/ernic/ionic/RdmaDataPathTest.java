@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The single-VM data path: SEND/RECV, RDMA WRITE/READ, atomics, UD, key checks and completions (§12), posted by
  * the driver model as raw ionic_fw.h WQEs on QPs with chosen ids; CQEs read at the header's offsets.
  */
-class RdmaDataPathTest extends RawRingsTest {
+class RdmaDataPathTest extends RawVerbsTest {
     IonicDriverModel drv;
     long buf, bufVa = 0x7f00_0000_0000L;
     static final int MR = 1 << 8 | 0x11;

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * has none. Every refusal gets the status the driver expects, a counter and one log line per cause
  * ({@code Refusals}).
  */
-class TrustBoundaryTest extends RawRingsTest {
+class TrustBoundaryTest extends RawVerbsTest {
     static final int MR = 1 << 8 | 0x11, HUGE = 2 << 8 | 0x22;
     static final long VA = 0x7f00_0000_0000L, HUGE_VA = 0x7f20_0000_0000L;
     static final long GIB = 1L << 30;

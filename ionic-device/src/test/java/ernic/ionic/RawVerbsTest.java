@@ -14,11 +14,12 @@ import java.util.function.Consumer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * What the raw-WQE tests of one device build on: a guest driven by the driver model in process, its raw RDMA admin
- * verbs, CQ {@link #CQ} and the rings of QPs with chosen ids ({@code 1 << LOG2} 64-byte WQEs each), with their
- * producer indexes and the SQ and RQ doorbells on the kernel's doorbell page (dbid 0).
+ * What the tests that drive one device through the driver model's raw verbs build on: a guest of the device in
+ * process and its raw RDMA admin verbs; for the data path, CQ {@link #CQ} and the rings of QPs with chosen ids
+ * ({@code 1 << LOG2} 64-byte WQEs each), with their producer indexes and the SQ and RQ doorbells on the kernel's
+ * doorbell page (dbid 0).
  */
-abstract class RawRingsTest {
+abstract class RawVerbsTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
 
     IonicDevice dev;
@@ -31,13 +32,23 @@ abstract class RawRingsTest {
 
     /** A guest with {@code ramBytes} of RAM of a new device (the compat profile, no faults). */
     void startGuest(long ramBytes) {
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        startGuest(new IonicDevice(ProfileLoader.compat(), FaultPlan.none()), ramBytes);
+    }
+
+    /** A guest with {@code ramBytes} of RAM of {@code device}. */
+    void startGuest(IonicDevice device, long ramBytes) {
+        dev = device;
         guest = new ModelGuest(dev, ramBytes);
+    }
+
+    /** The guest's raw RDMA admin verbs (the RDMA bring-up: EQs, admin CQ and AQ). */
+    void openRdma() throws IOException {
+        rdma = RdmaVerbs.open(guest.drv).raw();
     }
 
     /** The guest's raw RDMA admin verbs, and CQ {@link #CQ} on EQ 2 of {@code 1 << CQ_LOG2} entries. */
     void openRings() throws IOException {
-        rdma = RdmaVerbs.open(guest.drv).raw();
+        openRdma();
         cq = guest.createCq(rdma, CQ, CQ_LOG2);
     }
 
