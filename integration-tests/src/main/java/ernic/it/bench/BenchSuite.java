@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongFunction;
 import java.util.stream.Stream;
 
 /**
@@ -683,27 +684,7 @@ public final class BenchSuite {
                 .append("|---:|---|---:|---:|---:|---:|---:|\n");
         List<Map<String, Object>> je = new ArrayList<>();
         for (int size : P4Bench.FRAME_SIZES) {
-            for (P4Bench.Compared c : P4Bench.compared(r.ethernet(), size)) {
-                P4Bench.Row row = c.row();
-                boolean isRef = c.isReference();
-                double[] perRound = c.perRound();
-                double ratio = c.ratio(), cpuRatio = c.cpuRatio();
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("engine", row.what());
-                m.put("frameBytes", size);
-                m.put("framesPerSecondMedian", row.median());
-                m.put("framesPerSecondRounds", row.perRound());
-                m.put("ratioToEngineOff", ratio);
-                m.put("ratioToEngineOffRounds", perRound);
-                m.put("framesPerDeviceCpuSecondMedian", row.cpuMedian());
-                m.put("framesPerDeviceCpuSecondRounds", row.perCpuRound());
-                m.put("deviceCpuRatioToEngineOff", cpuRatio);
-                je.add(m);
-                md.append(String.format(Locale.ROOT, "| %d B | %s | %,.0f | %s | %s | %,.0f | %s |%n", size,
-                        isRef ? row.what() + " (reference)" : row.what(), row.median(),
-                        isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound), row.cpuMedian(),
-                        isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
-            }
+            compared(ETHERNET_TABLE, r.ethernet(), size, je);
         }
         j.put("ethernet", je);
         md.append("\n**The engine alone.** The same hooks without the device around them: the bench thread hands ")
@@ -742,30 +723,53 @@ public final class BenchSuite {
                 .append("|---:|---|---:|---:|---:|---:|---:|\n");
         List<Map<String, Object>> jr = new ArrayList<>();
         for (long size : P4Bench.RDMA_SIZES) {
-            for (P4Bench.Compared c : P4Bench.compared(r.rdma(), size)) {
-                P4Bench.Row row = c.row();
-                boolean isRef = c.isReference();
-                double[] perRound = c.perRound();
-                double ratio = c.ratio(), cpuRatio = c.cpuRatio();
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("op", row.what());
-                m.put("size", size);
-                m.put("bytesPerSecondMedian", row.median());
-                m.put("bytesPerSecondRounds", row.perRound());
-                m.put("ratioToPlainWrite", ratio);
-                m.put("ratioToPlainWriteRounds", perRound);
-                m.put("bytesPerDeviceCpuSecondMedian", row.cpuMedian());
-                m.put("bytesPerDeviceCpuSecondRounds", row.perCpuRound());
-                m.put("deviceCpuRatioToPlainWrite", cpuRatio);
-                jr.add(m);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %s | %s | %.3f | %s |%n", human(size),
-                        isRef ? row.what() + " (reference)" : row.what(), row.median() / 1e9,
-                        isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound),
-                        row.cpuMedian() / 1e9, isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
-            }
+            compared(RDMA_TABLE, r.rdma(), size, jr);
         }
         j.put("rdma", jr);
         md.append("\n");
+    }
+
+    /**
+     * How one table of {@link P4Bench.Compared} rows names its columns: the JSON keys of the configuration and the
+     * size, the stem of the wall-clock and device-CPU rate keys ({@code <rate>Median}, {@code <rate>Rounds}), the
+     * reference in the ratio keys ({@code ratioTo<reference>}), and how a size and a rate read in the table.
+     */
+    private record ComparedTable(String whatKey, String sizeKey, String rateKey, String cpuRateKey, String reference,
+            LongFunction<String> sizeLabel, double rateScale, String rateFormat) {
+    }
+
+    /** Ethernet frames: frames per second beside the engine off. */
+    private static final ComparedTable ETHERNET_TABLE = new ComparedTable("engine", "frameBytes", "framesPerSecond",
+            "framesPerDeviceCpuSecond", "EngineOff", size -> size + " B", 1, "%,.0f");
+
+    /** RDMA WRITE: payload bytes per second (GB/s in the table) beside the plain WRITE without the engine. */
+    private static final ComparedTable RDMA_TABLE = new ComparedTable("op", "size", "bytesPerSecond",
+            "bytesPerDeviceCpuSecond", "PlainWrite", BenchSuite::human, 1e9, "%.3f");
+
+    /** One size's rows, each beside that size's reference: a table row to {@link #md}, a JSON row to {@code out}. */
+    private void compared(ComparedTable t, List<P4Bench.Row> rows, long size, List<Map<String, Object>> out) {
+        String rowFormat = "| %s | %s | " + t.rateFormat() + " | %s | %s | " + t.rateFormat() + " | %s |%n";
+        for (P4Bench.Compared c : P4Bench.compared(rows, size)) {
+            P4Bench.Row row = c.row();
+            boolean isRef = c.isReference();
+            double[] perRound = c.perRound();
+            double ratio = c.ratio(), cpuRatio = c.cpuRatio();
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put(t.whatKey(), row.what());
+            m.put(t.sizeKey(), size);
+            m.put(t.rateKey() + "Median", row.median());
+            m.put(t.rateKey() + "Rounds", row.perRound());
+            m.put("ratioTo" + t.reference(), ratio);
+            m.put("ratioTo" + t.reference() + "Rounds", perRound);
+            m.put(t.cpuRateKey() + "Median", row.cpuMedian());
+            m.put(t.cpuRateKey() + "Rounds", row.perCpuRound());
+            m.put("deviceCpuRatioTo" + t.reference(), cpuRatio);
+            out.add(m);
+            md.append(String.format(Locale.ROOT, rowFormat, t.sizeLabel().apply(size),
+                    isRef ? row.what() + " (reference)" : row.what(), row.median() / t.rateScale(),
+                    isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound),
+                    row.cpuMedian() / t.rateScale(), isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
+        }
     }
 
     /** The median of some figures. */
