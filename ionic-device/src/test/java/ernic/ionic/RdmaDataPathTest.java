@@ -467,6 +467,19 @@ class RdmaDataPathTest extends RawVerbsTest {
         return parseStats(guest.at(hdrs, 4096), guest.at(vals, 4096));
     }
 
+    /**
+     * The send side of {@link #hwCountersThroughTheStatsCommands}, all of it QP 2's, as the device's stats and as QP
+     * 2's (in the device layout): a SEND of 100 bytes and two WRITEs of 8, the second refused by the responder.
+     */
+    static void assertSentByQp2(java.util.Map<String, Long> stats) {
+        assertThat(stats.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
+        assertThat(stats).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
+                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
+                // 3 for the SEND and the WRITEs, 1 "SQ flush received" behind the WRITE's error completion
+                .containsEntry("send_completions", 4L).containsEntry("completion_errors", 2L)
+                .containsEntry("err_remote_acc", 1L);
+    }
+
     @Test
     void hwCountersThroughTheStatsCommands() throws IOException {
         qp(2, RC, 0, 3);
@@ -481,24 +494,16 @@ class RdmaDataPathTest extends RawVerbsTest {
         assertThat(poll().error()).isTrue();
 
         java.util.Map<String, Long> dev = readStats(OP_STATS_HDRS, OP_STATS_VALS, 0);
-        assertThat(dev.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
-        assertThat(dev).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
-                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
-                .containsEntry("rx_recv_reqs", 1L).containsEntry("rx_recv_bytes", 100L)
-                // 3 for the SEND and the WRITEs, 1 "SQ flush received" behind the WRITE's error completion
-                .containsEntry("send_completions", 4L).containsEntry("recv_completions", 1L)
-                .containsEntry("completion_errors", 2L).containsEntry("err_remote_acc", 1L)
-                .containsEntry("seq_err", 0L).containsEntry("cnp_sent", 0L);
+        assertSentByQp2(dev);
+        assertThat(dev).containsEntry("rx_recv_reqs", 1L).containsEntry("rx_recv_bytes", 100L)
+                .containsEntry("recv_completions", 1L).containsEntry("seq_err", 0L).containsEntry("cnp_sent", 0L);
         assertThat(dev.get("admin_commands")).isPositive();
 
         java.util.Map<String, Long> q2 = readStats(OP_QP_STATS_HDRS, OP_QP_STATS_VALS, 2);
         // The QP layout is the device layout: same names at the same offsets (ib_core sums by index).
-        assertThat(q2.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
-        assertThat(q2).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
-                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
-                .containsEntry("send_completions", 4L).containsEntry("completion_errors", 2L)
-                .containsEntry("rx_recv_reqs", 0L).containsEntry("err_remote_acc", 1L)
-                .containsEntry("admin_commands", 0L).containsEntry("cq_events", 0L);
+        assertSentByQp2(q2);
+        assertThat(q2).containsEntry("rx_recv_reqs", 0L).containsEntry("admin_commands", 0L)
+                .containsEntry("cq_events", 0L);
         assertThat(readStats(OP_QP_STATS_HDRS, OP_QP_STATS_VALS, 3)).containsEntry("rx_recv_reqs", 1L)
                 .containsEntry("rx_recv_bytes", 100L).containsEntry("rx_remote_reqs", 1L)
                 .containsEntry("recv_completions", 1L).containsEntry("tx_send_reqs", 0L);
