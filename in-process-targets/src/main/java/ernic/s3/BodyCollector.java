@@ -1,6 +1,5 @@
 package ernic.s3;
 
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,15 +21,38 @@ final class BodyCollector implements ChunkedDecoder.Output {
     private final long limit;
     private final long expected;
     private final List<Blob.Piece> pieces = new ArrayList<>();
-    private final MessageDigest md5 = ChecksumAlgorithm.messageDigest("MD5");
-    private final MessageDigest sha256;
+    private final Summary md5 = new Summary(ChecksumAlgorithm.digest("MD5"));
+    private final Summary sha256;
     private final ChecksumAlgorithm checksum;
-    private final ChecksumAlgorithm.Running running;
+    private final Summary running;
     private byte[] current;
     private int fill;
     private long size, stored, taken;
     private boolean overLimit, overBudget;
-    private byte[] md5Value, sha256Value, checksumValue;
+
+    /**
+     * A digest or checksum running over the body, and its value: taken once, when first asked (the body is complete
+     * by then).
+     */
+    private static final class Summary {
+        private final ChecksumAlgorithm.Running running;
+        private byte[] value;
+
+        Summary(ChecksumAlgorithm.Running running) {
+            this.running = running;
+        }
+
+        void update(byte[] b, int off, int len) {
+            running.update(b, off, len);
+        }
+
+        byte[] value() {
+            if (value == null) {
+                value = running.value();
+            }
+            return value;
+        }
+    }
 
     /**
      * @param limit    most bytes accepted
@@ -40,9 +62,9 @@ final class BodyCollector implements ChunkedDecoder.Output {
         this.budget = budget;
         this.limit = limit;
         this.expected = expected;
-        this.sha256 = sha256 ? ChecksumAlgorithm.messageDigest("SHA-256") : null;
+        this.sha256 = sha256 ? new Summary(ChecksumAlgorithm.digest("SHA-256")) : null;
         this.checksum = checksum;
-        this.running = checksum == null ? null : checksum.start();
+        this.running = checksum == null ? null : new Summary(checksum.start());
     }
 
     @Override
@@ -101,30 +123,23 @@ final class BodyCollector implements ChunkedDecoder.Output {
         return new Blob(pieces);
     }
 
-    /** The body's MD5 (computed once, when first asked: the body is complete by then). */
+    /** The body's MD5. */
     byte[] md5() {
-        if (md5Value == null) {
-            md5Value = md5.digest();
-        }
-        return md5Value;
+        return md5.value();
     }
 
+    /** The body's SHA-256, or null when the request does not need it. */
     byte[] sha256() {
-        if (sha256Value == null && sha256 != null) {
-            sha256Value = sha256.digest();
-        }
-        return sha256Value;
+        return sha256 == null ? null : sha256.value();
     }
 
     ChecksumAlgorithm checksum() {
         return checksum;
     }
 
+    /** The value of the {@link #checksum()} the client declared, or null when it declared none. */
     byte[] checksumValue() {
-        if (checksumValue == null && running != null) {
-            checksumValue = running.value();
-        }
-        return checksumValue;
+        return running == null ? null : running.value();
     }
 
     /** Gives the body's memory back to the in-flight budget (the store accounts for it once stored). */

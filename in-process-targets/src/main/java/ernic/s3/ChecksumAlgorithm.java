@@ -76,7 +76,8 @@ enum ChecksumAlgorithm {
         }
     }
 
-    private static Running digest(String name) {
+    /** A {@link MessageDigest} of {@code name} as a running value. */
+    static Running digest(String name) {
         MessageDigest d = messageDigest(name);
         return new Running() {
             @Override

@@ -1,11 +1,6 @@
 package ernic.ionic;
 
 import ernic.counters.CounterRegistry;
-import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.profile.ProfileLoader;
-import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,23 +16,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The device's counter sets in a registry, and the stats-file keys built from them; the RDMA bring-up and admin
  * commands come from the driver model on a {@link ModelGuest}.
  */
-class CounterRegistrationTest {
-    ModelGuest guest;
-    IonicDevice dev;
-    RdmaRaw rdma;
+class CounterRegistrationTest extends RawVerbsTest {
     final CounterRegistry registry = new CounterRegistry();
 
     @BeforeEach
     void setUp() throws IOException {
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        guest = new ModelGuest(dev, 16 << 20);
-        rdma = RdmaVerbs.open(guest.drv).raw();
+        startGuest(16 << 20);
+        openRdma();
         dev.registerCounters(registry);
-    }
-
-    @AfterEach
-    void tearDown() {
-        guest.close();
     }
 
     @Test

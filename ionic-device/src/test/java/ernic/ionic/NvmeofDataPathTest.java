@@ -4,20 +4,14 @@ import ernic.counters.Counters;
 import ernic.nvmeof.NvmeofAttachment;
 import ernic.nvmeof.PathCounter;
 
-import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.profile.ProfileLoader;
 import ernic.nvmeof.Namespace;
 import ernic.nvmeof.NvmeofCounters;
 import ernic.nvmeof.NvmeofOptions;
 import ernic.nvmeof.NvmeofTarget;
 import ernic.model.IonicDriverModel;
 import ernic.model.rdma.RawCqe;
-import ernic.model.rdma.RawWqe;
-import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -27,7 +21,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.util.function.Consumer;
 
 import static ernic.ionic.ModelGuest.HDR_LEN;
 import static ernic.model.rdma.Fw.*;
@@ -41,20 +34,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * capsules in its receives (SEND_INV when the keyed SGL asks), held while no receive is posted; DREQ and
  * DESTROY_QP unbind it. MADs and capsules are built here from the IBTA CM layouts and the NVMe specs.
  */
-class NvmeofDataPathTest {
-    static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
+class NvmeofDataPathTest extends RawVerbsTest {
     static final int GSI = 1, HOST_QP = 2, AH = 1, GSI_QKEY = 0x8001_0000;
     static final int HOST_IP = 0xc0a8_c802, TARGET_IP = 0xc0a8_c801;
     static final int HOST_COMM_ID = 0x1234_5678;
     static final int MR = 1 << 8 | 0x11;
-    IonicDevice dev;
-    ModelGuest guest;
     IonicDriverModel drv;
-    RdmaRaw rdma;
-    RawCqe.Ring cq;
-    final long[] sq = new long[4], rq = new long[4];
-    final int[] sqProd = new int[4], rqProd = new int[4];
-    final RawWqe wqe = new RawWqe();
     final MockTicker clock = Ticker.newMockTicker();
     final NvmeofCounters counters = new NvmeofCounters();
     /** The target's side of the RDMA traffic ({@code rdma.target.*}). */
@@ -63,16 +48,14 @@ class NvmeofDataPathTest {
 
     @BeforeEach
     void setUp() throws IOException {
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        guest = new ModelGuest(dev, 16 << 20);
+        startGuest(16 << 20);
         dev.rdma().clock(clock);
         NvmeofOptions options = NvmeofOptions.parse("nvmeof:size=1M,bs=512", 1 << 16, 1 << 12);
         NvmeofTarget target = new NvmeofTarget(options, Namespace.ram(1 << 20, 512), Runnable::run, Runnable::run,
                 clock, counters);
         dev.rdma().addAttachment(qps -> new NvmeofAttachment(qps, target, targetPath));
         drv = guest.drv;
-        rdma = RdmaVerbs.open(drv).raw();
-        cq = guest.createCq(rdma, CQ, CQ_LOG2);
+        openRings();
         buf = drv.alloc(4 * 4096);
         assertThat(rdma.createMr(MR, bufVa, 4 * 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ,
                 4, guest.pageTable(buf, 4), 12).status()).isZero();
@@ -86,15 +69,8 @@ class NvmeofDataPathTest {
         assertThat(rdma.createAh(AH, header(HOST_IP, TARGET_IP), HDR_LEN).status()).isZero();
     }
 
-    @AfterEach
-    void tearDown() {
-        guest.close();
-    }
-
     void queue(int id, int type) throws IOException {
-        sq[id] = drv.alloc(64 * DEPTH);
-        rq[id] = drv.alloc(64 * DEPTH);
-        assertThat(rdma.createQp(id, type, QP_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+        createQp(id, type, QP_PRIVILEGED);
     }
 
     /** An Ethernet/IPv4/UDP header template from {@code src} to {@code dst}, as ionic_rdma builds it. */
@@ -108,18 +84,9 @@ class NvmeofDataPathTest {
         return at;
     }
 
-    void postSend(int qp, Consumer<RawWqe> fill) throws IOException {
-        fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
-        sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringSq(0, qp, sqProd[qp]);
-    }
-
     /** A receive of {@code len} bytes at bus address {@code at} (the QPs are privileged: lkey 0). */
     void postRecv(int qp, long at, int len) throws IOException {
-        wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1).immDataKey(len)
-                .sge(WQE_PLD, 0, at, len, 0);
-        rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringRq(0, qp, rqProd[qp]);
+        postRecv(qp, w -> w.numSgeKey(1).immDataKey(len).sge(WQE_PLD, 0, at, len, 0));
     }
 
     /** The guest's CM sends {@code mad} to the target's GSI QP. */

@@ -1,17 +1,12 @@
 package ernic.ionic;
 
-import ernic.ionic.fault.FaultPlan;
-import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.rdma.RdmaCounters;
 import ernic.model.IonicDriverModel;
 import ernic.model.rdma.AdminCqe;
 import ernic.model.rdma.RawCqe;
-import ernic.model.rdma.RawWqe;
 import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -20,7 +15,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 import static ernic.model.rdma.Fw.*;
 import static ernic.model.rdma.RdmaVerbs.*;
@@ -30,16 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The single-VM data path: SEND/RECV, RDMA WRITE/READ, atomics, UD, key checks and completions (§12), posted by
  * the driver model as raw ionic_fw.h WQEs on QPs with chosen ids; CQEs read at the header's offsets.
  */
-class RdmaDataPathTest {
-    static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
-    IonicDevice dev;
-    ModelGuest guest;
+class RdmaDataPathTest extends RawVerbsTest {
     IonicDriverModel drv;
-    RdmaRaw rdma;
-    RawCqe.Ring cq;
-    final long[] sq = new long[8], rq = new long[8];
-    final int[] sqProd = new int[8], rqProd = new int[8];
-    final RawWqe wqe = new RawWqe();
     long buf, bufVa = 0x7f00_0000_0000L;
     static final int MR = 1 << 8 | 0x11;
     /** The device's RDMA clock: the test moves time on. */
@@ -47,21 +33,14 @@ class RdmaDataPathTest {
 
     @BeforeEach
     void setUp() throws IOException {
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        guest = new ModelGuest(dev, 16 << 20);
+        startGuest(16 << 20);
         dev.rdma().clock(clock);
         drv = guest.drv;
-        rdma = RdmaVerbs.open(drv).raw();
-        cq = createCq(guest, rdma);
+        openRings();
         buf = createMr(guest, rdma, bufVa);
         while (rdma.nextEqe(2) != -1) {
             // the admin CQ starts armed: drop its event
         }
-    }
-
-    @AfterEach
-    void tearDown() {
-        guest.close();
     }
 
     /** CQ {@link #CQ} on EQ 2, of {@code 1 << CQ_LOG2} entries. */
@@ -78,9 +57,7 @@ class RdmaDataPathTest {
     }
 
     void qp(int id, int type, int flags, int dest) throws IOException {
-        sq[id] = drv.alloc(64 * DEPTH);
-        rq[id] = drv.alloc(64 * DEPTH);
-        assertThat(rdma.createQp(id, type, flags, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+        createQp(id, type, flags);
         assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY | (type == UD ? 0 : IB_QP_ACCESS_FLAGS), INIT, 0,
                 type == UD ? 0x1234 : 0, type == UD ? 0 : QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status())
                 .isZero();
@@ -104,18 +81,8 @@ class RdmaDataPathTest {
         }
     }
 
-    /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the kernel's doorbell page (the QP's dbid, 0). */
-    void postSend(int qp, Consumer<RawWqe> fill) throws IOException {
-        fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
-        sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringSq(0, qp, sqProd[qp]);
-    }
-
     void postRecv(int qp, long va, long len, int lkey) throws IOException {
-        wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1).immDataKey((int) len)
-                .sge(WQE_PLD, 0, va, len, lkey);
-        rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringRq(0, qp, rqProd[qp]);
+        postRecv(qp, w -> w.numSgeKey(1).immDataKey((int) len).sge(WQE_PLD, 0, va, len, lkey));
     }
 
     /** The next CQE that reports work (a copy), or null: "SQ flush received" entries are passed over. */
@@ -500,6 +467,19 @@ class RdmaDataPathTest {
         return parseStats(guest.at(hdrs, 4096), guest.at(vals, 4096));
     }
 
+    /**
+     * The send side of {@link #hwCountersThroughTheStatsCommands}, all of it QP 2's, as the device's stats and as QP
+     * 2's (in the device layout): a SEND of 100 bytes and two WRITEs of 8, the second refused by the responder.
+     */
+    static void assertSentByQp2(java.util.Map<String, Long> stats) {
+        assertThat(stats.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
+        assertThat(stats).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
+                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
+                // 3 for the SEND and the WRITEs, 1 "SQ flush received" behind the WRITE's error completion
+                .containsEntry("send_completions", 4L).containsEntry("completion_errors", 2L)
+                .containsEntry("err_remote_acc", 1L);
+    }
+
     @Test
     void hwCountersThroughTheStatsCommands() throws IOException {
         qp(2, RC, 0, 3);
@@ -514,24 +494,16 @@ class RdmaDataPathTest {
         assertThat(poll().error()).isTrue();
 
         java.util.Map<String, Long> dev = readStats(OP_STATS_HDRS, OP_STATS_VALS, 0);
-        assertThat(dev.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
-        assertThat(dev).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
-                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
-                .containsEntry("rx_recv_reqs", 1L).containsEntry("rx_recv_bytes", 100L)
-                // 3 for the SEND and the WRITEs, 1 "SQ flush received" behind the WRITE's error completion
-                .containsEntry("send_completions", 4L).containsEntry("recv_completions", 1L)
-                .containsEntry("completion_errors", 2L).containsEntry("err_remote_acc", 1L)
-                .containsEntry("seq_err", 0L).containsEntry("cnp_sent", 0L);
+        assertSentByQp2(dev);
+        assertThat(dev).containsEntry("rx_recv_reqs", 1L).containsEntry("rx_recv_bytes", 100L)
+                .containsEntry("recv_completions", 1L).containsEntry("seq_err", 0L).containsEntry("cnp_sent", 0L);
         assertThat(dev.get("admin_commands")).isPositive();
 
         java.util.Map<String, Long> q2 = readStats(OP_QP_STATS_HDRS, OP_QP_STATS_VALS, 2);
         // The QP layout is the device layout: same names at the same offsets (ib_core sums by index).
-        assertThat(q2.keySet()).containsExactlyElementsOf(RdmaCounters.deviceNames());
-        assertThat(q2).containsEntry("tx_send_reqs", 1L).containsEntry("tx_send_bytes", 100L)
-                .containsEntry("tx_rdma_write_reqs", 2L).containsEntry("tx_rdma_write_bytes", 8L)
-                .containsEntry("send_completions", 4L).containsEntry("completion_errors", 2L)
-                .containsEntry("rx_recv_reqs", 0L).containsEntry("err_remote_acc", 1L)
-                .containsEntry("admin_commands", 0L).containsEntry("cq_events", 0L);
+        assertSentByQp2(q2);
+        assertThat(q2).containsEntry("rx_recv_reqs", 0L).containsEntry("admin_commands", 0L)
+                .containsEntry("cq_events", 0L);
         assertThat(readStats(OP_QP_STATS_HDRS, OP_QP_STATS_VALS, 3)).containsEntry("rx_recv_reqs", 1L)
                 .containsEntry("rx_recv_bytes", 100L).containsEntry("rx_remote_reqs", 1L)
                 .containsEntry("recv_completions", 1L).containsEntry("tx_send_reqs", 0L);

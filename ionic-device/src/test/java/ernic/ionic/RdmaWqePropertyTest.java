@@ -287,14 +287,9 @@ class RdmaWqePropertyTest {
                 posted[i].clear();
             }
             assertThat(poll()).isNull();
-            assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, RESET, 0, 0).status()).isZero();
-            sqProd[i] = rqProd[i] = 0;
-            msn[i] = 0;
+            reset(i);
         }
-        for (int i = 0; i < 2; i++) {
-            connect(i);
-        }
-        drainAdminEvents();
+        reconnect();
     }
 
     static void drainAdminEvents() {
@@ -560,10 +555,20 @@ class RdmaWqePropertyTest {
                 assertThat(f.statusLength()).as("only flushes while starting over").isEqualTo(STS_WQE_FLUSHED_ERR);
             }
             posted[i].clear();
-            assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, RESET, 0, 0).status()).isZero();
-            sqProd[i] = rqProd[i] = 0;
-            msn[i] = 0;
+            reset(i);
         }
+        reconnect();
+    }
+
+    /** QP {@code i} (out of ERROR) to RESET: its rings and its MSN from 0. */
+    static void reset(int i) throws IOException {
+        assertThat(rdma.modifyQp(QP[i], IB_QP_STATE, RESET, 0, 0).status()).isZero();
+        sqProd[i] = rqProd[i] = 0;
+        msn[i] = 0;
+    }
+
+    /** Both QPs from RESET connected to each other again (INIT, RTR, RTS), then the admin EQ drained. */
+    static void reconnect() throws IOException {
         for (int i = 0; i < 2; i++) {
             connect(i);
         }

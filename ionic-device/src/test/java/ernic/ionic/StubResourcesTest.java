@@ -2,9 +2,6 @@ package ernic.ionic;
 
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
-import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -16,22 +13,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** {@code --backend none}: the resource commands succeed as counted stubs; the bootstrap and STATS run as usual. */
-class StubResourcesTest {
-    IonicDevice dev;
-    ModelGuest guest;
-    RdmaRaw rdma;
-
+class StubResourcesTest extends RawVerbsTest {
     @BeforeEach
     void setUp() throws IOException {
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        dev.rdma().stubResources();
-        guest = new ModelGuest(dev, 16 << 20);
-        rdma = RdmaVerbs.open(guest.drv).raw(); // the bootstrap (EQs, admin CQ, AQ) is real: the AQ answers
-    }
-
-    @AfterEach
-    void tearDown() {
-        guest.close();
+        IonicDevice stubbed = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        stubbed.rdma().stubResources(); // before the guest starts
+        startGuest(stubbed, 16 << 20);
+        openRdma(); // the bootstrap (EQs, admin CQ, AQ) is real: the AQ answers
     }
 
     @Test

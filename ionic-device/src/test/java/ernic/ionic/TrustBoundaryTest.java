@@ -7,14 +7,12 @@ import ernic.model.rdma.RawCqe;
 import ernic.model.rdma.RawWqe;
 import ernic.model.rdma.RdmaRaw;
 import ernic.model.rdma.RdmaVerbs;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.function.Consumer;
 
 import static ernic.model.rdma.Fw.*;
 import static ernic.model.rdma.RdmaVerbs.*;
@@ -26,34 +24,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * has none. Every refusal gets the status the driver expects, a counter and one log line per cause
  * ({@code Refusals}).
  */
-class TrustBoundaryTest {
-    static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8;
+class TrustBoundaryTest extends RawVerbsTest {
     static final int MR = 1 << 8 | 0x11, HUGE = 2 << 8 | 0x22;
     static final long VA = 0x7f00_0000_0000L, HUGE_VA = 0x7f20_0000_0000L;
     static final long GIB = 1L << 30;
-    IonicDevice dev;
-    ModelGuest guest;
-    RdmaRaw rdma;
-    RawCqe.Ring cq;
-    final long[] sq = new long[8], rq = new long[8];
-    final int[] sqProd = new int[8], rqProd = new int[8];
-    final RawWqe wqe = new RawWqe();
     long buf;
 
     @BeforeEach
     void setUp() throws IOException {
-        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        guest = new ModelGuest(dev, 64 << 20);
-        rdma = RdmaVerbs.open(guest.drv).raw();
-        cq = guest.createCq(rdma, CQ, CQ_LOG2);
+        startGuest(64 << 20);
+        openRings();
         buf = guest.alloc(4096);
         assertThat(rdma.createMr(MR, VA, 4096, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE | ACCESS_REMOTE_READ, 1, buf,
                 12).status()).isZero();
-    }
-
-    @AfterEach
-    void tearDown() {
-        guest.close();
     }
 
     long refusals(String cause) {
@@ -141,9 +124,7 @@ class TrustBoundaryTest {
     // The SGE sum
 
     void rc(int id, int dest) throws IOException {
-        sq[id] = guest.alloc(64 * DEPTH);
-        rq[id] = guest.alloc(64 * DEPTH);
-        assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+        createQp(id, RC, 0);
         assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0, QP_REMOTE_WRITE | QP_REMOTE_READ)
                 .status()).isZero();
         assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, dest).status()).isZero();
@@ -158,12 +139,6 @@ class TrustBoundaryTest {
                 .status()).isZero();
         assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_DEST_QPN, RTR, 0, dest).status()).isZero();
         assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
-    }
-
-    void postSend(int qp, Consumer<RawWqe> fill) {
-        fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
-        sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringSq(0, qp, sqProd[qp]);
     }
 
     /** The status of the next completion: 0, or its error status. */
@@ -227,9 +202,7 @@ class TrustBoundaryTest {
 
     /** A UD QP; with {@code qkey} null, MODIFY_QP never gives it a Q_Key. */
     void ud(int id, int flags, Integer qkey) throws IOException {
-        sq[id] = guest.alloc(64 * DEPTH);
-        rq[id] = guest.alloc(64 * DEPTH);
-        assertThat(rdma.createQp(id, UD, flags, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+        createQp(id, UD, flags);
         int mask = IB_QP_STATE | (qkey == null ? 0 : IB_QP_QKEY);
         assertThat(rdma.modifyQp(id, mask, INIT, 0, qkey == null ? 0 : qkey).status()).isZero();
         assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
@@ -237,10 +210,7 @@ class TrustBoundaryTest {
     }
 
     void postRecv(int qp, long va) {
-        wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
-                .sge(WQE_PLD, 0, va, 256, MR);
-        rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-        rdma.ringRq(0, qp, rqProd[qp]);
+        postRecv(qp, w -> w.numSgeKey(1).sge(WQE_PLD, 0, va, 256, MR));
     }
 
     void datagram(int from, int to, int qkey) {

@@ -91,6 +91,14 @@ class AuthTest {
         return o.toByteArray();
     }
 
+    /** Sends {@code parts} to {@code node} on a new connection; returns what the node sent before it closed it. */
+    static byte[] sendUntilClosed(MeshNode node, byte[]... parts) throws IOException {
+        try (RawPeer p = new RawPeer(node.localPort())) {
+            p.send(parts);
+            return p.untilClosed();
+        }
+    }
+
     /** A peer on a plain socket that dials a node. */
     static final class RawPeer implements AutoCloseable {
         final Socket socket;
@@ -235,10 +243,7 @@ class AuthTest {
                         .isEqualTo(Wire.REGISTER_ACK);
                 await("registered", () -> m.topology().size() == 2);
             }
-            try (RawPeer replay = new RawPeer(m.localPort())) {
-                replay.send(recorded);
-                replay.untilClosed();
-            }
+            sendUntilClosed(m, recorded);
             await("the replay refused", () -> counter(m, "authWrongProof") == 1);
             assertThat(m.topology()).extracting(NodeInfo::id).containsExactly(0, 1);
             assertThat(counter(m, "authPassed")).isEqualTo(1);
@@ -277,39 +282,24 @@ class AuthTest {
     void garbageBeforeAuthenticatingIsRefusedAndNeverReachesTheMesh() throws Exception {
         try (Cluster c = new Cluster("127.0.0.1", patient(KEY))) {
             MeshNode m = c.startManager();
-            try (RawPeer p = new RawPeer(m.localPort())) {
-                p.send("GET / HTTP/1.1\r\nHost: mesh\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                p.untilClosed();
-            }
+            sendUntilClosed(m, "GET / HTTP/1.1\r\nHost: mesh\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             // 2,000 heartbeats: plain frames, but no opening one.
             byte[] beats = new byte[2000 * 5];
             for (int i = 0; i < 2000; i++) {
                 beats[i * 5 + 3] = 1;
                 beats[i * 5 + 4] = (byte) Wire.HEARTBEAT;
             }
-            try (RawPeer p = new RawPeer(m.localPort())) {
-                p.send(beats);
-                p.untilClosed();
-            }
+            sendUntilClosed(m, beats);
             // A CHALLENGE with the acceptor's role, and one with a flag set.
-            try (RawPeer p = new RawPeer(m.localPort())) {
-                p.send(challenge(2, randomNonce()));
-                p.untilClosed();
-            }
-            try (RawPeer p = new RawPeer(m.localPort())) {
-                byte[] bad = challenge(1, randomNonce());
-                bad[7] = 1;
-                p.send(bad);
-                p.untilClosed();
-            }
+            sendUntilClosed(m, challenge(2, randomNonce()));
+            byte[] bad = challenge(1, randomNonce());
+            bad[7] = 1;
+            sendUntilClosed(m, bad);
             await("four refusals", () -> counter(m, "authGarbage") == 4);
             // Another version of the authentication is a refused handshake, as another mesh version is.
-            try (RawPeer p = new RawPeer(m.localPort())) {
-                byte[] v2 = challenge(1, randomNonce());
-                v2[5] = 2;
-                p.send(v2);
-                p.untilClosed();
-            }
+            byte[] v2 = challenge(1, randomNonce());
+            v2[5] = 2;
+            sendUntilClosed(m, v2);
             await("the other version", () -> counter(m, "refusedHandshakes") == 1);
             assertThat(counter(m, "protocolErrors")).isZero();
             assertThat(counter(m, "heartbeatsReceived")).isZero();
@@ -352,10 +342,7 @@ class AuthTest {
         try (Cluster c = new Cluster("127.0.0.1", patient(KEY))) {
             MeshNode m = c.startManager();
             for (int i = 0; i < 3; i++) {
-                try (RawPeer p = new RawPeer(m.localPort())) {
-                    p.send("SSH-2.0-OpenSSH_9.9\r\n".getBytes(StandardCharsets.US_ASCII));
-                    p.untilClosed();
-                }
+                sendUntilClosed(m, "SSH-2.0-OpenSSH_9.9\r\n".getBytes(StandardCharsets.US_ASCII));
                 try (RawPeer p = new RawPeer(m.localPort())) {
                     byte[] n = randomNonce();
                     byte[] mn = p.challenge();

@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -27,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.LongFunction;
 import java.util.stream.Stream;
 
 /**
@@ -677,35 +679,8 @@ public final class BenchSuite {
                 .append("--p4-entries l2_fwd.entries` (frames to 02:00:00:ee:00:0b: a table hit, to the TAP). Every ")
                 .append("frame sent was counted at the sink (and in `p4.eth.tx_to_tap`), and one frame per size was ")
                 .append("compared byte for byte. Ratios: ÷ the engine off, from the medians; the per-round ratios ")
-                .append("(a round's wall-clock figure ÷ the same round's reference) give the spread. Aim: ≥ 0.5.\n\n")
-                .append("| frame | engine | frames/s | × engine off | rounds: × engine off | frames per device CPU s ")
-                .append("| × engine off |\n")
-                .append("|---:|---|---:|---:|---:|---:|---:|\n");
-        List<Map<String, Object>> je = new ArrayList<>();
-        for (int size : P4Bench.FRAME_SIZES) {
-            for (P4Bench.Compared c : P4Bench.compared(r.ethernet(), size)) {
-                P4Bench.Row row = c.row();
-                boolean isRef = c.isReference();
-                double[] perRound = c.perRound();
-                double ratio = c.ratio(), cpuRatio = c.cpuRatio();
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("engine", row.what());
-                m.put("frameBytes", size);
-                m.put("framesPerSecondMedian", row.median());
-                m.put("framesPerSecondRounds", row.perRound());
-                m.put("ratioToEngineOff", ratio);
-                m.put("ratioToEngineOffRounds", perRound);
-                m.put("framesPerDeviceCpuSecondMedian", row.cpuMedian());
-                m.put("framesPerDeviceCpuSecondRounds", row.perCpuRound());
-                m.put("deviceCpuRatioToEngineOff", cpuRatio);
-                je.add(m);
-                md.append(String.format(Locale.ROOT, "| %d B | %s | %,.0f | %s | %s | %,.0f | %s |%n", size,
-                        isRef ? row.what() + " (reference)" : row.what(), row.median(),
-                        isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound), row.cpuMedian(),
-                        isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
-            }
-        }
-        j.put("ethernet", je);
+                .append("(a round's wall-clock figure ÷ the same round's reference) give the spread. Aim: ≥ 0.5.\n\n");
+        j.put("ethernet", compared(ETHERNET_TABLE, r.ethernet(), Arrays.stream(P4Bench.FRAME_SIZES).asLongStream().toArray()));
         md.append("\n**The engine alone.** The same hooks without the device around them: the bench thread hands ")
                 .append("the same frame to the Ethernet hook of each program again and again (as the device's TX path ")
                 .append("does; the frame checked once to leave unchanged, to the TAP) and counts frames per second of ")
@@ -736,36 +711,68 @@ public final class BenchSuite {
                 .append("(saturating); a WRITE of fp32 values into the MR at 0x6d0000000000, which it turns into a ")
                 .append("conversion to E4M3 (a quarter of the bytes land). Bandwidth in payload bytes (what the WRITE ")
                 .append("carries) per second. Both externs were checked once against values worked by hand from the ")
-                .append("OCP FP8 spec before measuring. Ratios: ÷ the plain WRITE without the engine.\n\n")
-                .append("| size | operation | GB/s | × plain WRITE | rounds: × plain WRITE | GB per device CPU s ")
-                .append("| × plain WRITE |\n")
+                .append("OCP FP8 spec before measuring. Ratios: ÷ the plain WRITE without the engine.\n\n");
+        j.put("rdma", compared(RDMA_TABLE, r.rdma(), P4Bench.RDMA_SIZES));
+        md.append("\n");
+    }
+
+    /**
+     * One table of {@link P4Bench.Compared} rows: its columns (size, configuration, the wall-clock rate, the rate per
+     * second of device CPU, and the reference the ratios divide by), how a size and a rate read in it, and the JSON
+     * keys of its rows: the configuration and the size, the stems of the rate keys ({@code <rate>Median},
+     * {@code <rate>Rounds}) and the reference in the ratio keys ({@code ratioTo<reference>}).
+     */
+    private record ComparedTable(String sizeColumn, String whatColumn, String rateColumn, String cpuRateColumn,
+            String referenceColumn, LongFunction<String> sizeLabel, double rateScale, String rateFormat,
+            String whatKey, String sizeKey, String rateKey, String cpuRateKey, String referenceKey) {
+    }
+
+    /** Ethernet frames: frames per second beside the engine off. */
+    private static final ComparedTable ETHERNET_TABLE = new ComparedTable("frame", "engine", "frames/s",
+            "frames per device CPU s", "engine off", size -> size + " B", 1, "%,.0f",
+            "engine", "frameBytes", "framesPerSecond", "framesPerDeviceCpuSecond", "EngineOff");
+
+    /** RDMA WRITE: payload bytes per second (GB in the table) beside the plain WRITE without the engine. */
+    private static final ComparedTable RDMA_TABLE = new ComparedTable("size", "operation", "GB/s",
+            "GB per device CPU s", "plain WRITE", BenchSuite::human, 1e9, "%.3f",
+            "op", "size", "bytesPerSecond", "bytesPerDeviceCpuSecond", "PlainWrite");
+
+    /**
+     * The table {@code t} of {@code rows} into {@link #md}: per size, each row beside that size's reference. Returns
+     * its rows for the JSON report.
+     */
+    private List<Map<String, Object>> compared(ComparedTable t, List<P4Bench.Row> rows, long[] sizes) {
+        String ref = t.referenceColumn();
+        md.append("| ").append(t.sizeColumn()).append(" | ").append(t.whatColumn()).append(" | ").append(t.rateColumn())
+                .append(" | × ").append(ref).append(" | rounds: × ").append(ref)
+                .append(" | ").append(t.cpuRateColumn()).append(" | × ").append(ref).append(" |\n")
                 .append("|---:|---|---:|---:|---:|---:|---:|\n");
-        List<Map<String, Object>> jr = new ArrayList<>();
-        for (long size : P4Bench.RDMA_SIZES) {
-            for (P4Bench.Compared c : P4Bench.compared(r.rdma(), size)) {
+        String rowFormat = "| %s | %s | " + t.rateFormat() + " | %s | %s | " + t.rateFormat() + " | %s |%n";
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (long size : sizes) {
+            for (P4Bench.Compared c : P4Bench.compared(rows, size)) {
                 P4Bench.Row row = c.row();
                 boolean isRef = c.isReference();
                 double[] perRound = c.perRound();
                 double ratio = c.ratio(), cpuRatio = c.cpuRatio();
                 Map<String, Object> m = new LinkedHashMap<>();
-                m.put("op", row.what());
-                m.put("size", size);
-                m.put("bytesPerSecondMedian", row.median());
-                m.put("bytesPerSecondRounds", row.perRound());
-                m.put("ratioToPlainWrite", ratio);
-                m.put("ratioToPlainWriteRounds", perRound);
-                m.put("bytesPerDeviceCpuSecondMedian", row.cpuMedian());
-                m.put("bytesPerDeviceCpuSecondRounds", row.perCpuRound());
-                m.put("deviceCpuRatioToPlainWrite", cpuRatio);
-                jr.add(m);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %.3f | %s | %s | %.3f | %s |%n", human(size),
-                        isRef ? row.what() + " (reference)" : row.what(), row.median() / 1e9,
+                m.put(t.whatKey(), row.what());
+                m.put(t.sizeKey(), size);
+                m.put(t.rateKey() + "Median", row.median());
+                m.put(t.rateKey() + "Rounds", row.perRound());
+                m.put("ratioTo" + t.referenceKey(), ratio);
+                m.put("ratioTo" + t.referenceKey() + "Rounds", perRound);
+                m.put(t.cpuRateKey() + "Median", row.cpuMedian());
+                m.put(t.cpuRateKey() + "Rounds", row.perCpuRound());
+                m.put("deviceCpuRatioTo" + t.referenceKey(), cpuRatio);
+                out.add(m);
+                md.append(String.format(Locale.ROOT, rowFormat, t.sizeLabel().apply(size),
+                        isRef ? row.what() + " (reference)" : row.what(), row.median() / t.rateScale(),
                         isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound),
-                        row.cpuMedian() / 1e9, isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
+                        row.cpuMedian() / t.rateScale(), isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
             }
         }
-        j.put("rdma", jr);
-        md.append("\n");
+        return out;
     }
 
     /** The median of some figures. */
