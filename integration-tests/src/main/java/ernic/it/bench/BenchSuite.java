@@ -28,7 +28,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.LongFunction;
 import java.util.stream.Stream;
 
 /**
@@ -680,7 +679,8 @@ public final class BenchSuite {
                 .append("frame sent was counted at the sink (and in `p4.eth.tx_to_tap`), and one frame per size was ")
                 .append("compared byte for byte. Ratios: ÷ the engine off, from the medians; the per-round ratios ")
                 .append("(a round's wall-clock figure ÷ the same round's reference) give the spread. Aim: ≥ 0.5.\n\n");
-        j.put("ethernet", compared(ETHERNET_TABLE, r.ethernet(), Arrays.stream(P4Bench.FRAME_SIZES).asLongStream().toArray()));
+        long[] frameSizes = Arrays.stream(P4Bench.FRAME_SIZES).asLongStream().toArray();
+        j.put("ethernet", ComparedTable.ETHERNET.write(md, r.ethernet(), frameSizes));
         md.append("\n**The engine alone.** The same hooks without the device around them: the bench thread hands ")
                 .append("the same frame to the Ethernet hook of each program again and again (as the device's TX path ")
                 .append("does; the frame checked once to leave unchanged, to the TAP) and counts frames per second of ")
@@ -712,67 +712,8 @@ public final class BenchSuite {
                 .append("conversion to E4M3 (a quarter of the bytes land). Bandwidth in payload bytes (what the WRITE ")
                 .append("carries) per second. Both externs were checked once against values worked by hand from the ")
                 .append("OCP FP8 spec before measuring. Ratios: ÷ the plain WRITE without the engine.\n\n");
-        j.put("rdma", compared(RDMA_TABLE, r.rdma(), P4Bench.RDMA_SIZES));
+        j.put("rdma", ComparedTable.RDMA.write(md, r.rdma(), P4Bench.RDMA_SIZES));
         md.append("\n");
-    }
-
-    /**
-     * One table of {@link P4Bench.Compared} rows: its columns (size, configuration, the wall-clock rate, the rate per
-     * second of device CPU, and the reference the ratios divide by), how a size and a rate read in it, and the JSON
-     * keys of its rows: the configuration and the size, the stems of the rate keys ({@code <rate>Median},
-     * {@code <rate>Rounds}) and the reference in the ratio keys ({@code ratioTo<reference>}).
-     */
-    private record ComparedTable(String sizeColumn, String whatColumn, String rateColumn, String cpuRateColumn,
-            String referenceColumn, LongFunction<String> sizeLabel, double rateScale, String rateFormat,
-            String whatKey, String sizeKey, String rateKey, String cpuRateKey, String referenceKey) {
-    }
-
-    /** Ethernet frames: frames per second beside the engine off. */
-    private static final ComparedTable ETHERNET_TABLE = new ComparedTable("frame", "engine", "frames/s",
-            "frames per device CPU s", "engine off", size -> size + " B", 1, "%,.0f",
-            "engine", "frameBytes", "framesPerSecond", "framesPerDeviceCpuSecond", "EngineOff");
-
-    /** RDMA WRITE: payload bytes per second (GB in the table) beside the plain WRITE without the engine. */
-    private static final ComparedTable RDMA_TABLE = new ComparedTable("size", "operation", "GB/s",
-            "GB per device CPU s", "plain WRITE", BenchSuite::human, 1e9, "%.3f",
-            "op", "size", "bytesPerSecond", "bytesPerDeviceCpuSecond", "PlainWrite");
-
-    /**
-     * The table {@code t} of {@code rows} into {@link #md}: per size, each row beside that size's reference. Returns
-     * its rows for the JSON report.
-     */
-    private List<Map<String, Object>> compared(ComparedTable t, List<P4Bench.Row> rows, long[] sizes) {
-        String ref = t.referenceColumn();
-        md.append("| ").append(t.sizeColumn()).append(" | ").append(t.whatColumn()).append(" | ").append(t.rateColumn())
-                .append(" | × ").append(ref).append(" | rounds: × ").append(ref)
-                .append(" | ").append(t.cpuRateColumn()).append(" | × ").append(ref).append(" |\n")
-                .append("|---:|---|---:|---:|---:|---:|---:|\n");
-        String rowFormat = "| %s | %s | " + t.rateFormat() + " | %s | %s | " + t.rateFormat() + " | %s |%n";
-        List<Map<String, Object>> out = new ArrayList<>();
-        for (long size : sizes) {
-            for (P4Bench.Compared c : P4Bench.compared(rows, size)) {
-                P4Bench.Row row = c.row();
-                boolean isRef = c.isReference();
-                double[] perRound = c.perRound();
-                double ratio = c.ratio(), cpuRatio = c.cpuRatio();
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put(t.whatKey(), row.what());
-                m.put(t.sizeKey(), size);
-                m.put(t.rateKey() + "Median", row.median());
-                m.put(t.rateKey() + "Rounds", row.perRound());
-                m.put("ratioTo" + t.referenceKey(), ratio);
-                m.put("ratioTo" + t.referenceKey() + "Rounds", perRound);
-                m.put(t.cpuRateKey() + "Median", row.cpuMedian());
-                m.put(t.cpuRateKey() + "Rounds", row.perCpuRound());
-                m.put("deviceCpuRatioTo" + t.referenceKey(), cpuRatio);
-                out.add(m);
-                md.append(String.format(Locale.ROOT, rowFormat, t.sizeLabel().apply(size),
-                        isRef ? row.what() + " (reference)" : row.what(), row.median() / t.rateScale(),
-                        isRef ? "1" : "**" + ratio(ratio) + "**", isRef ? "" : lowHigh(perRound),
-                        row.cpuMedian() / t.rateScale(), isRef ? "1" : "**" + ratio(cpuRatio) + "**"));
-            }
-        }
-        return out;
     }
 
     /** The median of some figures. */
