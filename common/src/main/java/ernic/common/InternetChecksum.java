@@ -1,6 +1,10 @@
 package ernic.common;
 
+import java.lang.foreign.ValueLayout;
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.BE;
+import static ernic.common.Endian.LE;
 
 /**
  * The Internet checksum (RFC 1071): the ones' complement of the ones' complement sum of 16-bit big-endian words,
@@ -27,10 +31,10 @@ public final class InternetChecksum {
         long s = seed & 0xffffffffL;
         long i = off, end = off + len;
         for (; i + 1 < end; i += 2) {
-            s += Be.u16(m, i);
+            s += BE.u16(m, i);
         }
         if (i < end) {
-            s += (m.get(Le.U8, i) & 0xff) << 8;
+            s += (m.get(ValueLayout.JAVA_BYTE, i) & 0xff) << 8;
         }
         return fold(s);
     }

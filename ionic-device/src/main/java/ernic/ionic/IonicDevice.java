@@ -1,5 +1,6 @@
 package ernic.ionic;
 
+import ernic.common.Endian;
 import ernic.counters.Counter;
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
@@ -10,7 +11,6 @@ import ernic.ionic.eth.EthLif;
 import ernic.ionic.eth.EthStats;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.layout.Comp;
-import ernic.common.Le;
 import ernic.ionic.layout.Mac;
 import ernic.ionic.p4hook.P4Hooks;
 import ernic.ionic.profile.Profile;
@@ -19,6 +19,7 @@ import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.InterruptController;
 import ernic.vfiouser.pci.PciConfigSpace;
 import ernic.vfiouser.server.DeviceContext;
+import ernic.vfiouser.server.PciFunction;
 import ernic.vfiouser.server.Refusals;
 import ernic.vfiouser.server.Region;
 import ernic.vfiouser.server.RegionHandler;
@@ -35,6 +36,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+
+import static ernic.common.Endian.LE;
 
 /**
  * The emulated AMD Pensando ionic PF (1dd8:1002) as the stock Linux {@code ionic} driver sees it.
@@ -77,7 +80,7 @@ public final class IonicDevice implements VfioUserDevice {
     private final EthLif lif;
     private final DeviceCommands commands;
     private final RdmaLif rdma;
-    private final List<Region> regions;
+    private final PciFunction pci;
 
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment regs = arena.allocate(Bar0.WINDOW, 8);
@@ -123,7 +126,7 @@ public final class IonicDevice implements VfioUserDevice {
         commands.rdmaHandler(rdma);
         // The guest's source addresses, as it transmits them, are GIDs the mesh may learn (docs/mesh.md).
         lif.sourceWatcher(rdma::sourceSeen);
-        this.regions = List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler()));
+        this.pci = new PciFunction(config, List.of(Region.of(0, Bar0.SIZE, new Bar0Handler()), Region.of(2, BAR2_SIZE, new Bar2Handler())));
         registerCounters(registry);
         reset();
     }
@@ -133,13 +136,8 @@ public final class IonicDevice implements VfioUserDevice {
     }
 
     @Override
-    public PciConfigSpace configSpace() {
-        return config;
-    }
-
-    @Override
-    public List<Region> regions() {
-        return regions;
+    public PciFunction pci() {
+        return pci;
     }
 
     @Override
@@ -170,14 +168,14 @@ public final class IonicDevice implements VfioUserDevice {
     public void reset() {
         config.reset();
         regs.fill((byte) 0);
-        Le.put32(regs, Bar0.SIGNATURE, Bar0.DEV_INFO_SIGNATURE);
-        Le.put8(regs, Bar0.VERSION, Bar0.DEV_INFO_VERSION);
-        Le.put8(regs, Bar0.ASIC_TYPE, ASIC_TYPE);
-        Le.put8(regs, Bar0.ASIC_REV, ASIC_REV);
-        Le.put8(regs, Bar0.FW_STATUS, FW_STATUS);
-        Le.put32(regs, Bar0.FW_HEARTBEAT, 0);
-        Le.putString(regs, Bar0.FW_VERSION, Bar0.STRING_SIZE, profile.firmwareVersion());
-        Le.putString(regs, Bar0.SERIAL_NUM, Bar0.STRING_SIZE, serial);
+        LE.put32(regs, Bar0.SIGNATURE, Bar0.DEV_INFO_SIGNATURE);
+        LE.put8(regs, Bar0.VERSION, Bar0.DEV_INFO_VERSION);
+        LE.put8(regs, Bar0.ASIC_TYPE, ASIC_TYPE);
+        LE.put8(regs, Bar0.ASIC_REV, ASIC_REV);
+        LE.put8(regs, Bar0.FW_STATUS, FW_STATUS);
+        LE.put32(regs, Bar0.FW_HEARTBEAT, 0);
+        Endian.putString(regs, Bar0.FW_VERSION, Bar0.STRING_SIZE, profile.firmwareVersion());
+        Endian.putString(regs, Bar0.SERIAL_NUM, Bar0.STRING_SIZE, serial);
         java.util.Arrays.fill(doorbellLowValid, false);
         intr.reset();
         lif.powerOn();
@@ -223,7 +221,7 @@ public final class IonicDevice implements VfioUserDevice {
 
     /** Advances fw_heartbeat (every second while attached). */
     public void heartbeatTick() {
-        Le.put32(regs, Bar0.FW_HEARTBEAT, Le.u32(regs, Bar0.FW_HEARTBEAT) + 1);
+        LE.put32(regs, Bar0.FW_HEARTBEAT, LE.u32(regs, Bar0.FW_HEARTBEAT) + 1);
     }
 
     /** Rewrites the LIF and port statistics blocks (on the profile's interval while attached). */
@@ -392,7 +390,7 @@ public final class IonicDevice implements VfioUserDevice {
         }
         devcmdStatus.wrap(devcmdComp, 0).status(status);
         devcmds.inc(Devcmd.EXECUTED);
-        Le.put32(regs, Bar0.DEVCMD_DONE, Bar0.DEV_CMD_DONE);
+        LE.put32(regs, Bar0.DEVCMD_DONE, Bar0.DEV_CMD_DONE);
     }
 
     private int intrStatusBytes() {
@@ -410,7 +408,7 @@ public final class IonicDevice implements VfioUserDevice {
                 int field = rel % Bar0.INTR_CTRL_SIZE & ~3;
                 return intr.read(rel / Bar0.INTR_CTRL_SIZE, field) >>> 8 * (rel & 3) & 0xff;
             }
-            return Le.u8(regs, a);
+            return LE.u8(regs, a);
         }
         if (at >= Bar0.MSIX_PBA && at < Bar0.MSIX_PBA + intrStatusBytes()) {
             return pendingByte((int) (at - Bar0.MSIX_PBA), true);
@@ -444,14 +442,14 @@ public final class IonicDevice implements VfioUserDevice {
         // Stored bytes land first; actions run after, in address order.
         for (long at = offset; at < end; at++) {
             if (storedByte(at)) {
-                Le.put8(regs, at, Le.u8(src, at - offset));
+                LE.put8(regs, at, LE.u8(src, at - offset));
             } else if (!(at >= Bar0.DEVCMD_DOORBELL && at < Bar0.DEVCMD_DONE) && !intrField(at)) {
                 ignored = true;
             }
         }
         if (offset < Bar0.DEVCMD_DONE && end > Bar0.DEVCMD_DOORBELL) {
-            int v = merge(Le.u32(regs, Bar0.DEVCMD_DOORBELL), Bar0.DEVCMD_DOORBELL, offset, src);
-            Le.put32(regs, Bar0.DEVCMD_DOORBELL, v);
+            int v = merge(LE.u32(regs, Bar0.DEVCMD_DOORBELL), Bar0.DEVCMD_DOORBELL, offset, src);
+            LE.put32(regs, Bar0.DEVCMD_DOORBELL, v);
             if (v == 1) {
                 runDevcmd();
             }
@@ -487,7 +485,7 @@ public final class IonicDevice implements VfioUserDevice {
         long end = offset + src.byteSize();
         for (long at = Math.max(reg, offset); at < Math.min(reg + 4, end); at++) {
             int shift = (int) (at - reg) * 8;
-            v = v & ~(0xff << shift) | Le.u8(src, at - offset) << shift;
+            v = v & ~(0xff << shift) | LE.u8(src, at - offset) << shift;
         }
         return v;
     }
@@ -501,7 +499,7 @@ public final class IonicDevice implements VfioUserDevice {
                 return;
             }
             for (long i = 0; i < n; i++) {
-                Le.put8(dst, i, readByte(offset + i));
+                LE.put8(dst, i, readByte(offset + i));
             }
         }
 
@@ -546,13 +544,13 @@ public final class IonicDevice implements VfioUserDevice {
             int slot = (int) (offset % DOORBELL_PAGE) >>> 3;
             if (size == 8 && (offset & 7) == 0) {
                 doorbellLowValid[slot] = false;
-                doorbell(offset, Le.u64(src, 0));
+                doorbell(offset, LE.u64(src, 0));
             } else if (size == 4 && (offset & 7) == 0) {
-                doorbellLow[slot] = Integer.toUnsignedLong(Le.u32(src, 0));
+                doorbellLow[slot] = Integer.toUnsignedLong(LE.u32(src, 0));
                 doorbellLowValid[slot] = true;
             } else if (size == 4 && (offset & 7) == 4 && doorbellLowValid[slot]) {
                 doorbellLowValid[slot] = false;
-                doorbell(offset - 4, doorbellLow[slot] | (long) Le.u32(src, 0) << 32);
+                doorbell(offset - 4, doorbellLow[slot] | (long) LE.u32(src, 0) << 32);
             } else {
                 refusals.refuse("ionic-db-width", "doorbell write of " + size + " bytes at 0x" + Long.toHexString(offset));
             }

@@ -1,6 +1,5 @@
 package ernic.ionic;
 
-import ernic.common.Le;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.ionic.regs.Bar0;
@@ -26,6 +25,7 @@ import java.util.Set;
 
 import static ernic.model.IonicDriverModel.*;
 import static org.assertj.core.api.Assertions.assertThat;
+import static ernic.common.Endian.LE;
 
 /**
  * The probe sequence of ionic.ko (bring-up doc section 3) by the driver model, checking every reply field the
@@ -68,10 +68,10 @@ class BringUpTest {
         });
         MemorySegment pba = MemorySegment.ofArray(new byte[4]);
         d.regions().get(0).handler().read(Bar0.MSIX_PBA, pba);
-        assertThat(Le.u32(pba, 0)).isEqualTo(1 << 3 | 1 << 9);
+        assertThat(LE.u32(pba, 0)).isEqualTo(1 << 3 | 1 << 9);
         d.detach();
         d.regions().get(0).handler().read(Bar0.MSIX_PBA, pba);
-        assertThat(Le.u32(pba, 0)).isZero();
+        assertThat(LE.u32(pba, 0)).isZero();
     }
 
     @Test
@@ -209,15 +209,15 @@ class BringUpTest {
         // PORT_INIT wrote port_info: link up, speed, copper QSFP 100G CR4, extra_stats untouched.
         MemorySegment pi = guest.at(b.portInfo(), 4096);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, 264)).as("status.status: UP").isEqualTo((byte) 1);
-        assertThat(pi.get(Le.U32, 260)).as("status.speed").isEqualTo(100000);
+        assertThat(LE.u32(pi, 260)).as("status.speed").isEqualTo(100000);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, 316)).as("xcvr.state: SPROM read").isEqualTo((byte) 3);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, 317)).as("xcvr.phy: copper").isEqualTo((byte) 1);
-        assertThat(pi.get(Le.U16, 318)).as("xcvr.pid: QSFP 100G CR4").isEqualTo((short) 1);
+        assertThat(pi.get(LE.u16(), 318)).as("xcvr.pid: QSFP 100G CR4").isEqualTo((short) 1);
         assertThat(pi.get(ValueLayout.JAVA_BYTE, PORT_INFO_EXTRA_STATS)).as("extra_stats").isEqualTo((byte) 0xff);
         // LIF_INIT wrote lif_info status and returned hw_index 0.
         MemorySegment li = guest.at(b.lifInfo(), 4096);
-        assertThat(li.get(Le.U16, 266)).as("link_status UP").isEqualTo((short) 1);
-        assertThat(li.get(Le.U32, 268)).as("link_speed").isEqualTo(100000);
+        assertThat(li.get(LE.u16(), 266)).as("link_status UP").isEqualTo((short) 1);
+        assertThat(LE.u32(li, 268)).as("link_speed").isEqualTo(100000);
         assertThat(b.lifHwIndex()).isZero();
         assertThat(b.adminqHwType()).isZero();
         assertThat(b.adminqHwIndex()).isZero();

@@ -1,6 +1,5 @@
 package ernic.ionic;
 
-import ernic.common.Le;
 import ernic.ionic.eth.EthStats;
 import ernic.attach.FrameClaimer;
 import ernic.ionic.fault.FaultKind;
@@ -27,6 +26,7 @@ import java.util.Set;
 
 import static ernic.model.IonicDriverModel.*;
 import static org.assertj.core.api.Assertions.assertThat;
+import static ernic.common.Endian.LE;
 
 /** TX and RX queues, interrupts, the notify queue, statistics and faults, driven by the driver model like ionic.ko. */
 class DataPathTest {
@@ -347,22 +347,22 @@ class DataPathTest {
     void linkChangeUpdatesLifInfoThenPostsEvent() throws IOException {
         start("compat");
         MemorySegment li = guest.at(up.lifInfo(), 4096);
-        assertThat(li.get(Le.U16, 266)).as("link_status UP").isEqualTo((short) 1);
+        assertThat(li.get(LE.u16(), 266)).as("link_status UP").isEqualTo((short) 1);
         drv.intrUnmask(0); // delivers what the bring-up latched (and masks again)
         drv.intrUnmask(0);
         long before = guest.count(0);
         dev.setLink(false);
-        assertThat(li.get(Le.U16, 266)).as("link_status DOWN").isEqualTo((short) 2);
+        assertThat(li.get(LE.u16(), 266)).as("link_status DOWN").isEqualTo((short) 2);
         MemorySegment ev = guest.at(station.notifyRing() + NOTIFY_EVENTS, EVENT_SIZE);
-        assertThat(ev.get(Le.U64, 0)).as("eid").isEqualTo(1);
-        assertThat(ev.get(Le.U16, 8)).as("ecode").isEqualTo((short) ECODE_LINK_CHANGE);
+        assertThat(LE.u64(ev, 0)).as("eid").isEqualTo(1);
+        assertThat(ev.get(LE.u16(), 8)).as("ecode").isEqualTo((short) ECODE_LINK_CHANGE);
         assertThat(guest.count(0)).isEqualTo(before + 1);
         drv.intrUnmask(0);
         dev.setLink(true);
-        assertThat(li.get(Le.U16, 266)).isEqualTo((short) 1);
-        assertThat(li.get(Le.U32, 268)).isEqualTo(100000);
-        assertThat(guest.at(station.notifyRing() + NOTIFY_EVENTS + EVENT_SIZE, EVENT_SIZE).get(Le.U64, 0)).isEqualTo(2);
-        assertThat(guest.at(up.portInfo(), 4096).get(Le.U16, 265)).as("link_down_count").isEqualTo((short) 1);
+        assertThat(li.get(LE.u16(), 266)).isEqualTo((short) 1);
+        assertThat(LE.u32(li, 268)).isEqualTo(100000);
+        assertThat(LE.u64(guest.at(station.notifyRing() + NOTIFY_EVENTS + EVENT_SIZE, EVENT_SIZE), 0)).isEqualTo(2);
+        assertThat(guest.at(up.portInfo(), 4096).get(LE.u16(), 265)).as("link_down_count").isEqualTo((short) 1);
     }
 
     @Test
@@ -378,15 +378,15 @@ class DataPathTest {
         dev.receive(seg(bcast));
         dev.statisticsTick();
         MemorySegment l = guest.at(up.lifInfo() + LIF_STATS, 1024);
-        assertThat(l.get(Le.U64, TX_UCAST_PACKETS)).isEqualTo(5);
-        assertThat(l.get(Le.U64, TX_UCAST_BYTES)).isEqualTo(5L * udpFrame(0, 100).length);
-        assertThat(l.get(Le.U64, RX_UCAST_PACKETS)).isEqualTo(1);
-        assertThat(l.get(Le.U64, RX_UCAST_BYTES)).isEqualTo(udpFrame(1, 60).length);
-        assertThat(l.get(Le.U64, RX_BCAST_PACKETS)).isEqualTo(1);
+        assertThat(LE.u64(l, TX_UCAST_PACKETS)).isEqualTo(5);
+        assertThat(LE.u64(l, TX_UCAST_BYTES)).isEqualTo(5L * udpFrame(0, 100).length);
+        assertThat(LE.u64(l, RX_UCAST_PACKETS)).isEqualTo(1);
+        assertThat(LE.u64(l, RX_UCAST_BYTES)).isEqualTo(udpFrame(1, 60).length);
+        assertThat(LE.u64(l, RX_BCAST_PACKETS)).isEqualTo(1);
         MemorySegment p = guest.at(up.portInfo() + PORT_STATS, 1024);
-        assertThat(p.get(Le.U64, FRAMES_TX_OK)).isEqualTo(5);
-        assertThat(p.get(Le.U64, FRAMES_RX_OK)).isEqualTo(2);
-        assertThat(p.get(Le.U64, FRAMES_RX_BROADCAST)).isEqualTo(1);
+        assertThat(LE.u64(p, FRAMES_TX_OK)).isEqualTo(5);
+        assertThat(LE.u64(p, FRAMES_RX_OK)).isEqualTo(2);
+        assertThat(LE.u64(p, FRAMES_RX_BROADCAST)).isEqualTo(1);
         // RESET zeroes every counter.
         assertThat(drv.devcmd(command(RESET)).status()).isZero();
         assertThat(dev.lif().stats().get(EthStats.Lif.TX_UCAST_PACKETS)).isZero();

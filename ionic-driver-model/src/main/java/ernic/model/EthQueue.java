@@ -1,10 +1,10 @@
 package ernic.model;
 
-import ernic.common.Le;
-
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+
+import static ernic.common.Endian.LE;
 
 /**
  * One Ethernet TX or RX queue as ionic.ko drives it (ionic_txrx.c, ionic_lif.c): a descriptor ring, a completion
@@ -24,7 +24,6 @@ public final class EthQueue {
     public static final int SG_ADDR = 0, SG_LEN = 8;
     /** The TX SG descriptor of TXQ version 1 (16 elements) and the RX one (8 elements). */
     public static final int TX_SG_DESC_SIZE = 256, RX_SG_DESC_SIZE = 128;
-
 
     private final IonicDriverModel drv;
     public final int type, index, depthLog2, intr;
@@ -107,8 +106,8 @@ public final class EthQueue {
         d.fill((byte) 0);
         long cmd = (long) (opcode & 0xf) << 4 | flags & 0xf | (long) (nsge & 0xf) << 8
                 | (addr & ((1L << 52) - 1)) << 12;
-        d.set(Le.U64, TX_CMD, cmd);
-        d.set(Le.U16, TX_LEN, (short) len);
+        LE.put64(d, TX_CMD, cmd);
+        d.set(LE.u16(), TX_LEN, (short) len);
     }
 
     /** Writes an RX descriptor at {@code slot}. */
@@ -116,16 +115,16 @@ public final class EthQueue {
         MemorySegment d = desc(slot);
         d.fill((byte) 0);
         d.set(ValueLayout.JAVA_BYTE, RX_OPCODE, (byte) opcode);
-        d.set(Le.U16, RX_LEN, (short) len);
-        d.set(Le.U64, RX_ADDR, addr);
+        d.set(LE.u16(), RX_LEN, (short) len);
+        LE.put64(d, RX_ADDR, addr);
     }
 
     /** Writes SG element {@code k} of descriptor {@code slot}. */
     public void writeSg(int slot, int k, long addr, int len) {
         MemorySegment e = sg(slot, k);
         e.fill((byte) 0);
-        e.set(Le.U64, SG_ADDR, addr);
-        e.set(Le.U16, SG_LEN, (short) len);
+        LE.put64(e, SG_ADDR, addr);
+        e.set(LE.u16(), SG_LEN, (short) len);
     }
 
     /** Moves the head on by {@code n} slots (after writing their descriptors), without ringing. */

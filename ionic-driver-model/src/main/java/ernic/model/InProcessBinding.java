@@ -1,6 +1,5 @@
 package ernic.model;
 
-import ernic.common.Le;
 import ernic.vfiouser.client.GuestRam;
 
 import java.io.IOException;
@@ -8,6 +7,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLongArray;
+
+import static ernic.common.Endian.LE;
 
 /**
  * The model on a device in the same JVM: region accesses go straight to the device's handlers, given here as
@@ -31,7 +32,6 @@ public final class InProcessBinding implements DeviceBinding {
     public interface RamHandOff {
         void map(long iova, long size, int fd, MemorySegment memory);
     }
-
 
     private final GuestRam ram;
     private final RegionAccess read, write;
@@ -133,9 +133,9 @@ public final class InProcessBinding implements DeviceBinding {
     @Override
     public long readLong(int region, long offset, int width) {
         MemorySegment w = word(width);
-        word.set(Le.U64, 0, 0L);
+        LE.put64(word, 0, 0L);
         read.access(region, offset, w);
-        return word.get(Le.U64, 0);
+        return LE.u64(word, 0);
     }
 
     @Override
@@ -151,7 +151,7 @@ public final class InProcessBinding implements DeviceBinding {
     @Override
     public void writePosted(int region, long offset, int width, long value) {
         MemorySegment w = word(width);
-        word.set(Le.U64, 0, value);
+        LE.put64(word, 0, value);
         write.access(region, offset, w);
     }
 

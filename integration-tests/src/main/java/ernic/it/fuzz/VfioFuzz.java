@@ -16,8 +16,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
-import static ernic.common.Le.U16;
-import static ernic.common.Le.U32;
+import static ernic.common.Endian.LE;
 
 /**
  * The vfio target: a real {@link ErnicServer} with the ionic device on a UNIX socket, and a hostile client of our
@@ -192,16 +191,16 @@ final class VfioFuzz extends ServerTarget {
     private void parse() throws FuzzFailure {
         int at = 0;
         while (inLength - at >= Header.SIZE) {
-            int size = in.get(U32, at + Header.OFF_SIZE);
+            int size = LE.u32(in, at + Header.OFF_SIZE);
             if (size < Header.SIZE || size > (2 << 20)) {
                 throw new FuzzFailure("the server sent a message of size " + Integer.toUnsignedString(size));
             }
             if (inLength - at < size) {
                 break;
             }
-            int id = in.get(U16, at) & 0xffff;
-            int cmd = in.get(U16, at + Header.OFF_COMMAND) & 0xffff;
-            int flags = in.get(U32, at + Header.OFF_FLAGS);
+            int id = in.get(LE.u16(), at) & 0xffff;
+            int cmd = in.get(LE.u16(), at + Header.OFF_COMMAND) & 0xffff;
+            int flags = LE.u32(in, at + Header.OFF_FLAGS);
             if ((flags & Header.TYPE_MASK) == Header.TYPE_REPLY) {
                 replies++;
                 boolean error = (flags & Header.FLAG_ERROR) != 0;

@@ -1,10 +1,11 @@
 package ernic.ionic.eth;
 
-import ernic.common.Be;
 import ernic.ionic.layout.Ring.RxComp;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+
+import static ernic.common.Endian.BE;
 
 /**
  * The fixed flow hash that steers received frames: IPv4/IPv6 addresses, protocol and, for TCP and
@@ -23,10 +24,10 @@ public final class FlowHash {
             return -1;
         }
         int off = ETHERTYPE;
-        int type = f.get(Be.U16, off) & 0xffff;
+        int type = f.get(BE.u16(), off) & 0xffff;
         while ((type == VLAN_TPID || type == QINQ_TPID) && off + 6 <= len) {
             off += 4;
-            type = f.get(Be.U16, off) & 0xffff;
+            type = f.get(BE.u16(), off) & 0xffff;
         }
         return (off + 2) << 16 | type;
     }
@@ -42,29 +43,29 @@ public final class FlowHash {
         if (type == IPV4 && off + 20 <= len) {
             int ihl = (f.get(ValueLayout.JAVA_BYTE, off) & 0xf) * 4;
             int proto = f.get(ValueLayout.JAVA_BYTE, off + 9) & 0xff;
-            h = mix(h, f.get(Be.U32, off + 12));
-            h = mix(h, f.get(Be.U32, off + 16));
+            h = mix(h, BE.u32(f, off + 12));
+            h = mix(h, BE.u32(f, off + 16));
             h = mix(h, proto);
-            boolean fragment = (f.get(Be.U16, off + 6) & 0x3fff) != 0;
+            boolean fragment = (f.get(BE.u16(), off + 6) & 0x3fff) != 0;
             if ((proto == TCP || proto == UDP) && !fragment && ihl >= 20 && off + ihl + 4 <= len) {
-                h = mix(h, f.get(Be.U32, off + ihl));
+                h = mix(h, BE.u32(f, off + ihl));
             }
             return fin(h);
         }
         if (type == IPV6 && off + 40 <= len) {
             int next = f.get(ValueLayout.JAVA_BYTE, off + 6) & 0xff;
             for (int i = 8; i < 40; i += 4) {
-                h = mix(h, f.get(Be.U32, off + i));
+                h = mix(h, BE.u32(f, off + i));
             }
             h = mix(h, next);
             if ((next == TCP || next == UDP) && off + 44 <= len) {
-                h = mix(h, f.get(Be.U32, off + 40));
+                h = mix(h, BE.u32(f, off + 40));
             }
             return fin(h);
         }
-        h = mix(h, f.get(Be.U32, 0));
-        h = mix(h, f.get(Be.U32, 4));
-        h = mix(h, f.get(Be.U32, 8));
+        h = mix(h, BE.u32(f, 0));
+        h = mix(h, BE.u32(f, 4));
+        h = mix(h, BE.u32(f, 8));
         h = mix(h, type);
         return fin(h);
     }

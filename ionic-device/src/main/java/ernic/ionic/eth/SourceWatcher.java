@@ -1,9 +1,9 @@
 package ernic.ionic.eth;
 
-import ernic.common.Be;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+
+import static ernic.common.Endian.BE;
 
 /**
  * Told the source address of each frame the guest transmits, as a 128-bit GID in two big-endian halves (IPv4 as
@@ -27,28 +27,28 @@ public interface SourceWatcher {
             return;
         }
         int off = ETHERTYPE;
-        int type = frame.get(Be.U16, off) & 0xffff;
+        int type = frame.get(BE.u16(), off) & 0xffff;
         while ((type == VLAN_TPID || type == QINQ_TPID) && off + 6 <= length) {
             off += 4;
-            type = frame.get(Be.U16, off) & 0xffff;
+            type = frame.get(BE.u16(), off) & 0xffff;
         }
         off += 2;
         switch (type) {
             case IPV4 -> {
                 if (off + 20 <= length && (frame.get(ValueLayout.JAVA_BYTE, off) & 0xf0) == 0x40) {
-                    w.source(0, V4_MAPPED | frame.get(Be.U32, off + 12) & 0xffff_ffffL);
+                    w.source(0, V4_MAPPED | BE.u32(frame, off + 12) & 0xffff_ffffL);
                 }
             }
             case IPV6 -> {
                 if (off + 40 <= length && (frame.get(ValueLayout.JAVA_BYTE, off) & 0xf0) == 0x60) {
-                    w.source(frame.get(Be.U64, off + 8), frame.get(Be.U64, off + 16));
+                    w.source(BE.u64(frame, off + 8), BE.u64(frame, off + 16));
                 }
             }
             case ARP -> {
                 // Ethernet/IPv4 ARP: htype 1, ptype IPv4, hlen 6, plen 4; the sender's IPv4 address at 14.
-                if (off + 28 <= length && frame.get(Be.U16, off) == 1 && (frame.get(Be.U16, off + 2) & 0xffff) == IPV4
+                if (off + 28 <= length && frame.get(BE.u16(), off) == 1 && (frame.get(BE.u16(), off + 2) & 0xffff) == IPV4
                         && frame.get(ValueLayout.JAVA_BYTE, off + 4) == 6 && frame.get(ValueLayout.JAVA_BYTE, off + 5) == 4) {
-                    w.source(0, V4_MAPPED | frame.get(Be.U32, off + 14) & 0xffff_ffffL);
+                    w.source(0, V4_MAPPED | BE.u32(frame, off + 14) & 0xffff_ffffL);
                 }
             }
             default -> {

@@ -1,6 +1,6 @@
 package ernic.ionic.layout;
 
-import ernic.common.Le;
+import ernic.common.Endian;
 
 /**
  * Flyweights over the 64-byte commands (ionic_if.h {@code union ionic_dev_cmd} and
@@ -189,7 +189,7 @@ public final class Cmd {
         public int statsCtl() { return u8(VALUE); }
         /** The MAC as 48 bits, first byte on the wire in bits 47..40. */
         public long mac() { return Mac.read(seg, base + VALUE); }
-        public String name() { return Le.string(seg, base + VALUE, NAME_SIZE); }
+        public String name() { return Endian.string(seg, base + VALUE, NAME_SIZE); }
 
         public LifAttr attr(int v) { put8(ATTR, v); return this; }
         public LifAttr mtu(int v) { put32(VALUE, v); return this; }

@@ -1,6 +1,6 @@
 package ernic.ionic.layout;
 
-import ernic.common.Le;
+import ernic.common.Endian;
 
 /**
  * Flyweights over the identity blocks the device writes into dev_cmd_regs.data (BAR 0 + 0x888):
@@ -145,7 +145,7 @@ public final class Identity {
             put64(ETH_HWSTAMP_TX_MODES, txModes); put64(ETH_HWSTAMP_RX_FILTERS, rxFilters); return this;
         }
         public Lif configState(int v) { put8(CONFIG_STATE, v); return this; }
-        public Lif configName(String v) { Le.putString(seg, base + CONFIG_NAME, 16, v); return this; }
+        public Lif configName(String v) { Endian.putString(seg, base + CONFIG_NAME, 16, v); return this; }
         public Lif configMtu(int v) { put32(CONFIG_MTU, v); return this; }
         public Lif configMac(long v) { Mac.write(seg, base + CONFIG_MAC, v); return this; }
         public Lif configVlan(int v) { put16(CONFIG_VLAN, v); return this; }

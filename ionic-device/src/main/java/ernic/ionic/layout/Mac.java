@@ -1,8 +1,8 @@
 package ernic.ionic.layout;
 
-import ernic.common.Le;
-
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.LE;
 
 /** A MAC address as a long: the first byte on the wire in bits 47..40. */
 public final class Mac {
@@ -13,14 +13,14 @@ public final class Mac {
     public static long read(MemorySegment s, long at) {
         long v = 0;
         for (int i = 0; i < 6; i++) {
-            v = v << 8 | Le.u8(s, at + i);
+            v = v << 8 | LE.u8(s, at + i);
         }
         return v;
     }
 
     public static void write(MemorySegment s, long at, long mac) {
         for (int i = 0; i < 6; i++) {
-            Le.put8(s, at + i, (int) (mac >>> 8 * (5 - i)));
+            LE.put8(s, at + i, (int) (mac >>> 8 * (5 - i)));
         }
     }
 

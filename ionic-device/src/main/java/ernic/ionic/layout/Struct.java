@@ -1,8 +1,8 @@
 package ernic.ionic.layout;
 
-import ernic.common.Le;
-
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.LE;
 
 /**
  * Base of the flyweights: a view of one guest-visible structure at {@code base} inside a segment.
@@ -29,45 +29,45 @@ public abstract class Struct<T extends Struct<T>> {
     }
 
     protected final int u8(long o) {
-        return Le.u8(seg, base + o);
+        return LE.u8(seg, base + o);
     }
 
     protected final int u16(long o) {
-        return Le.u16(seg, base + o);
+        return LE.u16(seg, base + o);
     }
 
     protected final int u32(long o) {
-        return Le.u32(seg, base + o);
+        return LE.u32(seg, base + o);
     }
 
     protected final long u64(long o) {
-        return Le.u64(seg, base + o);
+        return LE.u64(seg, base + o);
     }
 
     protected final void put8(long o, int v) {
-        Le.put8(seg, base + o, v);
+        LE.put8(seg, base + o, v);
     }
 
     protected final void put16(long o, int v) {
-        Le.put16(seg, base + o, v);
+        LE.put16(seg, base + o, v);
     }
 
     protected final void put32(long o, int v) {
-        Le.put32(seg, base + o, v);
+        LE.put32(seg, base + o, v);
     }
 
     protected final void put64(long o, long v) {
-        Le.put64(seg, base + o, v);
+        LE.put64(seg, base + o, v);
     }
 
     /** Zeroes the structure's first {@code size} bytes in place (no slice: the data path allocates nothing). */
     protected final void zero(long size) {
         long o = 0;
         for (; o + 8 <= size; o += 8) {
-            Le.put64(seg, base + o, 0);
+            LE.put64(seg, base + o, 0);
         }
         for (; o < size; o++) {
-            Le.put8(seg, base + o, 0);
+            LE.put8(seg, base + o, 0);
         }
     }
 }

@@ -1,8 +1,8 @@
 package ernic.ionic.p4hook;
 
+import java.lang.foreign.ValueLayout;
 import ernic.counters.CounterRegistry;
 import ernic.ionic.base.P4CommandHandler;
-import ernic.common.Le;
 import ernic.p4.P4EntryError;
 import ernic.ionic.regs.Bar0;
 import ernic.ionic.regs.Opcode;
@@ -11,6 +11,8 @@ import ernic.ionic.regs.Status;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+
+import static ernic.common.Endian.LE;
 
 /**
  * Device commands 70-72, the guest's way to the engine (layouts in docs/p4.md, all fields little-endian as in
@@ -71,21 +73,21 @@ final class P4DeviceCommands implements P4CommandHandler {
     }
 
     private int read(MemorySegment cmd, MemorySegment comp, MemorySegment data) {
-        int what = Le.u8(cmd, WHAT);
-        long first = Integer.toUnsignedLong(Le.u32(cmd, ARG));
+        int what = LE.u8(cmd, WHAT);
+        long first = Integer.toUnsignedLong(LE.u32(cmd, ARG));
         switch (what) {
             case READ_INFO -> {
                 data.asSlice(0, INFO_SIZE).fill((byte) 0);
-                Le.put32(data, INFO_VERSION, 1);
-                Le.put8(data, INFO_SCOPE, hooks.scope.ordinal());
-                Le.put8(data, INFO_WQE, hooks.forWqes() ? 1 : 0);
-                Le.put32(data, INFO_TABLES, hooks.engine.tableNames().size());
-                Le.put32(data, INFO_ACTIONS, hooks.engine.actionCount());
-                Le.put32(data, INFO_REGISTERS, hooks.engine.registerCount());
-                Le.put32(data, INFO_COUNTER_ARRAYS, hooks.engine.counterArrayCount());
+                LE.put32(data, INFO_VERSION, 1);
+                LE.put8(data, INFO_SCOPE, hooks.scope.ordinal());
+                LE.put8(data, INFO_WQE, hooks.forWqes() ? 1 : 0);
+                LE.put32(data, INFO_TABLES, hooks.engine.tableNames().size());
+                LE.put32(data, INFO_ACTIONS, hooks.engine.actionCount());
+                LE.put32(data, INFO_REGISTERS, hooks.engine.registerCount());
+                LE.put32(data, INFO_COUNTER_ARRAYS, hooks.engine.counterArrayCount());
                 putName(data, INFO_NAME, INFO_NAME_SIZE, hooks.engine.name());
-                Le.put32(comp, COMP_COUNT, 1);
-                Le.put32(comp, COMP_TOTAL, 1);
+                LE.put32(comp, COMP_COUNT, 1);
+                LE.put32(comp, COMP_TOTAL, 1);
                 return Status.SUCCESS;
             }
             case READ_COUNTERS -> {
@@ -96,10 +98,10 @@ final class P4DeviceCommands implements P4CommandHandler {
                 for (long i = first; i < all.size() && (n + 1) * COUNTER_ENTRY <= Bar0.DEVCMD_DATA_SIZE; i++, n++) {
                     CounterRegistry.Sample c = all.get((int) i);
                     putName(data, (long) n * COUNTER_ENTRY, COUNTER_NAME_SIZE, c.name());
-                    Le.put64(data, (long) n * COUNTER_ENTRY + COUNTER_NAME_SIZE, c.value());
+                    LE.put64(data, (long) n * COUNTER_ENTRY + COUNTER_NAME_SIZE, c.value());
                 }
-                Le.put32(comp, COMP_COUNT, n);
-                Le.put32(comp, COMP_TOTAL, all.size());
+                LE.put32(comp, COMP_COUNT, n);
+                LE.put32(comp, COMP_TOTAL, all.size());
                 return Status.SUCCESS;
             }
             case READ_TABLES -> {
@@ -110,11 +112,11 @@ final class P4DeviceCommands implements P4CommandHandler {
                 for (long i = first; i < names.size() && (n + 1) * TABLE_ENTRY <= Bar0.DEVCMD_DATA_SIZE; i++, n++) {
                     long at = (long) n * TABLE_ENTRY;
                     putName(data, at, TABLE_NAME_SIZE, names.get((int) i));
-                    Le.put64(data, at + TABLE_NAME_SIZE, hits[(int) i]);
-                    Le.put64(data, at + TABLE_NAME_SIZE + 8, misses[(int) i]);
+                    LE.put64(data, at + TABLE_NAME_SIZE, hits[(int) i]);
+                    LE.put64(data, at + TABLE_NAME_SIZE + 8, misses[(int) i]);
                 }
-                Le.put32(comp, COMP_COUNT, n);
-                Le.put32(comp, COMP_TOTAL, names.size());
+                LE.put32(comp, COMP_COUNT, n);
+                LE.put32(comp, COMP_TOTAL, names.size());
                 return Status.SUCCESS;
             }
             default -> {
@@ -125,24 +127,24 @@ final class P4DeviceCommands implements P4CommandHandler {
 
     /** The runtime commands in the data area ({@code cmd} ARG bytes of text); table commands only for 71. */
     private int commands(MemorySegment cmd, MemorySegment comp, MemorySegment data, boolean tablesOnly) {
-        String text = text(data, Integer.toUnsignedLong(Le.u32(cmd, ARG)));
+        String text = text(data, Integer.toUnsignedLong(LE.u32(cmd, ARG)));
         if (text == null) {
             return Status.EINVAL;
         }
         try {
             hooks.engine.applyEntries(text, "devcmd", tablesOnly);
         } catch (P4EntryError e) {
-            Le.put32(comp, COMP_TOTAL, e.line());
+            LE.put32(comp, COMP_TOTAL, e.line());
             return Status.EINVAL;
         } catch (RuntimeException e) {
             return Status.EINVAL; // whatever a malformed line makes the parser throw, the guest gets EINVAL
         }
-        Le.put32(comp, COMP_COUNT, (int) text.lines().filter(l -> !l.isBlank() && !l.strip().startsWith("#")).count());
+        LE.put32(comp, COMP_COUNT, (int) text.lines().filter(l -> !l.isBlank() && !l.strip().startsWith("#")).count());
         return Status.SUCCESS;
     }
 
     private int control(MemorySegment cmd, MemorySegment comp, MemorySegment data) {
-        switch (Le.u8(cmd, WHAT)) {
+        switch (LE.u8(cmd, WHAT)) {
             case CONTROL_COMMANDS -> {
                 return commands(cmd, comp, data, false);
             }
@@ -151,12 +153,12 @@ final class P4DeviceCommands implements P4CommandHandler {
                 return Status.SUCCESS;
             }
             case CONTROL_READ_REGISTER -> {
-                String name = text(data, Integer.toUnsignedLong(Le.u32(cmd, ARG)));
+                String name = text(data, Integer.toUnsignedLong(LE.u32(cmd, ARG)));
                 if (name == null || name.isBlank()) {
                     return Status.EINVAL;
                 }
                 try {
-                    Le.put64(comp, COMP_VALUE, hooks.engine.readRegister(name.strip(), Le.u32(cmd, ARG2)));
+                    LE.put64(comp, COMP_VALUE, hooks.engine.readRegister(name.strip(), LE.u32(cmd, ARG2)));
                 } catch (IllegalArgumentException e) {
                     return Status.EINVAL;
                 }

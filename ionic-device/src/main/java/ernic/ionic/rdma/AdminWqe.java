@@ -1,7 +1,8 @@
 package ernic.ionic.rdma;
 
-import ernic.common.Be;
 import ernic.ionic.layout.Struct;
+
+import static ernic.common.Endian.BE;
 
 /**
  * Flyweights over the RDMA admin queue (ionic_fw.h): the slot header of {@code struct ionic_v1_admin_wqe},
@@ -103,7 +104,7 @@ public final class AdminWqe {
             }
         }
 
-        public int privFlags() { return Be.u32(seg, base + PRIV_FLAGS); }
+        public int privFlags() { return BE.u32(seg, base + PRIV_FLAGS); }
         public int pdId() { return u32(PD_ID); }
         public int id() { return AdminWqe.id(u32(ID_VER)); }
         public int dbid() { return u16(DBID_FLAGS); }
@@ -115,7 +116,7 @@ public final class AdminWqe {
         public int mapCount(Ring r) { return u32(r.at + MAP_COUNT); }
         public long dmaAddr(Ring r) { return u64(r.at + DMA_ADDR); }
 
-        public CreateQp privFlags(int v) { Be.put32(seg, base + PRIV_FLAGS, v); return this; }
+        public CreateQp privFlags(int v) { BE.put32(seg, base + PRIV_FLAGS, v); return this; }
         public CreateQp idVer(int v) { put32(ID_VER, v); return this; }
         public CreateQp typeState(int v) { put8(TYPE_STATE, v); return this; }
         /** One ring: its CQ, geometry and memory (tbl_index -1, as the kernel driver sends). */
@@ -150,8 +151,8 @@ public final class AdminWqe {
         static final int DMA_ADDR = 48;       // __le64 dma_addr: the header template
         static final int ID_VER = 56;         // __le32 id_ver
 
-        public int attrMask() { return Be.u32(seg, base + ATTR_MASK); }
-        public int accessFlags() { return Be.u16(seg, base + ACCESS_FLAGS); }
+        public int attrMask() { return BE.u32(seg, base + ATTR_MASK); }
+        public int accessFlags() { return BE.u16(seg, base + ACCESS_FLAGS); }
         public int rqPsn() { return u32(RQ_PSN); }
         public int sqPsn() { return u32(SQ_PSN); }
         public int qkey() { return u32(QKEY_DEST_QPN); }
@@ -170,7 +171,7 @@ public final class AdminWqe {
         public long dmaAddr() { return u64(DMA_ADDR); }
         public int id() { return AdminWqe.id(u32(ID_VER)); }
 
-        public ModifyQp attrMask(int v) { Be.put32(seg, base + ATTR_MASK, v); return this; }
+        public ModifyQp attrMask(int v) { BE.put32(seg, base + ATTR_MASK, v); return this; }
         public ModifyQp qkeyDestQpn(int v) { put32(QKEY_DEST_QPN, v); return this; }
         public ModifyQp pmtu(int v) { put8(PMTU, v); return this; }
         public ModifyQp states(int to, int from) { put8(TYPE_STATE, to & 0xf | from << 4); return this; }
@@ -212,19 +213,19 @@ public final class AdminWqe {
         public QueryQpSq clear() { zero(SIZE); return this; }
         public int rnrTimer() { return u8(RNR_TIMER); }
         public int retryTimeout() { return u8(RETRY_TIMEOUT); }
-        public int accessPerms() { return Be.u16(seg, base + ACCESS_PERMS); }
-        public int pkeyId() { return Be.u16(seg, base + PKEY_ID); }
-        public int qkeyDestQpn() { return Be.u32(seg, base + QKEY_DEST_QPN); }
-        public int rateLimit() { return Be.u32(seg, base + RATE_LIMIT); }
-        public int rqPsn() { return Be.u32(seg, base + RQ_PSN); }
+        public int accessPerms() { return BE.u16(seg, base + ACCESS_PERMS); }
+        public int pkeyId() { return BE.u16(seg, base + PKEY_ID); }
+        public int qkeyDestQpn() { return BE.u32(seg, base + QKEY_DEST_QPN); }
+        public int rateLimit() { return BE.u32(seg, base + RATE_LIMIT); }
+        public int rqPsn() { return BE.u32(seg, base + RQ_PSN); }
 
         public QueryQpSq rnrTimer(int v) { put8(RNR_TIMER, v); return this; }
         public QueryQpSq retryTimeout(int v) { put8(RETRY_TIMEOUT, v); return this; }
-        public QueryQpSq accessPerms(int v) { Be.put16(seg, base + ACCESS_PERMS, v); return this; }
-        public QueryQpSq pkeyId(int v) { Be.put16(seg, base + PKEY_ID, v); return this; }
-        public QueryQpSq qkeyDestQpn(int v) { Be.put32(seg, base + QKEY_DEST_QPN, v); return this; }
-        public QueryQpSq rateLimit(int v) { Be.put32(seg, base + RATE_LIMIT, v); return this; }
-        public QueryQpSq rqPsn(int v) { Be.put32(seg, base + RQ_PSN, v); return this; }
+        public QueryQpSq accessPerms(int v) { BE.put16(seg, base + ACCESS_PERMS, v); return this; }
+        public QueryQpSq pkeyId(int v) { BE.put16(seg, base + PKEY_ID, v); return this; }
+        public QueryQpSq qkeyDestQpn(int v) { BE.put32(seg, base + QKEY_DEST_QPN, v); return this; }
+        public QueryQpSq rateLimit(int v) { BE.put32(seg, base + RATE_LIMIT, v); return this; }
+        public QueryQpSq rqPsn(int v) { BE.put32(seg, base + RQ_PSN, v); return this; }
     }
 
     /** struct ionic_v1_admin_query_qp_rq (12 bytes): the receive side of a QUERY_QP reply. */
@@ -243,15 +244,15 @@ public final class AdminWqe {
         public int retryRnrRetry() { return u8(RETRY_RNRTRY); }
         public int rrqDepth() { return u8(RRQ_DEPTH); }
         public int rsqDepth() { return u8(RSQ_DEPTH); }
-        public int sqPsn() { return Be.u32(seg, base + SQ_PSN); }
-        public int accessPerms() { return Be.u16(seg, base + ACCESS_PERMS); }
+        public int sqPsn() { return BE.u32(seg, base + SQ_PSN); }
+        public int accessPerms() { return BE.u16(seg, base + ACCESS_PERMS); }
 
         public QueryQpRq statePmtu(int state, int pmtu) { put8(STATE_PMTU, state << 4 | pmtu & 0xf); return this; }
         public QueryQpRq retryRnrRetry(int v) { put8(RETRY_RNRTRY, v); return this; }
         public QueryQpRq rrqDepth(int v) { put8(RRQ_DEPTH, v); return this; }
         public QueryQpRq rsqDepth(int v) { put8(RSQ_DEPTH, v); return this; }
-        public QueryQpRq sqPsn(int v) { Be.put32(seg, base + SQ_PSN, v); return this; }
-        public QueryQpRq accessPerms(int v) { Be.put16(seg, base + ACCESS_PERMS, v); return this; }
+        public QueryQpRq sqPsn(int v) { BE.put32(seg, base + SQ_PSN, v); return this; }
+        public QueryQpRq accessPerms(int v) { BE.put16(seg, base + ACCESS_PERMS, v); return this; }
     }
 
     /** struct ionic_admin_create_mr (len 45); the same command registers a user MR (reg_mr). */

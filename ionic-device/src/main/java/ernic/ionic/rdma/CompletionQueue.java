@@ -1,10 +1,11 @@
 package ernic.ionic.rdma;
 
-import ernic.common.Be;
 import ernic.ionic.base.Dma;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.BE;
 
 /**
  * An RDMA completion queue: a ring of 32-byte CQEs (stride 2^stride_log2), its EQ, the device's
@@ -51,8 +52,8 @@ final class CompletionQueue {
      * After {@link #hold} the entry takes its slot but stays unseen until {@link #release}.
      */
     boolean write(Dma dma, MemorySegment cqe, boolean solicited) {
-        int qtf = Be.u32(cqe, V1.Cqe.QID_TYPE_FLAGS);
-        Be.put32(cqe, V1.Cqe.QID_TYPE_FLAGS, color ? qtf | V1.Cqe.COLOR : qtf & ~V1.Cqe.COLOR);
+        int qtf = BE.u32(cqe, V1.Cqe.QID_TYPE_FLAGS);
+        BE.put32(cqe, V1.Cqe.QID_TYPE_FLAGS, color ? qtf | V1.Cqe.COLOR : qtf & ~V1.Cqe.COLOR);
         long at = mem.addr((long) prod << strideLog2);
         if (holdNext) {
             holdNext = false;

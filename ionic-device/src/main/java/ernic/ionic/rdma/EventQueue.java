@@ -1,11 +1,12 @@
 package ernic.ionic.rdma;
 
-import ernic.common.Be;
 import ernic.ionic.base.Dma;
 import ernic.ionic.regs.InterruptController;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.BE;
 
 /**
  * An RDMA event queue (devcmd CREATE_EQ): a ring of 4-byte BE32 EQEs in contiguous guest memory
@@ -31,7 +32,7 @@ final class EventQueue {
 
     /** Writes one EQE and raises the EQ's interrupt; false when the write missed guest memory. */
     boolean post(Dma dma, InterruptController ic, int type, int code, int qid) {
-        Be.put32(buf, 0, V1.Eqe.encode(type, code, qid, color));
+        BE.put32(buf, 0, V1.Eqe.encode(type, code, qid, color));
         boolean ok = dma.write(ring + (long) prod * V1.Eqe.SIZE, buf, 0, V1.Eqe.SIZE);
         prod = (prod + 1) & (depth - 1);
         if (prod == 0) {

@@ -1,9 +1,9 @@
 package ernic.ionic.rdma;
 
-import ernic.common.Be;
-import ernic.common.Le;
-
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.BE;
+import static ernic.common.Endian.LE;
 
 /**
  * The 40-byte GRH area at the head of a UD receive buffer, as the guest's provider reads it: an IPv6
@@ -44,20 +44,20 @@ final class Grh {
         grh.fill((byte) 0);
         long roce = UDP + BTH + DETH + len + ICRC;
         if (ipv4) {
-            Le.put8(grh, IPV4 + V4_VERSION_IHL, 0x45);
-            Le.put8(grh, IPV4 + V4_TOS, trafficClass);
-            Be.put16(grh, IPV4 + V4_TOTAL_LENGTH, (int) Math.min(0xffff, V4_HEADER + roce));
-            Be.put16(grh, IPV4 + V4_FLAGS_FRAGMENT, DONT_FRAGMENT);
-            Le.put8(grh, IPV4 + V4_TTL, hopLimit);
-            Le.put8(grh, IPV4 + V4_PROTOCOL, PROTO_UDP);
+            LE.put8(grh, IPV4 + V4_VERSION_IHL, 0x45);
+            LE.put8(grh, IPV4 + V4_TOS, trafficClass);
+            BE.put16(grh, IPV4 + V4_TOTAL_LENGTH, (int) Math.min(0xffff, V4_HEADER + roce));
+            BE.put16(grh, IPV4 + V4_FLAGS_FRAGMENT, DONT_FRAGMENT);
+            LE.put8(grh, IPV4 + V4_TTL, hopLimit);
+            LE.put8(grh, IPV4 + V4_PROTOCOL, PROTO_UDP);
             MemorySegment.copy(MemorySegment.ofArray(sgid), 12, grh, IPV4 + V4_SOURCE, 4);
             MemorySegment.copy(MemorySegment.ofArray(dgid), 12, grh, IPV4 + V4_DESTINATION, 4);
-            Be.put16(grh, IPV4 + V4_CHECKSUM, checksum(grh, IPV4, V4_HEADER));
+            BE.put16(grh, IPV4 + V4_CHECKSUM, checksum(grh, IPV4, V4_HEADER));
         } else {
-            Be.put32(grh, V6_VERSION_CLASS_FLOW, 6 << 28 | (trafficClass & 0xff) << 20);
-            Be.put16(grh, V6_PAYLOAD_LENGTH, (int) Math.min(0xffff, roce));
-            Le.put8(grh, V6_NEXT_HEADER, PROTO_UDP);
-            Le.put8(grh, V6_HOP_LIMIT, hopLimit);
+            BE.put32(grh, V6_VERSION_CLASS_FLOW, 6 << 28 | (trafficClass & 0xff) << 20);
+            BE.put16(grh, V6_PAYLOAD_LENGTH, (int) Math.min(0xffff, roce));
+            LE.put8(grh, V6_NEXT_HEADER, PROTO_UDP);
+            LE.put8(grh, V6_HOP_LIMIT, hopLimit);
             MemorySegment.copy(MemorySegment.ofArray(sgid), 0, grh, V6_SOURCE, 16);
             MemorySegment.copy(MemorySegment.ofArray(dgid), 0, grh, V6_DESTINATION, 16);
         }
@@ -67,7 +67,7 @@ final class Grh {
     private static int checksum(MemorySegment s, int at, int len) {
         int sum = 0;
         for (int i = 0; i < len; i += 2) {
-            sum += Be.u16(s, at + i);
+            sum += BE.u16(s, at + i);
         }
         sum = (sum & 0xffff) + (sum >>> 16);
         sum = (sum & 0xffff) + (sum >>> 16);

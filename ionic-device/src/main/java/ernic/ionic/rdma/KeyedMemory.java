@@ -2,11 +2,12 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
-import ernic.common.Le;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.LE;
 
 /**
  * Guest memory as RDMA reaches it: through the MR table by key, checked for access and bounds before
@@ -188,7 +189,7 @@ final class KeyedMemory {
 
     /** Writes the 8 bytes of {@code value} (little-endian, as guest memory holds them) to checked {@code dst}. */
     boolean putWord(Spans dst, long value) {
-        Le.put64(word, 0, value);
+        LE.put64(word, 0, value);
         wordSpan.clear().addLocal(word, 0, 8);
         return copy(wordSpan, dst, 8);
     }

@@ -1,8 +1,9 @@
 package ernic.ionic.rdma;
 
-import ernic.common.Le;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.LE;
 
 /**
  * The end for a destination in this same guest: the responder is called at once and the WQE completes
@@ -81,7 +82,7 @@ final class LocalEnd implements End {
             return st;
         }
         r.moved = 8;
-        return memory.putWord(r.local, Le.u64(old, 0)) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+        return memory.putWord(r.local, LE.u64(old, 0)) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
     }
 
     @Override

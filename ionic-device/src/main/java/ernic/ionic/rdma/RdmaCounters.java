@@ -2,8 +2,6 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counter;
 import ernic.counters.Counters;
-import ernic.common.Be;
-import ernic.common.Le;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.MemorySegment;
@@ -11,6 +9,9 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+
+import static ernic.common.Endian.BE;
+import static ernic.common.Endian.LE;
 
 /**
  * The RDMA counters of the device and of each QP, and their ionic v1 statistics layout: what the
@@ -235,7 +236,7 @@ public final class RdmaCounters {
         for (int i = 0; i < n; i++) {
             String name = DEVICE[i].hwName;
             long at = (long) i * HDR_SIZE;
-            Be.put32(buf, at, TYPE_LE64 << TYPE_SHIFT | i * 8);
+            BE.put32(buf, at, TYPE_LE64 << TYPE_SHIFT | i * 8);
             byte[] b = name.getBytes(java.nio.charset.StandardCharsets.US_ASCII);
             MemorySegment.copy(MemorySegment.ofArray(b), 0, buf, at + 4, Math.min(b.length, NAME_SIZE - 1));
         }
@@ -244,13 +245,13 @@ public final class RdmaCounters {
     /** Writes the device values into {@code buf} at 0 (valuesSize bytes). */
     void writeDeviceValues(MemorySegment buf) {
         for (int i = 0; i < DEVICE.length; i++) {
-            Le.put64(buf, i * 8L, device.at(i));
+            LE.put64(buf, i * 8L, device.at(i));
         }
     }
 
     static void writeQpValues(MemorySegment buf, Counters<Device> qp) {
         for (int i = 0; i < QP_COUNTERS; i++) {
-            Le.put64(buf, i * 8L, qp.at(i));
+            LE.put64(buf, i * 8L, qp.at(i));
         }
     }
 

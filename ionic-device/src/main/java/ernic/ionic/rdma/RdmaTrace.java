@@ -1,6 +1,5 @@
 package ernic.ionic.rdma;
 
-import ernic.common.Le;
 import ernic.ionic.roce.IbOpcode;
 import ernic.ionic.trace.PcapTrace;
 import ernic.ionic.trace.RoceFrame;
@@ -13,6 +12,7 @@ import static ernic.ionic.trace.RoceFrame.AETH_ACK;
 import static ernic.ionic.trace.RoceFrame.AETH_NAK_INVALID_REQUEST;
 import static ernic.ionic.trace.RoceFrame.AETH_NAK_REMOTE_ACCESS;
 import static ernic.ionic.trace.RoceFrame.AETH_NAK_REMOTE_OPERATIONAL;
+import static ernic.common.Endian.LE;
 
 /**
  * {@code --trace-rdma}: each RDMA operation the requester carries out, written as the RoCEv2 frames a wire
@@ -280,7 +280,7 @@ final class RdmaTrace {
                 f.syndrome = AETH_ACK;
                 f.msn = m;
                 wordSpan.clear().addLocal(word, 0, 8);
-                f.origData = data != null && memory.peek(data, 0, wordSpan, 8) ? Le.u64(word, 0) : 0;
+                f.origData = data != null && memory.peek(data, 0, wordSpan, 8) ? LE.u64(word, 0) : 0;
                 frame(0, null, 0, now);
             }
             default -> {

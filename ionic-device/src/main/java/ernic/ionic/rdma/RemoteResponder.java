@@ -1,7 +1,6 @@
 package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
-import ernic.common.Le;
 import ernic.mesh.SendResult;
 import io.netty.buffer.ByteBuf;
 
@@ -10,6 +9,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+
+import static ernic.common.Endian.LE;
 
 /**
  * The responder side of the mesh: a request from a peer's guest is checked against the destination QP (it
@@ -128,7 +129,7 @@ final class RemoteResponder {
                 int st = responder.atomic(qp, op == WireHeader.ATOMIC_CS, WireHeader.u32(m, WireHeader.RKEY),
                         WireHeader.u64(m, WireHeader.VA), WireHeader.u64(m, WireHeader.COMPARE),
                         WireHeader.u64(m, WireHeader.SWAP_ADD), old);
-                reply(node, m, WireHeader.ATOMIC_RESP, st, null, 0, st == V1.STS_OK ? Le.u64(old, 0) : 0);
+                reply(node, m, WireHeader.ATOMIC_RESP, st, null, 0, st == V1.STS_OK ? LE.u64(old, 0) : 0);
             }
             default -> path.bad(node, "request opcode " + op);
         }

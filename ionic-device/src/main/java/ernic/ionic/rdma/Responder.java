@@ -2,13 +2,14 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
 import ernic.ionic.base.RdmaIdentity;
-import ernic.common.Le;
 import ernic.vfiouser.server.Refusals;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+
+import static ernic.common.Endian.LE;
 
 /**
  * The responder: applies one RDMA operation to a QP of this device, whoever asked (a QP of this device,
@@ -150,13 +151,13 @@ final class Responder {
         if (!memory.copy(target, here, 8)) {
             return rejected(dest, V1.STS_REMOTE_ACC_ERR);
         }
-        long was = Le.u64(word, 0);
-        Le.put64(word, 0, compareSwap ? (was == compare ? swapAdd : was) : was + swapAdd);
+        long was = LE.u64(word, 0);
+        LE.put64(word, 0, compareSwap ? (was == compare ? swapAdd : was) : was + swapAdd);
         if (!memory.copy(here, target, 8)) {
             return rejected(dest, V1.STS_REMOTE_ACC_ERR);
         }
         path.add(PathCounter.BYTES, -16); // two 8-byte moves here (and one to the requester) for one 8-byte operation
-        Le.put64(old, 0, was);
+        LE.put64(old, 0, was);
         counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         return V1.STS_OK;
     }

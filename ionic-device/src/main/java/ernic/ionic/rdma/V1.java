@@ -1,7 +1,8 @@
 package ernic.ionic.rdma;
 
-import ernic.common.Be;
 import ernic.ionic.layout.Struct;
+
+import static ernic.common.Endian.BE;
 
 /**
  * The RDMA "fw abi v1" structures of ionic_fw.h and the RDMA queue device command of ionic_if.h,
@@ -93,37 +94,37 @@ public final class V1 {
         public static final int QID_TYPE_FLAGS = 28; // __be32 qid_type_flags (holds the color: written last)
 
         public Cqe clear() { zero(SIZE); return this; }
-        public int cmdIdx() { return Be.u16(seg, base + ADMIN_CMD_IDX); }
+        public int cmdIdx() { return BE.u16(seg, base + ADMIN_CMD_IDX); }
         public long wqeId() { return u64(RECV_WQE_ID); }
-        public int srcQpnOp() { return Be.u32(seg, base + RECV_SRC_QPN_OP); }
-        public int immDataRkey() { return Be.u32(seg, base + RECV_IMM_DATA_RKEY); }
-        public int msn() { return Be.u32(seg, base + SEND_MSG_MSN); }
+        public int srcQpnOp() { return BE.u32(seg, base + RECV_SRC_QPN_OP); }
+        public int immDataRkey() { return BE.u32(seg, base + RECV_IMM_DATA_RKEY); }
+        public int msn() { return BE.u32(seg, base + SEND_MSG_MSN); }
         public long npgWqeId() { return u64(SEND_NPG_WQE_ID); }
-        public int statusLength() { return Be.u32(seg, base + STATUS_LENGTH); }
-        public int qidTypeFlags() { return Be.u32(seg, base + QID_TYPE_FLAGS); }
+        public int statusLength() { return BE.u32(seg, base + STATUS_LENGTH); }
+        public int qidTypeFlags() { return BE.u32(seg, base + QID_TYPE_FLAGS); }
         public boolean color() { return (qidTypeFlags() & COLOR) != 0; }
         public boolean error() { return (qidTypeFlags() & ERROR) != 0; }
         public int type() { return qidTypeFlags() >>> TYPE_SHIFT & 7; }
         public int qid() { return qidTypeFlags() >>> QID_SHIFT; }
 
-        public Cqe cmdIdx(int v) { Be.put16(seg, base + ADMIN_CMD_IDX, v); return this; }
+        public Cqe cmdIdx(int v) { BE.put16(seg, base + ADMIN_CMD_IDX, v); return this; }
         public Cqe cmdOp(int v) { put8(ADMIN_CMD_OP, v); return this; }
         public Cqe wqeId(long v) { put64(RECV_WQE_ID, v); return this; }
-        public Cqe srcQpnOp(int v) { Be.put32(seg, base + RECV_SRC_QPN_OP, v); return this; }
-        public Cqe immDataRkey(int v) { Be.put32(seg, base + RECV_IMM_DATA_RKEY, v); return this; }
+        public Cqe srcQpnOp(int v) { BE.put32(seg, base + RECV_SRC_QPN_OP, v); return this; }
+        public Cqe immDataRkey(int v) { BE.put32(seg, base + RECV_IMM_DATA_RKEY, v); return this; }
         public Cqe srcMac(long mac) { ernic.ionic.layout.Mac.write(seg, base + RECV_SRC_MAC, mac); return this; }
-        public Cqe vlanTag(int v) { Be.put16(seg, base + RECV_VLAN_TAG, v); return this; }
-        public Cqe msn(int v) { Be.put32(seg, base + SEND_MSG_MSN, v); return this; }
+        public Cqe vlanTag(int v) { BE.put16(seg, base + RECV_VLAN_TAG, v); return this; }
+        public Cqe msn(int v) { BE.put32(seg, base + SEND_MSG_MSN, v); return this; }
         public Cqe npgWqeId(long v) { put64(SEND_NPG_WQE_ID, v); return this; }
-        public Cqe statusLength(int v) { Be.put32(seg, base + STATUS_LENGTH, v); return this; }
+        public Cqe statusLength(int v) { BE.put32(seg, base + STATUS_LENGTH, v); return this; }
         /** qid, type and error; the color is added when the entry is written. */
         public Cqe qidType(int qid, int type, boolean error) {
-            Be.put32(seg, base + QID_TYPE_FLAGS, qid << QID_SHIFT | type << TYPE_SHIFT | (error ? ERROR : 0));
+            BE.put32(seg, base + QID_TYPE_FLAGS, qid << QID_SHIFT | type << TYPE_SHIFT | (error ? ERROR : 0));
             return this;
         }
         public Cqe color(boolean c) {
             int v = qidTypeFlags();
-            Be.put32(seg, base + QID_TYPE_FLAGS, c ? v | COLOR : v & ~COLOR);
+            BE.put32(seg, base + QID_TYPE_FLAGS, c ? v | COLOR : v & ~COLOR);
             return this;
         }
     }
@@ -172,23 +173,23 @@ public final class V1 {
         public long wqeId() { return u64(WQE_ID); }
         public int op() { return u8(OP); }
         public int numSgeKey() { return u8(NUM_SGE_KEY); }
-        public int flags() { return Be.u16(seg, base + FLAGS); }
-        public int immDataKey() { return Be.u32(seg, base + IMM_DATA_KEY); }
-        public int ahId() { return Be.u32(seg, base + UD_AH_ID); }
-        public int destQpn() { return Be.u32(seg, base + UD_DEST_QPN); }
-        public int destQkey() { return Be.u32(seg, base + UD_DEST_QKEY); }
+        public int flags() { return BE.u16(seg, base + FLAGS); }
+        public int immDataKey() { return BE.u32(seg, base + IMM_DATA_KEY); }
+        public int ahId() { return BE.u32(seg, base + UD_AH_ID); }
+        public int destQpn() { return BE.u32(seg, base + UD_DEST_QPN); }
+        public int destQkey() { return BE.u32(seg, base + UD_DEST_QKEY); }
         public long remoteVa() {
-            return (long) Be.u32(seg, base + RDMA_VA_HIGH) << 32 | Integer.toUnsignedLong(Be.u32(seg, base + RDMA_VA_LOW));
+            return (long) BE.u32(seg, base + RDMA_VA_HIGH) << 32 | Integer.toUnsignedLong(BE.u32(seg, base + RDMA_VA_LOW));
         }
-        public int rkey() { return Be.u32(seg, base + RDMA_RKEY); }
-        public long length() { return Integer.toUnsignedLong(Be.u32(seg, base + LENGTH)); }
+        public int rkey() { return BE.u32(seg, base + RDMA_RKEY); }
+        public long length() { return Integer.toUnsignedLong(BE.u32(seg, base + LENGTH)); }
         public long swapAdd() {
-            return (long) Be.u32(seg, base + ATOMIC_SWAP_ADD_HIGH) << 32
-                    | Integer.toUnsignedLong(Be.u32(seg, base + ATOMIC_SWAP_ADD_LOW));
+            return (long) BE.u32(seg, base + ATOMIC_SWAP_ADD_HIGH) << 32
+                    | Integer.toUnsignedLong(BE.u32(seg, base + ATOMIC_SWAP_ADD_LOW));
         }
         public long compare() {
-            return (long) Be.u32(seg, base + ATOMIC_COMPARE_HIGH) << 32
-                    | Integer.toUnsignedLong(Be.u32(seg, base + ATOMIC_COMPARE_LOW));
+            return (long) BE.u32(seg, base + ATOMIC_COMPARE_HIGH) << 32
+                    | Integer.toUnsignedLong(BE.u32(seg, base + ATOMIC_COMPARE_LOW));
         }
         // struct ionic_v1_atomic: after compare, rsvd[4], then the local SGE that takes the old value.
         static final int ATOMIC_SGE_VA = ATOMIC_SGE, ATOMIC_SGE_LKEY = ATOMIC_SGE + 12;
@@ -202,15 +203,15 @@ public final class V1 {
         static final int REG_MR_PAGE_SIZE_LOG2 = 55; // page_size_log2 u8
 
         /** The atomic's local SGE, which takes the value the target held. */
-        public long atomicSgeVa() { return Be.u64(seg, base + ATOMIC_SGE_VA); }
-        public int atomicSgeLkey() { return Be.u32(seg, base + ATOMIC_SGE_LKEY); }
+        public long atomicSgeVa() { return BE.u64(seg, base + ATOMIC_SGE_VA); }
+        public int atomicSgeLkey() { return BE.u32(seg, base + ATOMIC_SGE_LKEY); }
 
-        public long regMrVa() { return Be.u64(seg, base + REG_MR_VA); }
-        public long regMrLength() { return Be.u64(seg, base + REG_MR_LENGTH); }
-        public long regMrOffset() { return Be.u64(seg, base + REG_MR_OFFSET); }
-        public long regMrPageList() { return Be.u64(seg, base + REG_MR_DMA_ADDR); }
-        public int regMrMapCount() { return Be.u32(seg, base + REG_MR_MAP_COUNT); }
-        public int regMrFlags() { return Be.u16(seg, base + REG_MR_FLAGS); }
+        public long regMrVa() { return BE.u64(seg, base + REG_MR_VA); }
+        public long regMrLength() { return BE.u64(seg, base + REG_MR_LENGTH); }
+        public long regMrOffset() { return BE.u64(seg, base + REG_MR_OFFSET); }
+        public long regMrPageList() { return BE.u64(seg, base + REG_MR_DMA_ADDR); }
+        public int regMrMapCount() { return BE.u32(seg, base + REG_MR_MAP_COUNT); }
+        public int regMrFlags() { return BE.u16(seg, base + REG_MR_FLAGS); }
         public int regMrPageShift() { return u8(REG_MR_PAGE_SIZE_LOG2); }
 
         // struct ionic_v1_bind_mw_bdy (base.imm_data_key = the window's rkey, base.num_sge_key = its new key).
@@ -219,33 +220,33 @@ public final class V1 {
         static final int BIND_MW_LKEY = 32;       // lkey __be32: the MR the window opens
         static final int BIND_MW_FLAGS = 36;      // flags __be16: enum ionic_mr_flags (access, IS_MW, INV_EN)
 
-        public long bindMwVa() { return Be.u64(seg, base + BIND_MW_VA); }
-        public long bindMwLength() { return Be.u64(seg, base + BIND_MW_LENGTH); }
-        public int bindMwLkey() { return Be.u32(seg, base + BIND_MW_LKEY); }
-        public int bindMwFlags() { return Be.u16(seg, base + BIND_MW_FLAGS); }
+        public long bindMwVa() { return BE.u64(seg, base + BIND_MW_VA); }
+        public long bindMwLength() { return BE.u64(seg, base + BIND_MW_LENGTH); }
+        public int bindMwLkey() { return BE.u32(seg, base + BIND_MW_LKEY); }
+        public int bindMwFlags() { return BE.u16(seg, base + BIND_MW_FLAGS); }
 
         /** SGE {@code i} whose list starts at {@code sgl}: va __be64, len __be32, lkey __be32. */
-        public long sgeVa(int sgl, int i) { return Be.u64(seg, base + sgl + (long) i * SGE_SIZE); }
-        public long sgeLen(int sgl, int i) { return Integer.toUnsignedLong(Be.u32(seg, base + sgl + (long) i * SGE_SIZE + 8)); }
-        public int sgeLkey(int sgl, int i) { return Be.u32(seg, base + sgl + (long) i * SGE_SIZE + 12); }
+        public long sgeVa(int sgl, int i) { return BE.u64(seg, base + sgl + (long) i * SGE_SIZE); }
+        public long sgeLen(int sgl, int i) { return Integer.toUnsignedLong(BE.u32(seg, base + sgl + (long) i * SGE_SIZE + 8)); }
+        public int sgeLkey(int sgl, int i) { return BE.u32(seg, base + sgl + (long) i * SGE_SIZE + 12); }
 
         public Wqe wqeId(long v) { put64(WQE_ID, v); return this; }
         public Wqe op(int v) { put8(OP, v); return this; }
         public Wqe numSgeKey(int v) { put8(NUM_SGE_KEY, v); return this; }
-        public Wqe flags(int v) { Be.put16(seg, base + FLAGS, v); return this; }
-        public Wqe immDataKey(int v) { Be.put32(seg, base + IMM_DATA_KEY, v); return this; }
+        public Wqe flags(int v) { BE.put16(seg, base + FLAGS, v); return this; }
+        public Wqe immDataKey(int v) { BE.put32(seg, base + IMM_DATA_KEY, v); return this; }
         public Wqe ud(int ahId, int destQpn, int qkey) {
-            Be.put32(seg, base + UD_AH_ID, ahId); Be.put32(seg, base + UD_DEST_QPN, destQpn);
-            Be.put32(seg, base + UD_DEST_QKEY, qkey); return this;
+            BE.put32(seg, base + UD_AH_ID, ahId); BE.put32(seg, base + UD_DEST_QPN, destQpn);
+            BE.put32(seg, base + UD_DEST_QKEY, qkey); return this;
         }
         public Wqe rdma(long va, int rkey) {
-            Be.put32(seg, base + RDMA_VA_HIGH, (int) (va >>> 32)); Be.put32(seg, base + RDMA_VA_LOW, (int) va);
-            Be.put32(seg, base + RDMA_RKEY, rkey); return this;
+            BE.put32(seg, base + RDMA_VA_HIGH, (int) (va >>> 32)); BE.put32(seg, base + RDMA_VA_LOW, (int) va);
+            BE.put32(seg, base + RDMA_RKEY, rkey); return this;
         }
-        public Wqe length(long v) { Be.put32(seg, base + LENGTH, (int) v); return this; }
+        public Wqe length(long v) { BE.put32(seg, base + LENGTH, (int) v); return this; }
         public Wqe sge(int sgl, int i, long va, long len, int lkey) {
             long at = base + sgl + (long) i * SGE_SIZE;
-            Be.put64(seg, at, va); Be.put32(seg, at + 8, (int) len); Be.put32(seg, at + 12, lkey); return this;
+            BE.put64(seg, at, va); BE.put32(seg, at + 8, (int) len); BE.put32(seg, at + 12, lkey); return this;
         }
     }
 }

@@ -1,12 +1,13 @@
 package ernic.ionic.rdma;
 
 import ernic.counters.Counters;
-import ernic.common.Be;
 import ernic.p4.Fp8;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+
+import static ernic.common.Endian.BE;
 
 /**
  * The P4 engine's WQE hook on the requester: after a send WQE's own memory checks, its {@link WqeHeader} goes
@@ -61,25 +62,25 @@ final class WqePipeline {
         java.util.Arrays.fill(header, (byte) 0);
         header[WqeHeader.OPCODE] = (byte) (op);
         header[WqeHeader.QP_TYPE] = (byte) (qp.type);
-        Be.put16(hdr, WqeHeader.FLAGS, w.flags());
-        Be.put32(hdr, WqeHeader.QPN, qp.id);
-        Be.put32(hdr, WqeHeader.DEST_QPN, qp.datagram() ? w.destQpn() & 0xff_ffff : qp.destQpn);
-        Be.put32(hdr, WqeHeader.LENGTH, (int) Math.min(length, 0xffff_ffffL));
+        BE.put16(hdr, WqeHeader.FLAGS, w.flags());
+        BE.put32(hdr, WqeHeader.QPN, qp.id);
+        BE.put32(hdr, WqeHeader.DEST_QPN, qp.datagram() ? w.destQpn() & 0xff_ffff : qp.destQpn);
+        BE.put32(hdr, WqeHeader.LENGTH, (int) Math.min(length, 0xffff_ffffL));
         boolean atomic = o.kind == WqeOpcode.Kind.ATOMIC;
         if ((w.flags() & V1.Wqe.FLAG_INL) == 0 && !atomic) {
             int sgl = KeyedMemory.sgl(w);
             if (w.numSgeKey() > 0 && sgl + V1.Wqe.SGE_SIZE <= qp.sq.stride()) {
-                Be.put32(hdr, WqeHeader.LKEY, w.sgeLkey(sgl, 0));
+                BE.put32(hdr, WqeHeader.LKEY, w.sgeLkey(sgl, 0));
             }
         } else if (atomic) {
-            Be.put32(hdr, WqeHeader.LKEY, w.atomicSgeLkey());
+            BE.put32(hdr, WqeHeader.LKEY, w.atomicSgeLkey());
         }
         if (o.keyed) {
-            Be.put32(hdr, WqeHeader.RKEY, w.rkey());
-            Be.put64(hdr, WqeHeader.REMOTE_VA, w.remoteVa());
+            BE.put32(hdr, WqeHeader.RKEY, w.rkey());
+            BE.put64(hdr, WqeHeader.REMOTE_VA, w.remoteVa());
         }
         if (o.immediate || o.invalidate) {
-            Be.put32(hdr, WqeHeader.IMM, w.immDataKey());
+            BE.put32(hdr, WqeHeader.IMM, w.immDataKey());
         }
         header[WqeHeader.DEST_LOCAL] = (byte) (destLocal ? 1 : 0);
         counters.inc(P4WqeCounter.WQES);

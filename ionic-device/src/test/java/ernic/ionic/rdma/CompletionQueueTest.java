@@ -1,7 +1,6 @@
 package ernic.ionic.rdma;
 
 import ernic.ionic.base.Dma;
-import ernic.common.Be;
 import ernic.vfiouser.server.GuestMemory;
 import org.junit.jupiter.api.Test;
 
@@ -11,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static ernic.common.Endian.BE;
 
 /**
  * An error completion that moves a QP to ERROR is seen by the host only once the flush completion behind it
@@ -53,7 +53,7 @@ class CompletionQueueTest {
 
     /** The valid word of slot {@code i} as the host reads it: type and flags with the color. */
     int validWord(int i) {
-        return Be.u32(ram, RING + 32L * i + V1.Cqe.QID_TYPE_FLAGS);
+        return BE.u32(ram, RING + 32L * i + V1.Cqe.QID_TYPE_FLAGS);
     }
 
     MemorySegment error() {
@@ -79,7 +79,7 @@ class CompletionQueueTest {
         assertThat(cq.release(dma)).as("one event, raised when the error is out (a new CQ is armed)").isTrue();
         assertThat(validWord(0) >>> V1.Cqe.TYPE_SHIFT & 7).isEqualTo(V1.Cqe.TYPE_SEND_MSN);
         assertThat(validWord(0) & (V1.Cqe.COLOR | V1.Cqe.ERROR)).isEqualTo(V1.Cqe.COLOR | V1.Cqe.ERROR);
-        assertThat(Be.u32(ram, RING + V1.Cqe.STATUS_LENGTH)).isEqualTo(V1.STS_REMOTE_ACC_ERR);
+        assertThat(BE.u32(ram, RING + V1.Cqe.STATUS_LENGTH)).isEqualTo(V1.STS_REMOTE_ACC_ERR);
         long errorValid = RING + V1.Cqe.QID_TYPE_FLAGS, flushValid = RING + 32 + V1.Cqe.QID_TYPE_FLAGS;
         assertThat(writes.lastIndexOf(errorValid)).as("the error's valid word is written last")
                 .isGreaterThan(writes.lastIndexOf(flushValid));

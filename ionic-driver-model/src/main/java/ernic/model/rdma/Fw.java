@@ -1,10 +1,10 @@
 package ernic.model.rdma;
 
-import ernic.common.Be;
-import ernic.common.Le;
-
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+
+import static ernic.common.Endian.BE;
+import static ernic.common.Endian.LE;
 
 /**
  * The RDMA interface as the driver model writes it: offsets of Linux {@code drivers/infiniband/hw/ionic/ionic_fw.h}
@@ -127,12 +127,12 @@ public final class Fw {
     }
 
     // ---- byte order helpers on guest memory, on ernic.common's Be and Le layouts ----------------------------
-    public static final ValueLayout.OfInt BE32 = Be.U32;
-    public static final ValueLayout.OfShort BE16 = Be.U16;
-    public static final ValueLayout.OfLong BE64 = Be.U64;
-    public static final ValueLayout.OfInt LE32 = Le.U32;
-    public static final ValueLayout.OfShort LE16 = Le.U16;
-    public static final ValueLayout.OfLong LE64 = Le.U64;
+    public static final ValueLayout.OfInt BE32 = BE.u32();
+    public static final ValueLayout.OfShort BE16 = BE.u16();
+    public static final ValueLayout.OfLong BE64 = BE.u64();
+    public static final ValueLayout.OfInt LE32 = LE.u32();
+    public static final ValueLayout.OfShort LE16 = LE.u16();
+    public static final ValueLayout.OfLong LE64 = LE.u64();
 
     public static int be32(MemorySegment s, long at) { return s.get(BE32, at); }
     public static void be32(MemorySegment s, long at, int v) { s.set(BE32, at, v); }

@@ -24,9 +24,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
-import static ernic.common.Le.U16;
-import static ernic.common.Le.U32;
-import static ernic.common.Le.U64;
+import static ernic.common.Endian.LE;
 
 /**
  * The client's message exchange over its {@link ClientSocket}: builds headers, numbers messages,
@@ -99,7 +97,7 @@ final class ClientExchange implements AutoCloseable {
     private final MessageStream.Buffered buffered = new MessageStream.Buffered() {
         @Override
         public long sizeField() {
-            return Integer.toUnsignedLong(rbuf.get(U32, rstart + Header.OFF_SIZE));
+            return Integer.toUnsignedLong(LE.u32(rbuf, rstart + Header.OFF_SIZE));
         }
 
         @Override
@@ -193,15 +191,15 @@ final class ClientExchange implements AutoCloseable {
                 return -EPIPE;
             }
             MemorySegment buf = socket.sendBuffer;
-            buf.set(U16, Header.OFF_MSG_ID, (short) id);
-            buf.set(U16, Header.OFF_COMMAND, (short) cmd);
-            buf.set(U32, Header.OFF_SIZE, (int) size);
-            buf.set(U32, Header.OFF_FLAGS, flags);
-            buf.set(U32, Header.OFF_ERRNO, errno);
+            buf.set(LE.u16(), Header.OFF_MSG_ID, (short) id);
+            buf.set(LE.u16(), Header.OFF_COMMAND, (short) cmd);
+            LE.put32(buf, Header.OFF_SIZE, (int) size);
+            LE.put32(buf, Header.OFF_FLAGS, flags);
+            LE.put32(buf, Header.OFF_ERRNO, errno);
             long pos = Header.SIZE;
             if (head) {
-                buf.set(U64, pos, a);
-                buf.set(U64, pos + 8, b);
+                LE.put64(buf, pos, a);
+                LE.put64(buf, pos + 8, b);
                 pos += 16;
             }
             return sendData(pos, data, dataLength, fds);
@@ -356,14 +354,14 @@ final class ClientExchange implements AutoCloseable {
             }
             MemorySegment buf = socket.sendBuffer;
             int size = Header.SIZE + 16 + width;
-            buf.set(U16, Header.OFF_MSG_ID, (short) id);
-            buf.set(U16, Header.OFF_COMMAND, (short) cmd.code);
-            buf.set(U32, Header.OFF_SIZE, size);
-            buf.set(U32, Header.OFF_FLAGS, flags);
-            buf.set(U32, Header.OFF_ERRNO, 0);
-            buf.set(U64, Header.SIZE, a);
-            buf.set(U64, Header.SIZE + 8, b);
-            buf.set(U64, Header.SIZE + 16, value); // bytes past width are not sent
+            buf.set(LE.u16(), Header.OFF_MSG_ID, (short) id);
+            buf.set(LE.u16(), Header.OFF_COMMAND, (short) cmd.code);
+            LE.put32(buf, Header.OFF_SIZE, size);
+            LE.put32(buf, Header.OFF_FLAGS, flags);
+            LE.put32(buf, Header.OFF_ERRNO, 0);
+            LE.put64(buf, Header.SIZE, a);
+            LE.put64(buf, Header.SIZE + 8, b);
+            LE.put64(buf, Header.SIZE + 16, value); // bytes past width are not sent
             return socket.sendAll(size, NO_FDS);
         } finally {
             sendLock.unlock();
@@ -546,10 +544,10 @@ final class ClientExchange implements AutoCloseable {
     }
 
     private void dispatch(long at, int size, int[] fds) {
-        int id = Short.toUnsignedInt(rbuf.get(U16, at + Header.OFF_MSG_ID));
-        int cmd = Short.toUnsignedInt(rbuf.get(U16, at + Header.OFF_COMMAND));
-        int flags = rbuf.get(U32, at + Header.OFF_FLAGS);
-        int errno = rbuf.get(U32, at + Header.OFF_ERRNO);
+        int id = Short.toUnsignedInt(rbuf.get(LE.u16(), at + Header.OFF_MSG_ID));
+        int cmd = Short.toUnsignedInt(rbuf.get(LE.u16(), at + Header.OFF_COMMAND));
+        int flags = LE.u32(rbuf, at + Header.OFF_FLAGS);
+        int errno = LE.u32(rbuf, at + Header.OFF_ERRNO);
         boolean reply = (flags & Header.TYPE_MASK) == Header.TYPE_REPLY;
         Command c = Command.of(cmd);
         if (fds.length > (c == null ? 0 : c.maxFds(reply, ScmRights.MAX_FDS))) {

@@ -27,7 +27,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import static ernic.common.Le.U64;
+import static ernic.common.Endian.LE;
 
 /**
  * The client side of vfio-user, as QEMU speaks it: connect, negotiate, share memfd-backed guest RAM,
@@ -302,8 +302,8 @@ public final class VfioUserClient implements AutoCloseable {
         } else if (length < DmaAccess.SIZE) {
             rc = sendError(ex, id, cmd, LibC.EINVAL);
         } else {
-            long address = rbuf.get(U64, at);
-            long count = rbuf.get(U64, at + 8);
+            long address = LE.u64(rbuf, at);
+            long count = LE.u64(rbuf, at + 8);
             MemorySegment mem = find(address, count);
             if (mem == null) {
                 rc = sendError(ex, id, cmd, LibC.EFAULT);

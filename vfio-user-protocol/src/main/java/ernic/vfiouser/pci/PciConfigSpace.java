@@ -89,9 +89,11 @@ public final class PciConfigSpace {
     private final byte[] powerOn;
     private final Msix msix;
     private final int pmOffset, msixOffset, expressOffset;
+    private final long[] barSizes;
 
     private PciConfigSpace(byte[] values, byte[] writable, byte[] rw1c, Msix msix, int pmOffset, int msixOffset,
-                           int expressOffset) {
+                           int expressOffset, long[] barSizes) {
+        this.barSizes = barSizes;
         this.values = values;
         this.writable = writable;
         this.rw1c = rw1c;
@@ -275,7 +277,7 @@ public final class PciConfigSpace {
             if (at > CONFIG_SIZE) {
                 throw new IllegalStateException("capabilities end at 0x" + Integer.toHexString(at));
             }
-            return new PciConfigSpace(s.values, s.writable, s.rw1c, msix, pm, msixAt, exp);
+            return new PciConfigSpace(s.values, s.writable, s.rw1c, msix, pm, msixAt, exp, barSize.clone());
         }
 
         private Builder addCap(Cap cap) {
@@ -405,6 +407,11 @@ public final class PciConfigSpace {
     /** The interrupt pin: 0 none, 1 INTA# ... 4 INTD# (read-only). */
     public int interruptPin() {
         return readU8(INTERRUPT_PIN);
+    }
+
+    /** The size of the memory BAR {@code index} declares (0-5; 0: none, or the upper half of a 64-bit BAR). */
+    public long barSize(int index) {
+        return barSizes[index];
     }
 
     /** The MSI-X capability, or null. */

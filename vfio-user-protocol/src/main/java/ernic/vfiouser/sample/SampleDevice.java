@@ -4,6 +4,7 @@ import ernic.vfiouser.pci.PciConfigSpace;
 import ernic.vfiouser.server.DeviceContext;
 import ernic.vfiouser.server.GuestMemory;
 import ernic.vfiouser.server.IrqType;
+import ernic.vfiouser.server.PciFunction;
 import ernic.vfiouser.server.Region;
 import ernic.vfiouser.server.RegionHandler;
 import ernic.vfiouser.server.VfioUserDevice;
@@ -79,7 +80,7 @@ public final class SampleDevice implements VfioUserDevice, AutoCloseable {
     private final MemorySegment action = arena.allocate(4, 4);
     private final int bar2Fd;
     private final MemorySegment bar2;
-    private final List<Region> regions;
+    private final PciFunction pci;
     private DeviceContext context;
     private boolean closed;
 
@@ -104,20 +105,15 @@ public final class SampleDevice implements VfioUserDevice, AutoCloseable {
             throw e;
         }
         bar2Fd = fd;
-        regions = List.of(
+        pci = new PciFunction(config, List.of(
                 Region.of(0, BAR0_SIZE, new Bar0()),
-                new Region(2, BAR2_SIZE, true, true, new Bar2(), bar2Fd, 0, List.of(new SparseArea(0, BAR2_SIZE))));
+                new Region(2, BAR2_SIZE, true, true, new Bar2(), bar2Fd, 0, List.of(new SparseArea(0, BAR2_SIZE)))));
         reset();
     }
 
     @Override
-    public PciConfigSpace configSpace() {
-        return config;
-    }
-
-    @Override
-    public List<Region> regions() {
-        return regions;
+    public PciFunction pci() {
+        return pci;
     }
 
     @Override

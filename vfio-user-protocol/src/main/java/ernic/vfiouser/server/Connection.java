@@ -40,9 +40,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
-import static ernic.common.Le.U16;
-import static ernic.common.Le.U32;
-import static ernic.common.Le.U64;
+import static ernic.common.Endian.LE;
 
 /**
  * One client connection: answers every vfio-user command for {@code device}, owns the client's DMA
@@ -126,14 +124,14 @@ public final class Connection extends ChannelInboundHandlerAdapter implements De
         if (socket != null && size <= REPLY_BUFFER_SIZE) {
             // Nothing queued before it: straight from a native buffer to the socket.
             MemorySegment r = replyBuffer;
-            r.set(U16, Header.OFF_MSG_ID, (short) m.msgId());
-            r.set(U16, Header.OFF_COMMAND, (short) m.commandCode());
-            r.set(U32, Header.OFF_SIZE, size);
-            r.set(U32, Header.OFF_FLAGS, Header.TYPE_REPLY);
-            r.set(U32, Header.OFF_ERRNO, 0);
-            r.set(U64, Header.SIZE, offset);
-            r.set(U32, Header.SIZE + 8, region);
-            r.set(U32, Header.SIZE + 12, headCount);
+            r.set(LE.u16(), Header.OFF_MSG_ID, (short) m.msgId());
+            r.set(LE.u16(), Header.OFF_COMMAND, (short) m.commandCode());
+            LE.put32(r, Header.OFF_SIZE, size);
+            LE.put32(r, Header.OFF_FLAGS, Header.TYPE_REPLY);
+            LE.put32(r, Header.OFF_ERRNO, 0);
+            LE.put64(r, Header.SIZE, offset);
+            LE.put32(r, Header.SIZE + 8, region);
+            LE.put32(r, Header.SIZE + 12, headCount);
             if (count > 0) {
                 MemorySegment.copy(scratch, 0, r, Header.SIZE + RegionAccess.SIZE, count);
             }

@@ -10,11 +10,18 @@ import java.util.List;
  * loop (the device thread), so a device needs no locks.
  */
 public interface VfioUserDevice {
+    /** The PCI function: config space and BAR regions, fixed when the device is made. */
+    PciFunction pci();
+
     /** The config space served as region 7 (VFIO_PCI_CONFIG_REGION_INDEX). */
-    PciConfigSpace configSpace();
+    default PciConfigSpace configSpace() {
+        return pci().configSpace();
+    }
 
     /** The BAR regions (indices 0-5) the device implements; absent indices have size 0. */
-    List<Region> regions();
+    default List<Region> regions() {
+        return pci().regions();
+    }
 
     /**
      * Vectors per interrupt type: INTx, MSI, MSI-X, ERR, REQ (the VFIO PCI IRQ indices 0-4). By default what the

@@ -11,10 +11,8 @@ import org.junit.jupiter.api.Test;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-import static ernic.common.Le.U16;
-import static ernic.common.Le.U32;
-import static ernic.common.Le.U64;
 import static org.assertj.core.api.Assertions.assertThat;
+import static ernic.common.Endian.LE;
 
 /** The client side of the shared fd rule, against a hand-made server on a raw socket. */
 class ClientFdTest {
@@ -33,13 +31,13 @@ class ClientFdTest {
                 ScmRights scm = new ScmRights(arena);
                 MemorySegment m = arena.allocate(64, 8);
                 // DMA_READ #9 of 8 bytes at 0, with an eventfd it does not take.
-                m.set(U16, Header.OFF_MSG_ID, (short) 9);
-                m.set(U16, Header.OFF_COMMAND, (short) Command.DMA_READ.code);
-                m.set(U32, Header.OFF_SIZE, Header.SIZE + 16);
-                m.set(U32, Header.OFF_FLAGS, Header.TYPE_COMMAND);
-                m.set(U32, Header.OFF_ERRNO, 0);
-                m.set(U64, Header.SIZE, 0);
-                m.set(U64, Header.SIZE + 8, 8);
+                m.set(LE.u16(), Header.OFF_MSG_ID, (short) 9);
+                m.set(LE.u16(), Header.OFF_COMMAND, (short) Command.DMA_READ.code);
+                LE.put32(m, Header.OFF_SIZE, Header.SIZE + 16);
+                LE.put32(m, Header.OFF_FLAGS, Header.TYPE_COMMAND);
+                LE.put32(m, Header.OFF_ERRNO, 0);
+                LE.put64(m, Header.SIZE, 0);
+                LE.put64(m, Header.SIZE + 8, 8);
                 int fd = LibC.eventfd(true);
                 assertThat(scm.send(server, m.address(), Header.SIZE + 16, new int[] {fd}, LibC.MSG_NOSIGNAL))
                         .isEqualTo(Header.SIZE + 16);
@@ -47,9 +45,9 @@ class ClientFdTest {
                 assertThat(LibC.pollIn(server, 5000)).as("the client answers").isTrue();
                 assertThat(scm.receive(server, m.address(), 64, LibC.MSG_DONTWAIT)).isEqualTo(Header.SIZE);
                 assertThat(scm.takeReceived()).isNull();
-                assertThat(Short.toUnsignedInt(m.get(U16, Header.OFF_MSG_ID))).isEqualTo(9);
-                assertThat(m.get(U32, Header.OFF_FLAGS)).isEqualTo(Header.TYPE_REPLY | Header.FLAG_ERROR);
-                assertThat(m.get(U32, Header.OFF_ERRNO)).as("no guest RAM mapped").isEqualTo(LibC.EFAULT);
+                assertThat(Short.toUnsignedInt(m.get(LE.u16(), Header.OFF_MSG_ID))).isEqualTo(9);
+                assertThat(LE.u32(m, Header.OFF_FLAGS)).isEqualTo(Header.TYPE_REPLY | Header.FLAG_ERROR);
+                assertThat(LE.u32(m, Header.OFF_ERRNO)).as("no guest RAM mapped").isEqualTo(LibC.EFAULT);
                 baseline.assertBackToBaseline(); // the client's copy of the eventfd is closed
                 LibC.close(server);
             }

@@ -16,18 +16,14 @@ class InProcessContextTest {
     /** A device with one 16-byte BAR 0 backed by an array, and two MSI-X vectors. */
     static final class Bar0Device implements VfioUserDevice {
         final byte[] bar = new byte[16];
-        final PciConfigSpace config = PciConfigSpace.builder().vendorId(0x1dd8).deviceId(0x1002).build();
+        final PciConfigSpace config = PciConfigSpace.builder().vendorId(0x1dd8).deviceId(0x1002)
+                .memoryBar(0, 16, false, false).build();
         DeviceContext attached;
         int detached;
 
         @Override
-        public PciConfigSpace configSpace() {
-            return config;
-        }
-
-        @Override
-        public List<Region> regions() {
-            return List.of(Region.of(0, bar.length, new RegionHandler() {
+        public PciFunction pci() {
+            return new PciFunction(config, List.of(Region.of(0, bar.length, new RegionHandler() {
                 @Override
                 public void read(long offset, MemorySegment dst) {
                     MemorySegment.copy(MemorySegment.ofArray(bar), offset, dst, 0, dst.byteSize());
@@ -37,7 +33,7 @@ class InProcessContextTest {
                 public void write(long offset, MemorySegment src) {
                     MemorySegment.copy(src, 0, MemorySegment.ofArray(bar), offset, src.byteSize());
                 }
-            }));
+            })));
         }
 
         @Override
