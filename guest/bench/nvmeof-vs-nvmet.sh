@@ -21,14 +21,7 @@ rm -f $RAW/.w
 t0=$(date +%s)
 
 # The ionic device, as the guest tests bring it up; the target's address answers ARP.
-modprobe ionic
-modprobe ionic_rdma
-dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
-nd=$(ls /sys/bus/pci/devices/$dev/net/)
-ip link set "$nd" up
-ip addr add $GUEST_IP/24 dev "$nd"
-for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
-for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state 2>/dev/null && break; sleep 0.5; done
+nd=$(ernic-ionic-up $GUEST_IP)
 
 # Soft-RoCE on a dummy netdev with an address of its own (same MTU as the ionic netdev).
 ip link add rxenet0 type dummy

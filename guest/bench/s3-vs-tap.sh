@@ -21,14 +21,7 @@ mkdir -p $RAW 2>/dev/null && touch $RAW/.w 2>/dev/null || { RAW=/tmp/s3; mkdir -
 rm -f $RAW/.w
 t0=$(date +%s)
 
-modprobe ionic
-modprobe ionic_rdma
-dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
-nd=$(ls /sys/bus/pci/devices/$dev/net/)
-ip link set "$nd" up
-ip addr add $GUEST_IP/24 dev "$nd"
-for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
-for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state 2>/dev/null && break; sleep 0.5; done
+ernic-ionic-up $GUEST_IP >/dev/null
 ping -c 1 -W 5 $STORE_IP >/dev/null || { echo "S3-BENCH: the store does not answer ping"; exit 3; }
 ping -c 1 -W 5 $HOST_IP >/dev/null || { echo "S3-BENCH: the TAP's host end does not answer ping"; exit 3; }
 

@@ -7,14 +7,7 @@
 # busy-wait for a CREATE_AH or DESTROY_AH ran out after a few ms (kprobes on ionic_admin_wait and
 # ionic_admin_timedout showed 3 ms). ernic-vm now passes lpj= (guest/README.md); since then 12 runs,
 # 72 rounds, passed on a loaded host. Kept as a quick loop for rdma_cm across the mesh.
-modprobe ionic
-modprobe ionic_rdma
-dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
-nd=$(ls /sys/bus/pci/devices/$dev/net/)
-ip link set "$nd" up
-ip addr add $ERNIC_GUEST_IP/24 dev "$nd"
-for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
-for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state && break; sleep 0.5; done
+ernic-ionic-up $ERNIC_GUEST_IP >/dev/null
 peer=192.168.77.$(( (ERNIC_VM_INDEX + 1) % 2 + 1 ))
 for i in $(seq 1 60); do ping -c 1 -W 1 $peer > /dev/null && break; sleep 1; done
 for r in 1 2 3 4 5 6; do

@@ -5,17 +5,7 @@
 set -u
 lab=/job/lab
 mkdir -p "$lab/cmd"
-modprobe ionic
-modprobe ionic_rdma
-dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}' | head -n1)
-if [[ -n $dev ]]; then
-    nd=$(ls "/sys/bus/pci/devices/$dev/net/")
-    ip link set "$nd" up
-    if [[ -n ${ERNIC_GUEST_IP:-} ]]; then
-        ip addr add "$ERNIC_GUEST_IP/24" dev "$nd"
-    fi
-    for _ in $(seq 1 60); do [[ -e /sys/class/infiniband/ionic_0 ]] && break; sleep 0.5; done
-    for _ in $(seq 1 60); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state 2>/dev/null && break; sleep 0.5; done
+if nd=$(ernic-ionic-up ${ERNIC_GUEST_IP:-}) || [[ -n $nd ]]; then
     echo "lab: $nd ${ERNIC_GUEST_IP:-without an address}, $(cat /sys/class/infiniband/ionic_0/ports/1/state 2>/dev/null || echo 'no RDMA device')"
 fi
 home=/root

@@ -76,6 +76,7 @@ class GuestFaultGuestTest {
 
     /** The second guest: RDMA on the fresh device, a reset mid-traffic, RDMA again. */
     static final String RESET = GuestScripts.rdmaUp(GUEST_IP) + GID + """
+            dev=$(basename "$(readlink -f /sys/class/net/$nd/device)")   # the NIC's PCI address
             alive() { for p in "$@"; do kill -0 $p 2>/dev/null || { echo no; return; }; done; echo yes; }
             bw() {   # one short ib_write_bw, server and client in this guest: bw PORT LABEL
                 local x=$(gidx) d=$(ibdev) s c sv

@@ -5,20 +5,11 @@ final class GuestScripts {
     private GuestScripts() {}
 
     /**
-     * Loads ionic and ionic_rdma, brings the ionic netdev ({@code $nd}, PCI address {@code $dev}) up
-     * with {@code ip}/24, and waits for {@code ionic_0}'s port to be ACTIVE.
+     * Brings the ionic NIC up with the guest image's {@code ernic-ionic-up} (ionic and ionic_rdma loaded, the
+     * netdev, {@code $nd}, up with {@code ip}/24, {@code ionic_0}'s port waited for until ACTIVE).
      */
     static String rdmaUp(String ip) {
-        return """
-                modprobe ionic
-                modprobe ionic_rdma
-                dev=$(lspci -D -n -d 1dd8:1002 | awk '{print $1}')
-                nd=$(ls /sys/bus/pci/devices/$dev/net/)
-                ip link set "$nd" up
-                ip addr add %s/24 dev "$nd"
-                for i in $(seq 1 40); do [ -e /sys/class/infiniband/ionic_0 ] && break; sleep 0.5; done
-                for i in $(seq 1 40); do grep -q ACTIVE /sys/class/infiniband/ionic_0/ports/1/state && break; sleep 0.5; done
-                """.formatted(ip);
+        return "nd=$(ernic-ionic-up " + ip + ")\n";
     }
 
     /**
