@@ -75,15 +75,6 @@ class IonicArchitectureTest {
     }
 
     @Test
-    void theIbtaTablesKnowNothingOfTheDevice() {
-        noClasses().that().resideInAPackage("ernic.ionic.roce..")
-                .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic", "ernic.ionic.rdma..", "ernic.ionic.eth..",
-                        "ernic.ionic.base..", "ernic.ionic.layout..", "ernic.ionic.trace..")
-                .because("the IBTA's opcodes are the transport's facts; the device and the trace build on them")
-                .check(MAIN);
-    }
-
-    @Test
     void theTraceFileSideKnowsNothingOfTheDevice() {
         noClasses().that().resideInAPackage("ernic.ionic.trace..")
                 .should().dependOnClassesThat().resideInAnyPackage("ernic.ionic", "ernic.ionic.rdma..", "ernic.ionic.eth..",
@@ -120,7 +111,7 @@ class IonicArchitectureTest {
     void theEngineMeetsTheDeviceOnlyInItsHooks() {
         noClasses().that().resideInAnyPackage("ernic.ionic", "ernic.ionic.eth..", "ernic.ionic.base..",
                         "ernic.ionic.layout..", "ernic.ionic.regs..", "ernic.ionic.fault..", "ernic.ionic.profile..",
-                        "ernic.ionic.roce..", "ernic.ionic.trace..")
+                        "ernic.ionic.trace..")
                 .should().dependOnClassesThat().resideInAPackage("ernic.p4..")
                 .because("eth and rdma define the interfaces the hooks implement; p4hook is where the engine meets them")
                 .check(MAIN);

@@ -3,7 +3,8 @@ package ernic.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import ernic.ionic.trace.PcapTrace;
-import ernic.ionic.trace.RoceFrame;
+import ernic.roce.RoceFrame;
+import ernic.roce.TransportHeader;
 import ernic.ionic.trace.TraceCounter;
 import ernic.mesh.Gid;
 import ernic.model.IonicDriverModel;
@@ -222,7 +223,7 @@ class TraceRdmaTest {
         assertThat(send.path("after_bth").asText()).startsWith(java.util.HexFormat.of().formatHex(hello));
         JsonNode ack = frame(f, 1, 0x11, a.id, 0, 0);
         assertThat(ack.path("src").asText()).isEqualTo("10.0.0.2");
-        assertThat(ack.path("syndrome").asInt()).isEqualTo(RoceFrame.AETH_ACK);
+        assertThat(ack.path("syndrome").asInt()).isEqualTo(TransportHeader.AETH_ACK);
         assertThat(ack.path("msn").asInt()).isEqualTo(1);
         frame(f, 2, 0x00, b.id, 1, 4096);
         frame(f, 3, 0x01, b.id, 2, 4096);

@@ -1,17 +1,17 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.roce.IbOpcode;
+import ernic.roce.IbOpcode;
 import ernic.ionic.trace.PcapTrace;
-import ernic.ionic.trace.RoceFrame;
+import ernic.roce.RoceFrame;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.function.LongSupplier;
 
-import static ernic.ionic.trace.RoceFrame.AETH_ACK;
-import static ernic.ionic.trace.RoceFrame.AETH_NAK_INVALID_REQUEST;
-import static ernic.ionic.trace.RoceFrame.AETH_NAK_REMOTE_ACCESS;
-import static ernic.ionic.trace.RoceFrame.AETH_NAK_REMOTE_OPERATIONAL;
+import static ernic.roce.TransportHeader.AETH_ACK;
+import static ernic.roce.TransportHeader.AETH_NAK_INVALID_REQUEST;
+import static ernic.roce.TransportHeader.AETH_NAK_REMOTE_ACCESS;
+import static ernic.roce.TransportHeader.AETH_NAK_REMOTE_OPERATIONAL;
 import static ernic.common.Endian.LE;
 
 /**
@@ -119,8 +119,8 @@ final class RdmaTrace {
         f.ttl = av != null && av.hopLimit > 0 ? av.hopLimit : 64;
         f.tos = av != null ? av.trafficClass : 0;
         f.srcPort = 0xc000 | senderQpn & 0x3fff; // RoCEv2 leaves the source port to the sender: one per QP here
-        f.solicited = false;
-        f.ackReq = false;
+        f.bth.solicited = false;
+        f.bth.ackReq = false;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -176,12 +176,12 @@ final class RdmaTrace {
         if (op.kind == WqeOpcode.Kind.ATOMIC) {
             if (status == V1.STS_OK) {
                 address(qp.av, false, qp.destQpn);
-                f.opcode = op.response.code;
-                f.destQp = qp.id;
-                f.psn = last;
-                f.syndrome = AETH_ACK;
-                f.msn = ++msn[qp.id];
-                f.origData = old;
+                f.bth.opcode = op.response.code;
+                f.bth.destQp = qp.id;
+                f.bth.psn = last;
+                f.bth.syndrome = AETH_ACK;
+                f.bth.msn = ++msn[qp.id];
+                f.bth.origData = old;
                 frame(0, null, 0, now);
                 return;
             }
@@ -198,46 +198,46 @@ final class RdmaTrace {
         V1.Wqe w = r.wqe;
         int t = transport(qp), mtu = mtu(qp);
         address(qp.av, true, qp.id);
-        f.destQp = qp.destQpn;
+        f.bth.destQp = qp.destQpn;
         IbOpcode only = on(op.request, t);
         switch (op.kind) {
             case READ, ATOMIC -> { // one request packet, acknowledged
                 boolean read = op.kind == WqeOpcode.Kind.READ;
-                f.opcode = only.code;
-                f.psn = psn[qp.id];
-                f.ackReq = true;
-                f.va = w.remoteVa();
-                f.rkey = w.rkey();
+                f.bth.opcode = only.code;
+                f.bth.psn = psn[qp.id];
+                f.bth.ackReq = true;
+                f.bth.va = w.remoteVa();
+                f.bth.rkey = w.rkey();
                 if (read) {
-                    f.dmaLength = (int) r.length;
+                    f.bth.dmaLength = (int) r.length;
                 } else {
-                    f.swapAdd = w.swapAdd();
-                    f.compare = w.compare();
+                    f.bth.swapAdd = w.swapAdd();
+                    f.bth.compare = w.compare();
                 }
                 frame(0, null, 0, now);
                 // a READ takes a PSN per response packet, an atomic one
-                psn[qp.id] = (f.psn + (read ? packets(r.length, mtu) : 1)) & 0xff_ffff;
-                return f.psn;
+                psn[qp.id] = (f.bth.psn + (read ? packets(r.length, mtu) : 1)) & 0xff_ffff;
+                return f.bth.psn;
             }
             default -> {
                 long total = r.payload.total;
                 int n = packets(total, mtu);
-                f.imm = w.immDataKey();
-                f.invRkey = w.immDataKey();
-                f.va = w.remoteVa();
-                f.rkey = w.rkey();
-                f.dmaLength = (int) total;
+                f.bth.imm = w.immDataKey();
+                f.bth.invRkey = w.immDataKey();
+                f.bth.va = w.remoteVa();
+                f.bth.rkey = w.rkey();
+                f.bth.dmaLength = (int) total;
                 for (int i = 0; i < n; i++) {
                     boolean firstPacket = i == 0, lastPacket = i == n - 1;
-                    f.opcode = only.packet(i, n).code;
-                    f.psn = psn[qp.id];
-                    f.ackReq = lastPacket && t == IbOpcode.RC;
-                    f.solicited = lastPacket && r.solicited();
+                    f.bth.opcode = only.packet(i, n).code;
+                    f.bth.psn = psn[qp.id];
+                    f.bth.ackReq = lastPacket && t == IbOpcode.RC;
+                    f.bth.solicited = lastPacket && r.solicited();
                     long at = (long) i * mtu;
                     frame((int) Math.min(mtu, total - at), r.payload, at, now);
-                    psn[qp.id] = (f.psn + 1) & 0xff_ffff;
+                    psn[qp.id] = (f.bth.psn + 1) & 0xff_ffff;
                 }
-                return f.psn;
+                return f.bth.psn;
             }
         }
     }
@@ -248,12 +248,12 @@ final class RdmaTrace {
             return; // nobody answered (no such QP there), or the receiver was never ready
         }
         address(qp.av, false, qp.destQpn);
-        f.destQp = qp.id;
+        f.bth.destQp = qp.id;
         if (status != V1.STS_OK) {
-            f.opcode = IbOpcode.RC_ACKNOWLEDGE.code; // a NAK
-            f.psn = first;
-            f.msn = msn[qp.id];
-            f.syndrome = switch (status) {
+            f.bth.opcode = IbOpcode.RC_ACKNOWLEDGE.code; // a NAK
+            f.bth.psn = first;
+            f.bth.msn = msn[qp.id];
+            f.bth.syndrome = switch (status) {
                 case V1.STS_REMOTE_ACC_ERR -> AETH_NAK_REMOTE_ACCESS;
                 case V1.STS_REMOTE_OPER_ERR -> AETH_NAK_REMOTE_OPERATIONAL;
                 default -> AETH_NAK_INVALID_REQUEST;
@@ -266,28 +266,28 @@ final class RdmaTrace {
             case READ -> {
                 int mtu = mtu(qp), n = packets(length, mtu);
                 for (int i = 0; i < n; i++) {
-                    f.opcode = op.response.packet(i, n).code;
-                    f.psn = (first + i) & 0xff_ffff;
-                    f.syndrome = AETH_ACK;
-                    f.msn = m;
+                    f.bth.opcode = op.response.packet(i, n).code;
+                    f.bth.psn = (first + i) & 0xff_ffff;
+                    f.bth.syndrome = AETH_ACK;
+                    f.bth.msn = m;
                     long at = (long) i * mtu;
                     frame((int) Math.min(mtu, length - at), data, at, now);
                 }
             }
             case ATOMIC -> {
-                f.opcode = op.response.code;
-                f.psn = last;
-                f.syndrome = AETH_ACK;
-                f.msn = m;
+                f.bth.opcode = op.response.code;
+                f.bth.psn = last;
+                f.bth.syndrome = AETH_ACK;
+                f.bth.msn = m;
                 wordSpan.clear().addLocal(word, 0, 8);
-                f.origData = data != null && memory.peek(data, 0, wordSpan, 8) ? LE.u64(word, 0) : 0;
+                f.bth.origData = data != null && memory.peek(data, 0, wordSpan, 8) ? LE.u64(word, 0) : 0;
                 frame(0, null, 0, now);
             }
             default -> {
-                f.opcode = op.response.code;
-                f.psn = last;
-                f.syndrome = AETH_ACK;
-                f.msn = m;
+                f.bth.opcode = op.response.code;
+                f.bth.psn = last;
+                f.bth.syndrome = AETH_ACK;
+                f.bth.msn = m;
                 frame(0, null, 0, now);
             }
         }
@@ -297,15 +297,15 @@ final class RdmaTrace {
     private void datagram(Request r, long now) {
         QueuePair qp = r.qp;
         address(r.ah, true, qp.id);
-        f.opcode = (r.opcode.immediate ? IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE : IbOpcode.UD_SEND_ONLY).code;
-        f.destQp = r.destQpn;
-        f.psn = psn[qp.id];
-        f.solicited = r.solicited();
-        f.qkey = r.qkey;
-        f.srcQp = qp.id;
-        f.imm = r.wqe.immDataKey();
+        f.bth.opcode = (r.opcode.immediate ? IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE : IbOpcode.UD_SEND_ONLY).code;
+        f.bth.destQp = r.destQpn;
+        f.bth.psn = psn[qp.id];
+        f.bth.solicited = r.solicited();
+        f.bth.qkey = r.qkey;
+        f.bth.srcQp = qp.id;
+        f.bth.imm = r.wqe.immDataKey();
         frame((int) Math.max(0, r.payload.total - Grh.SIZE), r.payload, Grh.SIZE, now);
-        psn[qp.id] = (f.psn + 1) & 0xff_ffff;
+        psn[qp.id] = (f.bth.psn + 1) & 0xff_ffff;
     }
 
     private static int packets(long length, int mtu) {

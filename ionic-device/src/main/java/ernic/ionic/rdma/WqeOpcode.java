@@ -1,6 +1,6 @@
 package ernic.ionic.rdma;
 
-import ernic.ionic.roce.IbOpcode;
+import ernic.roce.IbOpcode;
 
 import static ernic.ionic.rdma.RdmaCounters.Device.LOCAL_REQS;
 import static ernic.ionic.rdma.RdmaCounters.Device.TX_ATOMIC_REQS;

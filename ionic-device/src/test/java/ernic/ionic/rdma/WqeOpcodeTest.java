@@ -1,7 +1,7 @@
 package ernic.ionic.rdma;
 
 import ernic.ionic.base.RdmaIdentity;
-import ernic.ionic.roce.IbOpcode;
+import ernic.roce.IbOpcode;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;

@@ -1,9 +1,9 @@
-package ernic.ionic.roce;
+package ernic.roce;
 
-import static ernic.ionic.roce.IbOpcode.Position.FIRST;
-import static ernic.ionic.roce.IbOpcode.Position.LAST;
-import static ernic.ionic.roce.IbOpcode.Position.MIDDLE;
-import static ernic.ionic.roce.IbOpcode.Position.ONLY;
+import static ernic.roce.IbOpcode.Position.FIRST;
+import static ernic.roce.IbOpcode.Position.LAST;
+import static ernic.roce.IbOpcode.Position.MIDDLE;
+import static ernic.roce.IbOpcode.Position.ONLY;
 
 /**
  * The IBTA opcodes (vol. 1, 9.2.3, table 38) of the transports this device speaks: the BTH opcode byte is the

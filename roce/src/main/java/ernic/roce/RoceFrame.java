@@ -1,11 +1,11 @@
-package ernic.ionic.trace;
+package ernic.roce;
 
 import ernic.common.InternetChecksum;
-import ernic.ionic.roce.IbOpcode;
 
 import java.util.zip.CRC32;
 
-import static ernic.ionic.roce.IbOpcode.Header.*;
+import static ernic.roce.TransportHeader.be16;
+import static ernic.roce.TransportHeader.be32;
 
 /**
  * One synthetic RoCEv2 frame as Wireshark's RoCE dissector reads it: Ethernet II, IPv4 (no options), UDP to
@@ -17,38 +17,18 @@ import static ernic.ionic.roce.IbOpcode.Header.*;
  * Ethernet FCS does.
  */
 public final class RoceFrame {
-    public static final int ETH_HLEN = 14, IPV4_HLEN = 20, UDP_HLEN = 8, BTH_LEN = 12, ICRC_LEN = 4;
+    public static final int ETH_HLEN = 14, IPV4_HLEN = 20, UDP_HLEN = 8, BTH_LEN = TransportHeader.BTH_LEN, ICRC_LEN = 4;
     /** The UDP destination port of RoCEv2 (IANA). */
     public static final int ROCE_V2_PORT = 4791;
     public static final int ETH_P_IP = 0x0800;
-    /** The default P_Key. */
-    public static final int DEFAULT_PKEY = 0xffff;
-
-    // AETH syndromes (vol. 1, 9.7.5.1): ACK with no credit count, RNR NAK, NAK codes.
-    public static final int AETH_ACK = 0x1f, AETH_RNR_NAK = 0x20, AETH_NAK_INVALID_REQUEST = 0x61,
-            AETH_NAK_REMOTE_ACCESS = 0x62, AETH_NAK_REMOTE_OPERATIONAL = 0x63;
 
     // Ethernet and IPv4
     public long dmac, smac;
     public int srcIp, dstIp;
     public int tos, ttl = 64;
     public int srcPort;
-    // BTH
-    /** The BTH opcode byte: an {@link IbOpcode#code}; its extension headers follow the BTH. */
-    public int opcode;
-    public boolean solicited, ackReq;
-    public int pkey = DEFAULT_PKEY;
-    public int destQp, psn;
-    // extension headers (those the opcode has)
-    public int qkey, srcQp;          // DETH
-    public long va;                  // RETH, AtomicETH
-    public int rkey;                 // RETH, AtomicETH
-    public int dmaLength;            // RETH
-    public long swapAdd, compare;    // AtomicETH
-    public int syndrome, msn;        // AETH
-    public long origData;            // AtomicAckETH
-    public int imm;                  // ImmDt (big-endian as the WQE carries it)
-    public int invRkey;              // IETH
+    /** The transport headers: BTH and the extension headers its opcode calls for. */
+    public final TransportHeader bth = new TransportHeader();
 
     private final CRC32 crc = new CRC32();
     private final byte[] masked = new byte[IPV4_HLEN + UDP_HLEN + BTH_LEN];
@@ -61,12 +41,12 @@ public final class RoceFrame {
 
     /** Bytes from the Ethernet header to the payload for the current opcode. */
     public int headerLength() {
-        return ETH_HLEN + IPV4_HLEN + UDP_HLEN + BTH_LEN + extensionLength(opcode);
+        return ETH_HLEN + IPV4_HLEN + UDP_HLEN + bth.length();
     }
 
     /** The pad that brings {@code payload} bytes to a multiple of 4 (BTH PadCnt). */
     public static int pad(int payload) {
-        return -payload & 3;
+        return TransportHeader.pad(payload);
     }
 
     /** The whole frame's length with {@code payload} bytes: headers, payload, pad, ICRC. */
@@ -100,39 +80,7 @@ public final class RoceFrame {
         p = be16(b, p, ROCE_V2_PORT);
         p = be16(b, p, ipLength - IPV4_HLEN);
         p = be16(b, p, 0);          // no UDP checksum (RoCEv2 over IPv4 may leave it 0; the ICRC covers the packet)
-        b[p++] = (byte) opcode;
-        b[p++] = (byte) ((solicited ? 0x80 : 0) | pad(payload) << 4); // SE, M 0, PadCnt, TVer 0
-        p = be16(b, p, pkey);
-        p = be32(b, p, destQp & 0xff_ffff); // FECN, BECN and the reserved bits 0
-        p = be32(b, p, (ackReq ? 0x8000_0000 : 0) | psn & 0xff_ffff);
-        int x = IbOpcode.headers(opcode);
-        if ((x & DETH.bit()) != 0) {
-            p = be32(b, p, qkey);
-            p = be32(b, p, srcQp & 0xff_ffff);
-        }
-        if ((x & RETH.bit()) != 0) {
-            p = be64(b, p, va);
-            p = be32(b, p, rkey);
-            p = be32(b, p, dmaLength);
-        }
-        if ((x & ATOMIC_ETH.bit()) != 0) {
-            p = be64(b, p, va);
-            p = be32(b, p, rkey);
-            p = be64(b, p, swapAdd);
-            p = be64(b, p, compare);
-        }
-        if ((x & AETH.bit()) != 0) {
-            p = be32(b, p, syndrome << 24 | msn & 0xff_ffff);
-        }
-        if ((x & ATOMIC_ACK_ETH.bit()) != 0) {
-            p = be64(b, p, origData);
-        }
-        if ((x & IMM_DT.bit()) != 0) {
-            p = be32(b, p, imm);
-        }
-        if ((x & IETH.bit()) != 0) {
-            p = be32(b, p, invRkey);
-        }
+        p = bth.write(b, p, payload);
         return p - at;
     }
 
@@ -182,24 +130,5 @@ public final class RoceFrame {
             b[p++] = (byte) (mac >>> (8 * i));
         }
         return p;
-    }
-
-    static int be16(byte[] b, int p, int v) {
-        b[p] = (byte) (v >>> 8);
-        b[p + 1] = (byte) v;
-        return p + 2;
-    }
-
-    static int be32(byte[] b, int p, int v) {
-        b[p] = (byte) (v >>> 24);
-        b[p + 1] = (byte) (v >>> 16);
-        b[p + 2] = (byte) (v >>> 8);
-        b[p + 3] = (byte) v;
-        return p + 4;
-    }
-
-    static int be64(byte[] b, int p, long v) {
-        be32(b, p, (int) (v >>> 32));
-        return be32(b, p + 4, (int) v);
     }
 }

@@ -1,20 +1,15 @@
-package ernic.ionic.trace;
+package ernic.roce;
 
-import ernic.ionic.roce.IbOpcode;
 import org.junit.jupiter.api.Test;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.zip.CRC32;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The frame builder against frames worked out by hand, and the pcap file's bytes. */
+/** The frame builder against frames worked out by hand. */
 class RoceFrameTest {
     static final HexFormat HEX = HexFormat.of();
 
@@ -25,10 +20,10 @@ class RoceFrameTest {
         f.srcIp = 0x0a00_0001;
         f.dstIp = 0x0a00_0002;
         f.srcPort = 0xc011;
-        f.opcode = IbOpcode.RC_SEND_ONLY.code;
-        f.ackReq = true;
-        f.destQp = 0x12;
-        f.psn = 7;
+        f.bth.opcode = IbOpcode.RC_SEND_ONLY.code;
+        f.bth.ackReq = true;
+        f.bth.destQp = 0x12;
+        f.bth.psn = 7;
         return f;
     }
 
@@ -77,11 +72,11 @@ class RoceFrameTest {
     @Test
     void writeOnlyImmCarriesRethThenImmDt() {
         RoceFrame f = rcSend();
-        f.opcode = IbOpcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE.code;
-        f.va = 0x0000_7f00_1234_5678L;
-        f.rkey = 0xabcd_0102;
-        f.dmaLength = 16;
-        f.imm = 0xdead_beef;
+        f.bth.opcode = IbOpcode.RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE.code;
+        f.bth.va = 0x0000_7f00_1234_5678L;
+        f.bth.rkey = 0xabcd_0102;
+        f.bth.dmaLength = 16;
+        f.bth.imm = 0xdead_beef;
         byte[] b = new byte[256];
         int h = f.headers(b, 0, 16);
         assertThat(h).isEqualTo(54 + 16 + 4);
@@ -96,19 +91,19 @@ class RoceFrameTest {
     @Test
     void responsesCarryAnAeth() {
         RoceFrame f = rcSend();
-        f.ackReq = false;
-        f.syndrome = RoceFrame.AETH_ACK;
-        f.msn = 3;
+        f.bth.ackReq = false;
+        f.bth.syndrome = TransportHeader.AETH_ACK;
+        f.bth.msn = 3;
         byte[] b = new byte[256];
-        f.opcode = IbOpcode.RC_ACKNOWLEDGE.code;
+        f.bth.opcode = IbOpcode.RC_ACKNOWLEDGE.code;
         assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 4);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 42, 58))).isEqualTo("11" + "00" + "ffff" + "00000012"
                 + "00000007" + "1f000003");
-        f.opcode = IbOpcode.RC_RDMA_READ_RESPONSE_ONLY.code;
+        f.bth.opcode = IbOpcode.RC_RDMA_READ_RESPONSE_ONLY.code;
         assertThat(f.headers(b, 0, 8)).isEqualTo(58);
         assertThat(b[42]).isEqualTo((byte) 0x10);
-        f.opcode = IbOpcode.RC_ATOMIC_ACKNOWLEDGE.code;
-        f.origData = 0x0102_0304_0506_0708L;
+        f.bth.opcode = IbOpcode.RC_ATOMIC_ACKNOWLEDGE.code;
+        f.bth.origData = 0x0102_0304_0506_0708L;
         assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 4 + 8);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 54, 66))).isEqualTo("1f000003" + "0102030405060708");
     }
@@ -117,11 +112,11 @@ class RoceFrameTest {
     @Test
     void atomicEth() {
         RoceFrame f = rcSend();
-        f.opcode = IbOpcode.RC_CMP_SWAP.code;
-        f.va = 0x1000;
-        f.rkey = 0x55;
-        f.swapAdd = 2;
-        f.compare = 1;
+        f.bth.opcode = IbOpcode.RC_CMP_SWAP.code;
+        f.bth.va = 0x1000;
+        f.bth.rkey = 0x55;
+        f.bth.swapAdd = 2;
+        f.bth.compare = 1;
         byte[] b = new byte[256];
         assertThat(f.headers(b, 0, 0)).isEqualTo(54 + 28);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 54, 82))).isEqualTo("0000000000001000" + "00000055"
@@ -132,83 +127,14 @@ class RoceFrameTest {
     @Test
     void udSendCarriesADeth() {
         RoceFrame f = rcSend();
-        f.opcode = IbOpcode.UD_SEND_ONLY.code;
-        f.ackReq = false;
-        f.qkey = 0x1111_1111;
-        f.srcQp = 0x13;
+        f.bth.opcode = IbOpcode.UD_SEND_ONLY.code;
+        f.bth.ackReq = false;
+        f.bth.qkey = 0x1111_1111;
+        f.bth.srcQp = 0x13;
         byte[] b = new byte[256];
         assertThat(f.headers(b, 0, 4)).isEqualTo(54 + 8);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 42, 62))).isEqualTo("64" + "00" + "ffff" + "00000012"
                 + "00000007" + "11111111" + "00000013");
         assertThat(RoceFrame.extensionLength(IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE.code)).isEqualTo(12);
-    }
-
-    /** The pcap file: global header (LINKTYPE_ETHERNET), then one record per frame with its real length. */
-    @Test
-    void pcapFileHoldsTheRecords() throws Exception {
-        Path file = Files.createTempFile("ernic-trace", ".pcap");
-        PcapTrace t = PcapTrace.open(file);
-        t.start(1_000_000_000L);
-        RoceFrame f = rcSend();
-        byte[] b = t.reserve();
-        int at = t.frameOffset();
-        int h = f.headers(b, at, 5);
-        System.arraycopy("hello".getBytes(StandardCharsets.US_ASCII), 0, b, at + h, 5);
-        int captured = h + 5 + f.trailer(b, at, 5);
-        t.commit(captured, f.frameLength(5), 1_000_500_000L);
-        b = t.reserve();
-        at = t.frameOffset();
-        h = f.headers(b, at, 4096);
-        t.commit(h, f.frameLength(4096), 1_001_000_000L); // cut: headers only
-        t.flush();
-        t.close();
-        t.reclaim();
-        assertThat(t.counters().get(TraceCounter.FRAMES_WRITTEN)).isEqualTo(2);
-        assertThat(t.counters().get(TraceCounter.FRAMES_DROPPED)).isZero();
-        assertThat(t.reserve()).as("closed: frames are dropped").isNull();
-        assertThat(t.counters().get(TraceCounter.FRAMES_DROPPED)).isEqualTo(1);
-
-        ByteBuffer p = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
-        assertThat(p.remaining()).isEqualTo(24 + 16 + 66 + 16 + 54);
-        assertThat(p.getInt()).isEqualTo(0xa1b2c3d4);
-        assertThat(p.getShort()).isEqualTo((short) 2);
-        assertThat(p.getShort()).isEqualTo((short) 4);
-        p.getInt();
-        p.getInt();
-        assertThat(p.getInt()).isEqualTo(PcapTrace.SNAPLEN);
-        assertThat(p.getInt()).isEqualTo(PcapTrace.LINKTYPE_ETHERNET);
-        long sec1 = p.getInt() & 0xffffffffL, usec1 = p.getInt();
-        assertThat(p.getInt()).isEqualTo(66);
-        assertThat(p.getInt()).isEqualTo(66);
-        p.position(p.position() + 66);
-        long sec2 = p.getInt() & 0xffffffffL, usec2 = p.getInt();
-        assertThat(p.getInt()).isEqualTo(54);
-        assertThat(p.getInt()).isEqualTo(54 + 4096 + 4);
-        assertThat((sec2 * 1_000_000 + usec2) - (sec1 * 1_000_000 + usec1)).isEqualTo(500);
-        Files.delete(file);
-    }
-
-    /** A burst faster than the writer: every frame is either in the file or counted as dropped, none lost silently. */
-    @Test
-    void framesThatFindNoBufferAreCounted() throws Exception {
-        Path file = Files.createTempFile("ernic-trace", ".pcap");
-        PcapTrace t = PcapTrace.open(file, 2, 2 * (PcapTrace.RECORD_HEADER + PcapTrace.SNAPLEN));
-        t.start(0);
-        RoceFrame f = rcSend();
-        int frames = 20_000;
-        for (int i = 0; i < frames; i++) {
-            byte[] b = t.reserve();
-            if (b != null) {
-                int h = f.headers(b, t.frameOffset(), 0);
-                t.commit(h + f.trailer(b, t.frameOffset(), 0), f.frameLength(0), i);
-            }
-        }
-        t.flush();
-        t.close();
-        t.reclaim();
-        long written = t.counters().get(TraceCounter.FRAMES_WRITTEN), dropped = t.counters().get(TraceCounter.FRAMES_DROPPED);
-        assertThat(written + dropped).isEqualTo(frames);
-        assertThat(Files.size(file)).isEqualTo(PcapTrace.FILE_HEADER + written * (PcapTrace.RECORD_HEADER + 58L));
-        Files.delete(file);
     }
 }

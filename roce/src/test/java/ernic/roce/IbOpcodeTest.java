@@ -1,4 +1,4 @@
-package ernic.ionic.roce;
+package ernic.roce;
 
 import org.junit.jupiter.api.Test;
 
@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-import static ernic.ionic.roce.IbOpcode.Header.*;
+import static ernic.roce.IbOpcode.Header.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The opcode table against IBTA vol. 1, table 38, written out here a second time as the spec lists it. */
