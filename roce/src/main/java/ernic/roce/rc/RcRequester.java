@@ -429,8 +429,8 @@ public final class RcRequester {
             return;
         }
         int idx = Psn.diff(p, w.firstPsn);
-        IbOpcode expected = IbOpcode.RC_RDMA_READ_RESPONSE_ONLY.packet(idx, w.npkts);
-        if (o != expected) {
+        // the last response ends the READ; a READ resent from part-way is answered from FIRST (or ONLY) there
+        if (o.last() != (idx == w.npkts - 1)) {
             counters[RcCounter.REQ_DROP_UNEXPECTED.ordinal()]++;
             return;
         }

@@ -30,6 +30,8 @@ final class RcChannel {
     private int takenFromRequester, takenFromResponder;
     /** Packets delivered, and lost to the random drop or to the blackout. */
     long delivered, dropped, blackedOut;
+    /** Prints every packet and tick, to follow a failing sample. */
+    boolean trace;
 
     RcChannel(RcTestBed bed, long seed, int dropPercent, int duplicatePercent, long latency, long jitter) {
         this.bed = bed;
@@ -64,6 +66,7 @@ final class RcChannel {
 
     private void send(Packet p, boolean toResponder, long now) {
         if (now >= blackoutFrom && now < blackoutUntil) {
+            if (trace) System.out.println(now + " lost " + p);
             blackedOut++;
             return;
         }
@@ -95,6 +98,7 @@ final class RcChannel {
             }
             if (next == null || deadline < next.at()) {
                 now = Math.max(now, deadline);
+                if (trace) System.out.println(now + " tick ackPsn=" + bed.requester.ackPsn());
                 bed.requester.tick(now);
                 continue;
             }
@@ -102,6 +106,7 @@ final class RcChannel {
             now = Math.max(now, next.at());
             delivered++;
             Packet p = next.packet();
+            if (trace) System.out.println(now + (next.toResponder() ? " -> " : " <- ") + p);
             MemorySegment data = MemorySegment.ofArray(p.data());
             if (next.toResponder()) {
                 bed.responder.receive(p.h(), data, 0, p.data().length, now);

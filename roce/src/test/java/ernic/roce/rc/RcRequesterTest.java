@@ -186,6 +186,23 @@ class RcRequesterTest {
     }
 
     @Test
+    void aReadResentFromPartWayIsAnsweredFromFirstOrOnlyThere() {
+        bed.postRead(1, 3000, VA);
+        bed.poll();
+        bed.toRequester(response(RC_RDMA_READ_RESPONSE_FIRST, 0, new byte[1024]));
+        bed.now = req.nextDeadline();
+        req.tick(bed.now);
+        assertThat(psns(bed.poll())).containsExactly(1);
+        bed.toRequester(response(RC_RDMA_READ_RESPONSE_FIRST, 1, new byte[1024]));
+        bed.now = req.nextDeadline();
+        req.tick(bed.now);
+        assertThat(bed.poll().getFirst().h().dmaLength).isEqualTo(952);
+        bed.toRequester(response(RC_RDMA_READ_RESPONSE_ONLY, 2, new byte[952]));
+        assertThat(completions()).containsExactly(new Completion(1, RcStatus.SUCCESS));
+        assertThat(req.count(RcCounter.REQ_DROP_UNEXPECTED)).isZero();
+    }
+
+    @Test
     void anAtomicAckGivesTheOriginalValueThenTheCompletion() {
         bed.post(1, RcOp.ATOMIC_FETCH_AND_ADD, new byte[0], VA, MR_RKEY, 0, 5, 0);
         bed.poll();

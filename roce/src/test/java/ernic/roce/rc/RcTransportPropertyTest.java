@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * outstanding message with RETRY_EXC_ERR after retry_cnt retransmissions, flushes the rest, and what was
  * delivered before is still exactly-once.
  */
-class RcTransportProperties {
+class RcTransportPropertyTest {
     private static final int MAX_MESSAGES = 24, MAX_LENGTH = 3 * 4096 + 100;
     /** Memory of the responder: one write slot per message, a read area, four atomic words. */
     private static final int SLOT = 16384, READ_AREA = MAX_MESSAGES * SLOT, READ_AREA_LENGTH = 1 << 16,
