@@ -70,8 +70,17 @@ class RcTransportPropertyTest {
             @ForAll long seed) {
         RcAttributes attr = new RcAttributes(mtu, 4, 7, 7, maxRdAtomic, 4, 1, ackEvery, 64);
         Run run = new Run(attr, initialPsn, msgs, seed);
-        new RcChannel(run.bed, seed, dropPercent, duplicatePercent, 1_000, jitterNanos).run(2_000_000);
-        Statistics.label("outcome").collect(run.bed.requester.failed() ? "retry exceeded" : "all delivered");
+        RcChannel channel = new RcChannel(run.bed, seed, dropPercent, duplicatePercent, 1_000, jitterNanos);
+        channel.run(2_000_000);
+        boolean failed = run.bed.requester.failed();
+        Statistics.label("outcome").collect(failed ? "retry exceeded" : "all delivered");
+        Statistics.label("recovery").collect(run.bed.requester.count(RcCounter.REQ_RETRANSMITTED) > 0
+                ? "retransmitted" : "none needed");
+        // retries run out only when retry_cnt + 1 rounds in a row are lost: never without loss, rarely with it
+        Statistics.label("outcome").coverage(c -> c.check("all delivered").percentage(p -> p >= 95));
+        if (channel.dropped == 0) {
+            assertThat(failed).as("failed with no packet lost").isFalse();
+        }
         run.check();
     }
 
