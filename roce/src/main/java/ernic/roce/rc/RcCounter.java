@@ -1,0 +1,74 @@
+package ernic.roce.rc;
+
+/**
+ * What an RC engine counts: its traffic, its recoveries, and each distinct cause for which it refuses a packet
+ * from the wire ({@code REQ_DROP_*} for the requester, {@code RESP_DROP_*} and {@code RESP_NAK_*} for the
+ * responder). Each engine keeps its own array of these; {@code count(c)} reads one.
+ */
+public enum RcCounter {
+    // requester
+    /** Packets transmitted, retransmissions included. */
+    REQ_PACKETS,
+    /** Packets transmitted again (go-back-N after a NAK, a timeout or an RNR wait). */
+    REQ_RETRANSMITTED,
+    /** Retransmission timer expiries. */
+    REQ_TIMEOUTS,
+    REQ_ACKS,
+    REQ_READ_RESPONSES,
+    REQ_ATOMIC_ACKS,
+    REQ_SEQ_NAKS,
+    REQ_RNR_NAKS,
+    /** Remote access, invalid request, remote operational, invalid RD request NAKs. */
+    REQ_FATAL_NAKS,
+    /** An ACK or response that implies a READ or atomic response was lost. */
+    REQ_IMPLIED_NAKS,
+    /** Not an RC response opcode (unknown, another transport, or a request). */
+    REQ_DROP_NOT_RESPONSE,
+    /** A response to a PSN that was never sent. */
+    REQ_DROP_PSN_OUT_OF_WINDOW,
+    /** A response to PSNs already acknowledged. */
+    REQ_DROP_DUPLICATE,
+    /** A response that is not the one the outstanding message expects (kind or FIRST/MIDDLE/LAST). */
+    REQ_DROP_UNEXPECTED,
+    /** A READ response whose payload is not the length its place in the message calls for. */
+    REQ_DROP_BAD_LENGTH,
+    /** A reserved AETH syndrome, or a NAK syndrome where only an ACK may be. */
+    REQ_DROP_BAD_SYNDROME,
+    /** A NAK that asks for a retry while one from the same PSN is under way. */
+    REQ_DROP_RETRY_UNDER_WAY,
+    /** Anything received after the QP failed. */
+    REQ_DROP_QP_ERROR,
+
+    // responder
+    /** Request packets executed (in order, first time). */
+    RESP_PACKETS,
+    RESP_ACKS,
+    RESP_READ_RESPONSES,
+    RESP_ATOMIC_ACKS,
+    /** Requests behind the expected PSN. */
+    RESP_DUPLICATES,
+    /** Requests ahead of the expected PSN (dropped; one sequence NAK per gap). */
+    RESP_OUT_OF_SEQUENCE,
+    RESP_SEQ_NAKS,
+    RESP_RNR_NAKS,
+    /** Duplicate atomics answered from their replay record. */
+    RESP_ATOMIC_REPLAYS,
+    /** Not an RC request opcode (unknown, another transport, or a response). */
+    RESP_DROP_NOT_REQUEST,
+    /** A duplicate READ or atomic with no replay record left. */
+    RESP_DROP_NO_RECORD,
+    /** Anything received after the QP failed. */
+    RESP_DROP_QP_ERROR,
+    /** NAK invalid request: an opcode out of its message's FIRST/MIDDLE/LAST order. */
+    RESP_NAK_OPCODE_SEQUENCE,
+    /** NAK invalid request: a payload or DMA length the opcode or the RETH does not allow. */
+    RESP_NAK_BAD_LENGTH,
+    /** NAK invalid request: a SEND longer than its receive buffer. */
+    RESP_NAK_RECEIVE_TOO_SHORT,
+    /** NAK invalid request: an atomic at an address not 8-byte aligned. */
+    RESP_NAK_MISALIGNED_ATOMIC,
+    /** NAK invalid request: a SEND with invalidate whose rkey cannot be invalidated. */
+    RESP_NAK_INVALIDATE,
+    /** NAK remote access: rkey 0, unknown, without the access, or the range outside its region. */
+    RESP_NAK_ACCESS
+}
