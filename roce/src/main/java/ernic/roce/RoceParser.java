@@ -207,7 +207,8 @@ public final class RoceParser {
      * {@code length} bytes at {@code s[at]}, exactly Ethernet [+ 802.1Q] + IPv4 or IPv6 + UDP to port 4791, as the
      * driver builds it from its neighbour table with ib_ud_header_init (ionic_build_hdr). It fills the outer fields
      * of {@code into}: MACs, VLAN tag (PCP = service level), the addresses, TOS / traffic class with the ECN bits the
-     * driver chose (ECT(0) for RC QPs, Not-ECT for AHs), TTL / hop limit, flow label and the UDP source port. What
+     * driver chose (ECT(0) for RC QPs, Not-ECT for AHs), TTL / hop limit, flow label and the UDP source port (a 0
+     * there leaves {@code into}'s own, for the caller to set before: 0xc000 | a hash of the QPN, as rxe does). What
      * the template leaves as placeholders (IPv4 total length 0xffff, identification and header checksum 0, the IPv6
      * payload length and UDP length of an empty packet, UDP checksum 0) is not taken: the builder fills each packet's
      * own. The template comes from the guest, so it is checked as the wire is.
@@ -221,9 +222,13 @@ public final class RoceParser {
         if (at + length != udpAt + UDP_HLEN) {
             return Refusal.TEMPLATE_LENGTH;
         }
-        udp(s, into);
         if (BE.u16(s, udpAt + UDP_DPORT) != RoceFrame.ROCE_V2_PORT) {
             return Refusal.NOT_ROCE_PORT;
+        }
+        // The driver always picks a source port (28272 for AHs, 0xc000 | flow hash for RC); should a template
+        // leave it 0, the frame keeps the port the caller gave it, as a port 0 would not get through.
+        if (BE.u16(s, udpAt + UDP_SPORT) != 0) {
+            udp(s, into);
         }
         return Refusal.NONE;
     }

@@ -132,4 +132,15 @@ class HeaderTemplateTest {
                 .isEqualTo(Refusal.IPV6_EXTENSION_HEADERS);
         assertThat(template("0200", new RoceFrame())).isEqualTo(Refusal.TRUNCATED_ETHERNET);
     }
+
+    /** A template whose UDP source port is 0 leaves the frame's own (the caller's per-QP port). */
+    @Test
+    void aZeroSourcePortKeepsTheFramesOwn() {
+        RoceFrame f = new RoceFrame();
+        f.srcPort = 0xc000 | 0x1234;
+        assertThat(template(AH_IPV4.replace("6e70", "0000"), f)).isEqualTo(Refusal.NONE);
+        assertThat(f.srcPort).isEqualTo(0xd234);
+        assertThat(template(AH_IPV4, f)).isEqualTo(Refusal.NONE);
+        assertThat(f.srcPort).isEqualTo(28272);
+    }
 }
