@@ -137,4 +137,113 @@ class RoceFrameTest {
                 + "00000007" + "11111111" + "00000013");
         assertThat(RoceFrame.extensionLength(IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE.code)).isEqualTo(12);
     }
+
+    /**
+     * The same SEND_ONLY of "hello" over IPv6, fd00::1 to fd00::2, hop limit 64: Ethernet 14 + IPv6 40 + UDP 8 + BTH
+     * 12 + 5 + pad 3 + ICRC 4 = 86 bytes; IPv6 payload length and UDP length 32 (0x20). The ICRC masks the traffic
+     * class, the flow label and the hop limit (the version stays); the UDP checksum covers the pseudo-header (the
+     * addresses, the length, next header 17) and the whole UDP datagram, the ICRC included.
+     */
+    @Test
+    void rcSendOnlyOverIpv6ByHand() {
+        RoceFrame f = rcSend();
+        f.addresses(Frames.GID_A, Frames.GID_B);
+        byte[] b = new byte[86];
+        int h = f.headers(b, 0, 5);
+        assertThat(h).isEqualTo(74);
+        System.arraycopy("hello".getBytes(StandardCharsets.US_ASCII), 0, b, h, 5);
+        assertThat(f.trailer(b, 0, 5)).isEqualTo(7);
+        String gids = "fd000000000000000000000000000001" + "fd000000000000000000000000000002";
+        assertThat(HEX.formatHex(b, 0, 60)).isEqualTo(""
+                + "020000000002" + "020000000001" + "86dd"
+                + "60000000" + "0020" + "11" + "40" + gids
+                + "c011" + "12b7" + "0020");
+        assertThat(HEX.formatHex(b, 62, 82)).isEqualTo("04" + "30" + "ffff" + "00000012" + "80000007"
+                + "68656c6c6f" + "000000");
+        String masked = "ffffffffffffffff"
+                + "6fffffff" + "0020" + "11" + "ff" + gids
+                + "c011" + "12b7" + "0020" + "ffff"
+                + "04" + "30" + "ffff" + "ff000012" + "80000007"
+                + "68656c6c6f" + "000000";
+        CRC32 crc = new CRC32();
+        crc.update(HEX.parseHex(masked));
+        int icrc = (int) crc.getValue();
+        assertThat(Arrays.copyOfRange(b, 82, 86)).containsExactly((byte) icrc, (byte) (icrc >>> 8),
+                (byte) (icrc >>> 16), (byte) (icrc >>> 24));
+        // The UDP checksum: the ones' complement sum of the pseudo-header and the datagram is all ones.
+        long sum = 0;
+        for (int i = 22; i < 54; i += 2) {
+            sum += (b[i] & 0xff) << 8 | b[i + 1] & 0xff;  // source and destination addresses
+        }
+        sum += 32 + 17;                                   // upper-layer length, next header
+        for (int i = 54; i < 86; i += 2) {
+            sum += (b[i] & 0xff) << 8 | b[i + 1] & 0xff;  // the datagram, checksum included
+        }
+        while (sum >>> 16 != 0) {
+            sum = (sum & 0xffff) + (sum >>> 16);
+        }
+        assertThat(sum).isEqualTo(0xffff);
+        assertThat(HEX.formatHex(b, 60, 62)).isNotEqualTo("0000");
+    }
+
+    /**
+     * With an 802.1Q tag (PCP 3, VID 0x123): TPID 0x8100 and the TCI between the source MAC and the EtherType; the
+     * IP header and all after it move by 4 bytes and are otherwise the same, ICRC included (it starts at IP).
+     */
+    @Test
+    void vlanTagBeforeTheEtherType() {
+        RoceFrame plain = rcSend();
+        byte[] a = new byte[66];
+        plain.headers(a, 0, 5);
+        System.arraycopy("hello".getBytes(StandardCharsets.US_ASCII), 0, a, 54, 5);
+        plain.trailer(a, 0, 5);
+        RoceFrame tagged = rcSend();
+        tagged.vlan = 3 << 13 | 0x123;
+        assertThat(tagged.frameLength(5)).isEqualTo(70);
+        byte[] b = new byte[70];
+        assertThat(tagged.headers(b, 0, 5)).isEqualTo(58);
+        System.arraycopy("hello".getBytes(StandardCharsets.US_ASCII), 0, b, 58, 5);
+        tagged.trailer(b, 0, 5);
+        assertThat(HEX.formatHex(b, 12, 18)).isEqualTo("8100" + "6123" + "0800");
+        assertThat(Arrays.copyOfRange(b, 18, 70)).isEqualTo(Arrays.copyOfRange(a, 14, 66));
+        assertThat(HEX.formatHex(b, 66, 70)).isEqualTo(KNOWN_ICRC);
+    }
+
+    /** ECN: set, it replaces the low two bits of the TOS and leaves the DSCP; the ICRC does not change. */
+    @Test
+    void ecnBitsGoInTheTos() {
+        RoceFrame f = rcSend();
+        f.tos = 0xb8; // DSCP 46
+        f.ecn = RoceFrame.ECN_ECT0;
+        byte[] b = new byte[66];
+        f.headers(b, 0, 5);
+        System.arraycopy("hello".getBytes(StandardCharsets.US_ASCII), 0, b, 54, 5);
+        f.trailer(b, 0, 5);
+        assertThat(b[15]).isEqualTo((byte) 0xba);
+        assertThat(HEX.formatHex(b, 62, 66)).isEqualTo(KNOWN_ICRC);
+    }
+
+    /** Into a segment at an offset: the same bytes as into an array. */
+    @Test
+    void segmentAndArrayAgree() {
+        RoceFrame f = rcSend();
+        f.addresses(Frames.GID_A, Frames.GID_B);
+        f.vlan = 7;
+        byte[] a = new byte[200];
+        f.headers(a, 0, 9);
+        f.trailer(a, 0, 9);
+        java.lang.foreign.MemorySegment s = java.lang.foreign.Arena.ofAuto().allocate(300);
+        f.headers(s, 50, 9);
+        f.trailer(s, 50, 9);
+        assertThat(s.asSlice(50, f.frameLength(9)).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
+                .isEqualTo(Arrays.copyOf(a, f.frameLength(9)));
+    }
+
+    /** A payload no IP datagram can carry is the caller's mistake. */
+    @Test
+    void payloadTooLargeForIp() {
+        RoceFrame f = rcSend();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> f.headers(new byte[70_000], 0, 65_500))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

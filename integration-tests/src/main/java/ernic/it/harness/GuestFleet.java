@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -31,9 +30,14 @@ public final class GuestFleet implements AutoCloseable {
     /**
      * What to start: guests with no device get no server; no network, no TAPs; no mesh, independent servers;
      * {@code declareGids}: each server of a mesh is given its guest's address (ERNIC_TCP_GUEST_GIDS), else it
-     * learns it from what the guest sends.
+     * learns it from what the guest sends; {@code serverArgs}: each server's extra arguments ({@link ServerArgs}).
      */
-    public record Plan(int vms, String serverArgs, boolean device, boolean network, boolean mesh, boolean declareGids) {
+    public record Plan(int vms, ServerArgs serverArgs, boolean device, boolean network, boolean mesh,
+                       boolean declareGids) {
+        public Plan(int vms, String serverArgs, boolean device, boolean network, boolean mesh, boolean declareGids) {
+            this(vms, ServerArgs.of(serverArgs), device, network, mesh, declareGids);
+        }
+
         public Plan(int vms, String serverArgs, boolean device, boolean network, boolean mesh) {
             this(vms, serverArgs, device, network, mesh, true);
         }
@@ -72,8 +76,7 @@ public final class GuestFleet implements AutoCloseable {
         int meshPort = plan.vms() > 1 && plan.mesh() ? freePort() : 0;
         for (int i = 0; i < plan.vms(); i++) {
             Path socket = Files.createDirectories(socketDir.resolve("server" + i)).resolve("ernic.sock");
-            List<String> args = new ArrayList<>(plan.serverArgs().isBlank() ? List.of()
-                    : Arrays.asList(plan.serverArgs().trim().split("\\s+")));
+            List<String> args = new ArrayList<>(plan.serverArgs().forVm(i));
             args.addAll(extraArgs.apply(i));
             String tap = "er" + pid + "v" + i;
             if (segment != null) {

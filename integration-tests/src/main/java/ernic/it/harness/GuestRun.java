@@ -32,6 +32,10 @@ public final class GuestRun implements Callable<Integer> {
     @Option(names = "--server-args", defaultValue = "", description = "More arguments for each ernic serve, in one string.")
     String serverArgs;
 
+    @Option(names = "--server-args-vm", paramLabel = "K=ARGS", description = "Arguments for VM K's ernic serve in place"
+            + " of --server-args, in one string (repeatable; K= alone: none).")
+    List<String> serverArgsVm = new java.util.ArrayList<>();
+
     @Option(names = "--no-device", description = "Boot without any device (no server).")
     boolean noDevice;
 
@@ -50,6 +54,13 @@ public final class GuestRun implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        ServerArgs args;
+        try {
+            args = ServerArgs.parse(serverArgs, serverArgsVm, vms);
+        } catch (IllegalArgumentException e) {
+            System.err.println("ernic guest run: " + e.getMessage());
+            return 2;
+        }
         String missing = GuestImage.missing();
         if (missing != null) {
             System.err.println("ernic guest run: " + missing);
@@ -69,7 +80,7 @@ public final class GuestRun implements Callable<Integer> {
         ExecutorService pool = Executors.newFixedThreadPool(vms);
         // Ctrl-C and SIGTERM end the JVM: the guests' containers and the namespace go with it
         // (Leftovers.removeOursAtExit), and the servers stop with it (ernic serve --exit-with).
-        try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, serverArgs, !noDevice, !noNetwork, !noMesh,
+        try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, args, !noDevice, !noNetwork, !noMesh,
                 !noDeclaredGids),
                 "run", out, i -> List.of())) {
             List<Future<GuestResult>> runs = fleet.run(vms, pool, work, body, out, GuestVm.TIMEOUT);

@@ -91,6 +91,10 @@ public final class Lab {
         @Option(names = "--server-args", defaultValue = "", description = "More arguments for each ernic serve, in one string.")
         String serverArgs;
 
+        @Option(names = "--server-args-vm", paramLabel = "K=ARGS", description = "Arguments for VM K's ernic serve in"
+                + " place of --server-args, in one string (repeatable; K= alone: none).")
+        List<String> serverArgsVm = new ArrayList<>();
+
         @Option(names = "--share", paramLabel = "DIR", description = "A host directory every guest sees read-write at /share.")
         Path share;
 
@@ -101,6 +105,13 @@ public final class Lab {
         public Integer call() throws Exception {
             if (vms < 1 || vms > 8) {
                 System.err.println("ernic up: --vms must be 1 to 8");
+                return 2;
+            }
+            ServerArgs args;
+            try {
+                args = ServerArgs.parse(serverArgs, serverArgsVm, vms);
+            } catch (IllegalArgumentException e) {
+                System.err.println("ernic up: " + e.getMessage());
                 return 2;
             }
             share = share == null ? null : GuestRun.userPath(share);
@@ -126,6 +137,9 @@ public final class Lab {
                     "-cp", System.getProperty("java.class.path"), Lab.class.getName(), "supervise",
                     "--vms", Integer.toString(vms), "--memory", Integer.toString(memory),
                     "--server-args", serverArgs));
+            for (String v : args.vmValues()) {
+                cmd.addAll(List.of("--server-args-vm", v));
+            }
             if (share != null) {
                 cmd.addAll(List.of("--share", share.toAbsolutePath().toString()));
             }
@@ -189,6 +203,9 @@ public final class Lab {
         @Option(names = "--server-args", defaultValue = "")
         String serverArgs;
 
+        @Option(names = "--server-args-vm")
+        List<String> serverArgsVm = new ArrayList<>();
+
         @Option(names = "--share")
         Path share;
 
@@ -207,7 +224,9 @@ public final class Lab {
                 metrics[i] = GuestFleet.freePort();
             }
             PrintStream out = System.out;
-            try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, serverArgs, true, true, true), "lab",
+            // up checked the values; a bad one here is a programming error, and ends the supervisor with its message
+            ServerArgs args = ServerArgs.parse(serverArgs, serverArgsVm, vms);
+            try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, args, true, true, true, true), "lab",
                     out, i -> List.of("--metrics", "127.0.0.1:" + metrics[i]))) {
                 Properties state = new Properties();
                 state.setProperty("pid", Long.toString(ProcessHandle.current().pid()));
