@@ -76,11 +76,10 @@ class RcTransportPropertyTest {
         Statistics.label("outcome").collect(failed ? "retry exceeded" : "all delivered");
         Statistics.label("recovery").collect(run.bed.requester.count(RcCounter.REQ_RETRANSMITTED) > 0
                 ? "retransmitted" : "none needed");
-        // retries run out only when retry_cnt + 1 rounds in a row are lost: never without loss, rarely with it
-        Statistics.label("outcome").coverage(c -> c.check("all delivered").percentage(p -> p >= 95));
-        if (channel.dropped == 0) {
-            assertThat(failed).as("failed with no packet lost").isFalse();
-        }
+        // Retries run out only when retry_cnt + 1 = 8 rounds in a row make no progress; at no more than 10% loss a
+        // round fails less than one time in five, so 8 in a row (under 1 in 300,000) means a bug, not bad luck.
+        assertThat(failed).as("retries ran out at %d%% loss (%d packets dropped)", dropPercent, channel.dropped)
+                .isFalse();
         run.check();
     }
 
