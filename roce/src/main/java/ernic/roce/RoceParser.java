@@ -256,16 +256,19 @@ public final class RoceParser {
             ipAt += VLAN_HLEN;
         }
         f.ecn = -1; // the ECN bits are in tos, as received
-        if (type == ETH_P_IP) {
-            f.ipv6 = false;
-            if (end - ipAt < IPV4_HLEN) {
-                return Refusal.TRUNCATED_IP;
-            }
-            int verIhl = BE.u8(s, ipAt + IPV4_VER_IHL);
-            if (verIhl >>> 4 != 4) {
-                return Refusal.IP_VERSION;
-            }
-            if ((verIhl & 0x0f) != IPV4_HLEN / 4) {
+        if (type != ETH_P_IP && type != ETH_P_IPV6) {
+            return Refusal.NOT_IP;
+        }
+        f.ipv6 = type == ETH_P_IPV6;
+        if (end - ipAt < (f.ipv6 ? IPV6_HLEN : IPV4_HLEN)) {
+            return Refusal.TRUNCATED_IP;
+        }
+        // The version is the first nibble of both headers.
+        if (BE.u8(s, ipAt) >>> 4 != (f.ipv6 ? 6 : 4)) {
+            return Refusal.IP_VERSION;
+        }
+        if (!f.ipv6) {
+            if ((BE.u8(s, ipAt + IPV4_VER_IHL) & 0x0f) != IPV4_HLEN / 4) {
                 return Refusal.IPV4_OPTIONS;
             }
             if ((BE.u16(s, ipAt + IPV4_FRAG) & (IPV4_MF | IPV4_OFFSET_MASK)) != 0) {
@@ -282,15 +285,8 @@ public final class RoceParser {
             RoceFrame.v4MappedGid(f.srcGid, f.srcIp);
             RoceFrame.v4MappedGid(f.dstGid, f.dstIp);
             udpAt = ipAt + IPV4_HLEN;
-        } else if (type == ETH_P_IPV6) {
-            f.ipv6 = true;
-            if (end - ipAt < IPV6_HLEN) {
-                return Refusal.TRUNCATED_IP;
-            }
+        } else {
             int vtf = BE.u32(s, ipAt + IPV6_VTF);
-            if (vtf >>> 28 != 6) {
-                return Refusal.IP_VERSION;
-            }
             int next = BE.u8(s, ipAt + IPV6_NEXT);
             if (next != IPPROTO_UDP) {
                 return Layout.ipv6ExtensionHeader(next) ? Refusal.IPV6_EXTENSION_HEADERS : Refusal.NOT_UDP;
@@ -302,8 +298,6 @@ public final class RoceParser {
             MemorySegment.copy(s, ValueLayout.JAVA_BYTE, ipAt + IPV6_DST, f.dstGid, 0, 16);
             f.srcIp = f.dstIp = 0;
             udpAt = ipAt + IPV6_HLEN;
-        } else {
-            return Refusal.NOT_IP;
         }
         return Refusal.NONE;
     }

@@ -13,6 +13,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RoceFrameTest {
     static final HexFormat HEX = HexFormat.of();
 
+    /** The 4 bytes at {@code b[at]} are CRC-32 over {@code maskedHex} (the masked packet), least significant first. */
+    static void assertIcrc(byte[] b, int at, String maskedHex) {
+        CRC32 crc = new CRC32();
+        crc.update(HEX.parseHex(maskedHex));
+        int icrc = (int) crc.getValue();
+        assertThat(Arrays.copyOfRange(b, at, at + 4)).containsExactly((byte) icrc, (byte) (icrc >>> 8),
+                (byte) (icrc >>> 16), (byte) (icrc >>> 24));
+    }
+
     static RoceFrame rcSend() {
         RoceFrame f = new RoceFrame();
         f.dmac = 0x02_00_00_00_00_02L;
@@ -57,11 +66,7 @@ class RoceFrameTest {
                 + "c011" + "12b7" + "0020" + "ffff"
                 + "04" + "30" + "ffff" + "ff000012" + "80000007"
                 + "68656c6c6f" + "000000";
-        CRC32 crc = new CRC32();
-        crc.update(HEX.parseHex(masked));
-        int icrc = (int) crc.getValue();
-        assertThat(Arrays.copyOfRange(b, 3 + 62, 3 + 66)).containsExactly((byte) icrc, (byte) (icrc >>> 8),
-                (byte) (icrc >>> 16), (byte) (icrc >>> 24));
+        assertIcrc(b, 3 + 62, masked);
         assertThat(HEX.formatHex(Arrays.copyOfRange(b, 3 + 62, 3 + 66))).isEqualTo(KNOWN_ICRC);
     }
 
@@ -165,11 +170,7 @@ class RoceFrameTest {
                 + "c011" + "12b7" + "0020" + "ffff"
                 + "04" + "30" + "ffff" + "ff000012" + "80000007"
                 + "68656c6c6f" + "000000";
-        CRC32 crc = new CRC32();
-        crc.update(HEX.parseHex(masked));
-        int icrc = (int) crc.getValue();
-        assertThat(Arrays.copyOfRange(b, 82, 86)).containsExactly((byte) icrc, (byte) (icrc >>> 8),
-                (byte) (icrc >>> 16), (byte) (icrc >>> 24));
+        assertIcrc(b, 82, masked);
         // The UDP checksum: the ones' complement sum of the pseudo-header and the datagram is all ones.
         long sum = 0;
         for (int i = 22; i < 54; i += 2) {

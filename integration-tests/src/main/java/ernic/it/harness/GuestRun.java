@@ -54,11 +54,8 @@ public final class GuestRun implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        ServerArgs args;
-        try {
-            args = ServerArgs.parse(serverArgs, serverArgsVm, vms);
-        } catch (IllegalArgumentException e) {
-            System.err.println("ernic guest run: " + e.getMessage());
+        ServerArgs args = ServerArgs.parseOrSay("ernic guest run", serverArgs, serverArgsVm, vms);
+        if (args == null) {
             return 2;
         }
         String missing = GuestImage.missing();

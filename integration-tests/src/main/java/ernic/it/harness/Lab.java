@@ -107,11 +107,8 @@ public final class Lab {
                 System.err.println("ernic up: --vms must be 1 to 8");
                 return 2;
             }
-            ServerArgs args;
-            try {
-                args = ServerArgs.parse(serverArgs, serverArgsVm, vms);
-            } catch (IllegalArgumentException e) {
-                System.err.println("ernic up: " + e.getMessage());
+            ServerArgs args = ServerArgs.parseOrSay("ernic up", serverArgs, serverArgsVm, vms);
+            if (args == null) {
                 return 2;
             }
             share = share == null ? null : GuestRun.userPath(share);

@@ -31,6 +31,16 @@ public final class ServerArgs {
      * {@code K=ARGS} with K a VM of the run (0 to vms - 1), or a K given twice, is an
      * {@link IllegalArgumentException} whose message is one line that says which and why.
      */
+    /** {@link #parse}, or null after one line on stderr that starts with {@code command} and says why. */
+    public static ServerArgs parseOrSay(String command, String common, List<String> vmValues, int vms) {
+        try {
+            return parse(common, vmValues, vms);
+        } catch (IllegalArgumentException e) {
+            System.err.println(command + ": " + e.getMessage());
+            return null;
+        }
+    }
+
     public static ServerArgs parse(String common, List<String> vmValues, int vms) {
         Map<Integer, List<String>> perVm = new TreeMap<>();
         for (String v : vmValues == null ? List.<String>of() : vmValues) {
