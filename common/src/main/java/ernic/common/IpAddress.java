@@ -16,12 +16,33 @@ public final class IpAddress {
     /** The IPv4 address {@code ipv4} (host order, a.b.c.d as {@code a << 24 | ...}). */
     public static IpAddress ofIpv4(int ipv4) {
         byte[] b = new byte[16];
-        b[10] = b[11] = (byte) 0xff;
-        b[12] = (byte) (ipv4 >>> 24);
-        b[13] = (byte) (ipv4 >>> 16);
-        b[14] = (byte) (ipv4 >>> 8);
-        b[15] = (byte) ipv4;
+        putV4Mapped(b, ipv4);
         return new IpAddress(b);
+    }
+
+    /** Writes {@code ipv4} into the 16 bytes of {@code gid}, v4-mapped; allocates nothing (for the data path). */
+    public static void putV4Mapped(byte[] gid, int ipv4) {
+        Arrays.fill(gid, 0, 10, (byte) 0);
+        gid[10] = gid[11] = (byte) 0xff;
+        gid[12] = (byte) (ipv4 >>> 24);
+        gid[13] = (byte) (ipv4 >>> 16);
+        gid[14] = (byte) (ipv4 >>> 8);
+        gid[15] = (byte) ipv4;
+    }
+
+    /** True when the 16 bytes of {@code gid} are a v4-mapped IPv4 address ({@code ::ffff:a.b.c.d}). */
+    public static boolean isV4Mapped(byte[] gid) {
+        for (int i = 0; i < 10; i++) {
+            if (gid[i] != 0) {
+                return false;
+            }
+        }
+        return gid[10] == (byte) 0xff && gid[11] == (byte) 0xff;
+    }
+
+    /** The last four bytes of {@code gid} as an int (a.b.c.d as {@code a << 24 | ...}): its IPv4 address if v4-mapped. */
+    public static int ipv4Of(byte[] gid) {
+        return (gid[12] & 0xff) << 24 | (gid[13] & 0xff) << 16 | (gid[14] & 0xff) << 8 | gid[15] & 0xff;
     }
 
     /** The address whose 16 bytes (a GID) are {@code gid}. */
@@ -110,12 +131,7 @@ public final class IpAddress {
 
     /** True for an IPv4 address (v4-mapped). */
     public boolean isIpv4() {
-        for (int i = 0; i < 10; i++) {
-            if (bytes[i] != 0) {
-                return false;
-            }
-        }
-        return bytes[10] == (byte) 0xff && bytes[11] == (byte) 0xff;
+        return isV4Mapped(bytes);
     }
 
     /** The IPv4 address as an int; only for {@link #isIpv4()}. */
@@ -123,7 +139,7 @@ public final class IpAddress {
         if (!isIpv4()) {
             throw new IllegalStateException(this + " is not an IPv4 address");
         }
-        return (bytes[12] & 0xff) << 24 | (bytes[13] & 0xff) << 16 | (bytes[14] & 0xff) << 8 | bytes[15] & 0xff;
+        return ipv4Of(bytes);
     }
 
     /** A copy of the 16 bytes: the address's GID. */

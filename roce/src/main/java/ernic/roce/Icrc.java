@@ -4,6 +4,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.zip.CRC32;
 
+import static ernic.common.Endian.LE;
+
 /**
  * The invariant CRC of a RoCEv2 packet (IBTA vol. 1 annex A17.3.3, as Soft-RoCE's rxe_icrc.c computes it): CRC-32
  * (Ethernet's polynomial) over 8 bytes of ones that stand for the LRH RoCEv2 does not have, then the IP header with
@@ -59,11 +61,11 @@ public final class Icrc {
 
     /** Writes {@code icrc} at {@code s[at]}, least significant byte first. */
     public static void put(MemorySegment s, long at, int icrc) {
-        s.set(Layout.LE32, at, icrc);
+        LE.put32(s, at, icrc);
     }
 
     /** The ICRC at {@code s[at]}, as {@link #put} wrote it. */
     public static int get(MemorySegment s, long at) {
-        return s.get(Layout.LE32, at);
+        return LE.u32(s, at);
     }
 }

@@ -1,8 +1,5 @@
 package ernic.roce;
 
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteOrder;
-
 /**
  * The offsets of the outer headers of a RoCEv2 frame, each written once: Ethernet II (IEEE 802.3), the 802.1Q tag,
  * IPv4 (RFC 791), IPv6 (RFC 8200) and UDP (RFC 768). Offsets are from the start of their own header; every field is
@@ -28,8 +25,6 @@ final class Layout {
 
     static final int UDP_HLEN = 8, UDP_SPORT = 0, UDP_DPORT = 2, UDP_LEN = 4, UDP_CSUM = 6;
     static final int IPPROTO_UDP = 17;
-
-    static final ValueLayout.OfInt LE32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     /** True for the IPv6 next-header values that are extension headers (RFC 8200 4, RFC 7045): none is taken. */
     static boolean ipv6ExtensionHeader(int next) {

@@ -1,6 +1,7 @@
 package ernic.roce;
 
 import ernic.common.InternetChecksum;
+import ernic.common.IpAddress;
 
 import java.lang.foreign.MemorySegment;
 
@@ -135,9 +136,9 @@ public final class RoceFrame {
     public void addresses(byte[] sgid, byte[] dgid) {
         System.arraycopy(sgid, 0, srcGid, 0, 16);
         System.arraycopy(dgid, 0, dstGid, 0, 16);
-        ipv6 = !v4Mapped(sgid);
-        srcIp = ipv6 ? 0 : ipv4Of(sgid);
-        dstIp = ipv6 ? 0 : ipv4Of(dgid);
+        ipv6 = !IpAddress.isV4Mapped(sgid);
+        srcIp = ipv6 ? 0 : IpAddress.ipv4Of(sgid);
+        dstIp = ipv6 ? 0 : IpAddress.ipv4Of(dgid);
     }
 
     /** Copies everything outside the transport headers (Ethernet, VLAN, IP, UDP fields) from {@code o}. */
@@ -265,29 +266,5 @@ public final class RoceFrame {
             arraySegment = MemorySegment.ofArray(b);
         }
         return arraySegment;
-    }
-
-    /** True for a v4-mapped GID ({@code ::ffff:a.b.c.d}). */
-    static boolean v4Mapped(byte[] gid) {
-        for (int i = 0; i < 10; i++) {
-            if (gid[i] != 0) {
-                return false;
-            }
-        }
-        return gid[10] == (byte) 0xff && gid[11] == (byte) 0xff;
-    }
-
-    static int ipv4Of(byte[] gid) {
-        return (gid[12] & 0xff) << 24 | (gid[13] & 0xff) << 16 | (gid[14] & 0xff) << 8 | gid[15] & 0xff;
-    }
-
-    /** Writes {@code ipv4} into {@code gid} v4-mapped. */
-    static void v4MappedGid(byte[] gid, int ipv4) {
-        java.util.Arrays.fill(gid, 0, 10, (byte) 0);
-        gid[10] = gid[11] = (byte) 0xff;
-        gid[12] = (byte) (ipv4 >>> 24);
-        gid[13] = (byte) (ipv4 >>> 16);
-        gid[14] = (byte) (ipv4 >>> 8);
-        gid[15] = (byte) ipv4;
     }
 }

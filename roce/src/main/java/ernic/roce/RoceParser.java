@@ -1,6 +1,7 @@
 package ernic.roce;
 
 import ernic.common.InternetChecksum;
+import ernic.common.IpAddress;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -282,8 +283,8 @@ public final class RoceParser {
             f.flowLabel = 0;
             f.srcIp = BE.u32(s, ipAt + IPV4_SRC);
             f.dstIp = BE.u32(s, ipAt + IPV4_DST);
-            RoceFrame.v4MappedGid(f.srcGid, f.srcIp);
-            RoceFrame.v4MappedGid(f.dstGid, f.dstIp);
+            IpAddress.putV4Mapped(f.srcGid, f.srcIp);
+            IpAddress.putV4Mapped(f.dstGid, f.dstIp);
             udpAt = ipAt + IPV4_HLEN;
         } else {
             int vtf = BE.u32(s, ipAt + IPV6_VTF);
