@@ -1,11 +1,14 @@
 package ernic.roce.rc;
 
+import ernic.counters.Counter;
+
 /**
  * What an RC engine counts: its traffic, its recoveries, and each distinct cause for which it refuses a packet
  * from the wire ({@code REQ_DROP_*} for the requester, {@code RESP_DROP_*} and {@code RESP_NAK_*} for the
- * responder). Each engine keeps its own array of these; {@code count(c)} reads one.
+ * responder). Each engine keeps its own {@code Counters} of these (the project's counter set, ready for a
+ * registry); {@code count(c)} reads one.
  */
-public enum RcCounter {
+public enum RcCounter implements Counter {
     // requester
     /** Packets transmitted, retransmissions included. */
     REQ_PACKETS,

@@ -1,5 +1,6 @@
 package ernic.roce.rc;
 
+import ernic.counters.Counters;
 import ernic.roce.IbOpcode;
 import ernic.roce.TransportHeader;
 
@@ -46,7 +47,7 @@ public final class RcRequester {
     private final long ackTimeout;
     private final TransportHeader out = new TransportHeader();
     private final RcPayload payload = new RcPayload();
-    private final long[] counters = new long[RcCounter.values().length];
+    private final Counters<RcCounter> counters = new Counters<>(RcCounter.class);
 
     private final Wqe[] ring;
     /** Sequence numbers (ring index = seq % length): oldest not completed, next to (re)send, next free. */
@@ -146,9 +147,9 @@ public final class RcRequester {
             }
             boolean again = Psn.lt(psn, nextPsn);
             emit(w);
-            counters[RcCounter.REQ_PACKETS.ordinal()]++;
+            counters.inc(RcCounter.REQ_PACKETS);
             if (again) {
-                counters[RcCounter.REQ_RETRANSMITTED.ordinal()]++;
+                counters.inc(RcCounter.REQ_RETRANSMITTED);
             }
             if (w.op.readOrAtomic() || pktIdx + 1 == w.npkts) {
                 psn = Psn.add(w.firstPsn, w.npkts);
@@ -202,28 +203,28 @@ public final class RcRequester {
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
         IbOpcode o = IbOpcode.of(r.opcode);
         if (o == null || o.transport != IbOpcode.RC || o.request) {
-            counters[RcCounter.REQ_DROP_NOT_RESPONSE.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_NOT_RESPONSE);
             return;
         }
         if (failed) {
-            counters[RcCounter.REQ_DROP_QP_ERROR.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_QP_ERROR);
             return;
         }
         int p = r.psn & Psn.MASK;
         if (!Psn.lt(p, nextPsn)) {
-            counters[RcCounter.REQ_DROP_PSN_OUT_OF_WINDOW.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_PSN_OUT_OF_WINDOW);
             return;
         }
         if (Psn.lt(p, ackPsn)) {
-            counters[RcCounter.REQ_DROP_DUPLICATE.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_DUPLICATE);
             return;
         }
         if (o.has(IbOpcode.Header.AETH) && o != IbOpcode.RC_ACKNOWLEDGE && (r.syndrome & 0xe0) != 0) {
-            counters[RcCounter.REQ_DROP_BAD_SYNDROME.ordinal()]++; // a response that carries data is never a NAK
+            counters.inc(RcCounter.REQ_DROP_BAD_SYNDROME); // a response that carries data is never a NAK
             return;
         }
         if (!o.payload && length != 0) {
-            counters[RcCounter.REQ_DROP_BAD_LENGTH.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_BAD_LENGTH);
             return;
         }
         switch (o) {
@@ -237,7 +238,7 @@ public final class RcRequester {
     private void aeth(int syndrome, int p, long now) {
         switch (syndrome >>> 5) {
             case 0 -> {
-                counters[RcCounter.REQ_ACKS.ordinal()]++;
+                counters.inc(RcCounter.REQ_ACKS);
                 if (ackThrough(p, now)) {
                     impliedNak(now);
                 }
@@ -250,10 +251,10 @@ public final class RcRequester {
                     case 2 -> fatalNak(p, RcStatus.REM_ACCESS_ERR, now);
                     case 3 -> fatalNak(p, RcStatus.REM_OP_ERR, now);
                     case 4 -> fatalNak(p, RcStatus.REM_INV_RD_REQ_ERR, now);
-                    default -> counters[RcCounter.REQ_DROP_BAD_SYNDROME.ordinal()]++;
+                    default -> counters.inc(RcCounter.REQ_DROP_BAD_SYNDROME);
                 }
             }
-            default -> counters[RcCounter.REQ_DROP_BAD_SYNDROME.ordinal()]++;
+            default -> counters.inc(RcCounter.REQ_DROP_BAD_SYNDROME);
         }
     }
 
@@ -361,9 +362,9 @@ public final class RcRequester {
     }
 
     private void impliedNak(long now) {
-        counters[RcCounter.REQ_IMPLIED_NAKS.ordinal()]++;
+        counters.inc(RcCounter.REQ_IMPLIED_NAKS);
         if (retrying) {
-            counters[RcCounter.REQ_DROP_RETRY_UNDER_WAY.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_RETRY_UNDER_WAY);
             return;
         }
         retry(now);
@@ -371,12 +372,12 @@ public final class RcRequester {
 
     /** PSN sequence error NAK: the responder expects {@code p}; it has everything before. */
     private void sequenceNak(int p, long now) {
-        counters[RcCounter.REQ_SEQ_NAKS.ordinal()]++;
+        counters.inc(RcCounter.REQ_SEQ_NAKS);
         if (p != ackPsn) {
             ackThrough(Psn.add(p, -1), now);
         }
         if (retrying) {
-            counters[RcCounter.REQ_DROP_RETRY_UNDER_WAY.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_RETRY_UNDER_WAY);
             return;
         }
         retry(now);
@@ -384,7 +385,7 @@ public final class RcRequester {
 
     /** RNR NAK for {@code p}: wait the RNR timer its code gives, then go back to it. */
     private void rnrNak(int code, int p, long now) {
-        counters[RcCounter.REQ_RNR_NAKS.ordinal()]++;
+        counters.inc(RcCounter.REQ_RNR_NAKS);
         if (p != ackPsn) {
             ackThrough(Psn.add(p, -1), now);
         }
@@ -402,7 +403,7 @@ public final class RcRequester {
 
     /** A NAK that ends the QP: the message holding {@code p} completes with {@code status}. */
     private void fatalNak(int p, RcStatus status, long now) {
-        counters[RcCounter.REQ_FATAL_NAKS.ordinal()]++;
+        counters.inc(RcCounter.REQ_FATAL_NAKS);
         if (p != ackPsn) {
             ackThrough(Psn.add(p, -1), now);
         }
@@ -431,15 +432,15 @@ public final class RcRequester {
         int idx = Psn.diff(p, w.firstPsn);
         // the last response ends the READ; a READ resent from part-way is answered from FIRST (or ONLY) there
         if (o.last() != (idx == w.npkts - 1)) {
-            counters[RcCounter.REQ_DROP_UNEXPECTED.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_UNEXPECTED);
             return;
         }
         long at = (long) idx * pmtu;
         if (length != Math.min(pmtu, w.length - at)) {
-            counters[RcCounter.REQ_DROP_BAD_LENGTH.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_BAD_LENGTH);
             return;
         }
-        counters[RcCounter.REQ_READ_RESPONSES.ordinal()]++;
+        counters.inc(RcCounter.REQ_READ_RESPONSES);
         if (length > 0) {
             host.scatter(w.wrId, at, data, offset, length);
         }
@@ -455,7 +456,7 @@ public final class RcRequester {
         if (w == null) {
             return;
         }
-        counters[RcCounter.REQ_ATOMIC_ACKS.ordinal()]++;
+        counters.inc(RcCounter.REQ_ATOMIC_ACKS);
         host.atomicResult(w.wrId, r.origData);
         ackPsn = Psn.add(p, 1);
         complete(RcStatus.SUCCESS);
@@ -480,7 +481,7 @@ public final class RcRequester {
             }
         }
         if (w == null || (op == null ? !w.op.atomic() : w.op != op)) {
-            counters[RcCounter.REQ_DROP_UNEXPECTED.ordinal()]++;
+            counters.inc(RcCounter.REQ_DROP_UNEXPECTED);
             return null;
         }
         if (Psn.lt(ackPsn, w.firstPsn) && ackThrough(Psn.add(w.firstPsn, -1), now)) {
@@ -512,7 +513,7 @@ public final class RcRequester {
                 timerArmed = false;
                 return;
             }
-            counters[RcCounter.REQ_TIMEOUTS.ordinal()]++;
+            counters.inc(RcCounter.REQ_TIMEOUTS);
             retry(now);
         }
     }
@@ -559,6 +560,6 @@ public final class RcRequester {
     }
 
     public long count(RcCounter c) {
-        return counters[c.ordinal()];
+        return counters.get(c);
     }
 }

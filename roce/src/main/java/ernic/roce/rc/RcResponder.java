@@ -1,5 +1,6 @@
 package ernic.roce.rc;
 
+import ernic.counters.Counters;
 import ernic.roce.IbOpcode;
 import ernic.roce.TransportHeader;
 
@@ -31,7 +32,7 @@ public final class RcResponder {
     private final int pmtu;
     private final TransportHeader out = new TransportHeader();
     private final RcPayload payload = new RcPayload();
-    private final long[] counters = new long[RcCounter.values().length];
+    private final Counters<RcCounter> counters = new Counters<>(RcCounter.class);
 
     /** The expected PSN and the message sequence number (messages completed, mod 2^24). */
     private int epsn, msn;
@@ -83,20 +84,20 @@ public final class RcResponder {
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
         IbOpcode o = IbOpcode.of(r.opcode);
         if (o == null || o.transport != IbOpcode.RC || !o.request) {
-            counters[RcCounter.RESP_DROP_NOT_REQUEST.ordinal()]++;
+            counters.inc(RcCounter.RESP_DROP_NOT_REQUEST);
             return;
         }
         if (failed) {
-            counters[RcCounter.RESP_DROP_QP_ERROR.ordinal()]++;
+            counters.inc(RcCounter.RESP_DROP_QP_ERROR);
             return;
         }
         int p = r.psn & Psn.MASK;
         int d = Psn.diff(p, epsn);
         if (d > 0) {
-            counters[RcCounter.RESP_OUT_OF_SEQUENCE.ordinal()]++;
+            counters.inc(RcCounter.RESP_OUT_OF_SEQUENCE);
             if (!nakSent) {
                 nakSent = true;
-                counters[RcCounter.RESP_SEQ_NAKS.ordinal()]++;
+                counters.inc(RcCounter.RESP_SEQ_NAKS);
                 acknowledge(TransportHeader.AETH_NAK_PSN_SEQUENCE, epsn);
             }
             return;
@@ -121,7 +122,7 @@ public final class RcResponder {
             case RC_CMP_SWAP, RC_FETCH_ADD -> atomic(r, p, o == IbOpcode.RC_CMP_SWAP);
             default -> {
                 if (isSend(o) ? send(o, r, p, data, offset, length) : write(o, r, p, data, offset, length)) {
-                    counters[RcCounter.RESP_PACKETS.ordinal()]++;
+                    counters.inc(RcCounter.RESP_PACKETS);
                     epsn = Psn.add(epsn, 1);
                     if (r.ackReq || attr.ackEvery() > 0 && ++sinceAck >= attr.ackEvery()) {
                         acknowledge(TransportHeader.AETH_ACK, p);
@@ -156,7 +157,7 @@ public final class RcResponder {
             receiveOffset = 0;
         }
         if (receiveOffset + length > host.receiveCapacity()) {
-            counters[RcCounter.RESP_NAK_RECEIVE_TOO_SHORT.ordinal()]++;
+            counters.inc(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT);
             haveReceive = false;
             host.receiveCompleted(RcStatus.LOC_LEN_ERR, receiveOffset + length, false, 0, false, 0);
             fatal(TransportHeader.AETH_NAK_INVALID_REQUEST, null, RcStatus.LOC_LEN_ERR, p);
@@ -246,7 +247,7 @@ public final class RcResponder {
             return;
         }
         int count = attr.packets(len);
-        counters[RcCounter.RESP_PACKETS.ordinal()]++;
+        counters.inc(RcCounter.RESP_PACKETS);
         msn = Psn.add(msn, 1);
         record(p, count, false, r.rkey, r.va, len, 0);
         readResponses(p, r.rkey, r.va, len);
@@ -270,7 +271,7 @@ public final class RcResponder {
             } else {
                 payload.memory(rkey, va + at, n);
             }
-            counters[RcCounter.RESP_READ_RESPONSES.ordinal()]++;
+            counters.inc(RcCounter.RESP_READ_RESPONSES);
             sink.transmit(h, payload);
         }
     }
@@ -286,7 +287,7 @@ public final class RcResponder {
             return;
         }
         long original = host.atomic(r.rkey, r.va, compareSwap, r.swapAdd, r.compare);
-        counters[RcCounter.RESP_PACKETS.ordinal()]++;
+        counters.inc(RcCounter.RESP_PACKETS);
         msn = Psn.add(msn, 1);
         record(p, 1, true, r.rkey, r.va, 8, original);
         atomicAck(p, original);
@@ -301,7 +302,7 @@ public final class RcResponder {
         h.msn = msn;
         h.origData = original;
         payload.none();
-        counters[RcCounter.RESP_ATOMIC_ACKS.ordinal()]++;
+        counters.inc(RcCounter.RESP_ATOMIC_ACKS);
         sink.transmit(h, payload);
     }
 
@@ -333,19 +334,19 @@ public final class RcResponder {
 
     /** A request behind the expected PSN: answered again, never executed again (vol. 1, 9.7.5.1.1; C9-105). */
     private void duplicate(IbOpcode o, int p) {
-        counters[RcCounter.RESP_DUPLICATES.ordinal()]++;
+        counters.inc(RcCounter.RESP_DUPLICATES);
         switch (o) {
             case RC_RDMA_READ_REQUEST -> {
                 int i = findRecord(p, false);
                 if (i < 0) {
-                    counters[RcCounter.RESP_DROP_NO_RECORD.ordinal()]++;
+                    counters.inc(RcCounter.RESP_DROP_NO_RECORD);
                     return;
                 }
                 // from the record, checked when it was made: the PSN says where in the READ the retry starts
                 long at = (long) Psn.diff(p, recPsn[i]) * pmtu;
                 long len = recLength[i] - at;
                 if (len > 0 && !host.checkAccess(recRkey[i], recVa[i] + at, len, RcResponderHost.REMOTE_READ)) {
-                    counters[RcCounter.RESP_NAK_ACCESS.ordinal()]++;
+                    counters.inc(RcCounter.RESP_NAK_ACCESS);
                     return; // the region went away since: nothing to answer with
                 }
                 readResponses(p, recRkey[i], recVa[i] + at, Math.max(0, len));
@@ -353,10 +354,10 @@ public final class RcResponder {
             case RC_CMP_SWAP, RC_FETCH_ADD -> {
                 int i = findRecord(p, true);
                 if (i < 0) {
-                    counters[RcCounter.RESP_DROP_NO_RECORD.ordinal()]++;
+                    counters.inc(RcCounter.RESP_DROP_NO_RECORD);
                     return;
                 }
-                counters[RcCounter.RESP_ATOMIC_REPLAYS.ordinal()]++;
+                counters.inc(RcCounter.RESP_ATOMIC_REPLAYS);
                 atomicAck(p, recOriginal[i]);
             }
             default -> acknowledge(TransportHeader.AETH_ACK, Psn.add(epsn, -1));
@@ -365,7 +366,7 @@ public final class RcResponder {
 
     /** No receive for a SEND (or WRITE with immediate): RNR NAK with the min RNR timer; the requester retries. */
     private void rnr(int p) {
-        counters[RcCounter.RESP_RNR_NAKS.ordinal()]++;
+        counters.inc(RcCounter.RESP_RNR_NAKS);
         nakSent = true; // the packets behind it are dropped in silence until it comes again
         acknowledge(TransportHeader.AETH_RNR_NAK | attr.minRnrTimer(), p);
     }
@@ -381,7 +382,7 @@ public final class RcResponder {
     /** A NAK that fails the QP (class C/D errors of 9.9.3.1.2 as rdma_rxe treats them). */
     private void fatal(int syndrome, RcCounter cause, RcStatus status, int p) {
         if (cause != null) {
-            counters[cause.ordinal()]++;
+            counters.inc(cause);
         }
         acknowledge(syndrome, p);
         failed = true;
@@ -398,7 +399,7 @@ public final class RcResponder {
         h.msn = msn;
         payload.none();
         if (syndrome == TransportHeader.AETH_ACK) {
-            counters[RcCounter.RESP_ACKS.ordinal()]++;
+            counters.inc(RcCounter.RESP_ACKS);
             sinceAck = 0;
         }
         sink.transmit(h, payload);
@@ -434,6 +435,6 @@ public final class RcResponder {
     }
 
     public long count(RcCounter c) {
-        return counters[c.ordinal()];
+        return counters.get(c);
     }
 }
