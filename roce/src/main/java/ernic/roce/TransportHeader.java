@@ -64,15 +64,6 @@ public final class TransportHeader {
 
     /**
      * Writes the BTH (TVer 0, the reserved bits 0, PadCnt for {@code payload} bytes) and the extension headers at
-     * {@code b[p]}; returns the position after them. The same as {@link #write(MemorySegment, long, int)}, on a
-     * wrapper of the array (the hot path writes into a segment it keeps).
-     */
-    public int write(byte[] b, int p, int payload) {
-        return (int) write(MemorySegment.ofArray(b), p, payload);
-    }
-
-    /**
-     * Writes the BTH (TVer 0, the reserved bits 0, PadCnt for {@code payload} bytes) and the extension headers at
      * {@code s[p]}; returns the position after them.
      */
     public long write(MemorySegment s, long p, int payload) {
