@@ -190,6 +190,11 @@ public enum IbOpcode {
         return (headers & h.bit()) != 0;
     }
 
+    /** A packet of an RDMA WRITE (any position, with or without immediate data). */
+    public boolean rdmaWrite() {
+        return transport != UD && operation >= 0x06 && operation <= 0x0b;
+    }
+
     /** Carries immediate data (ImmDt). */
     public boolean immediate() {
         return has(Header.IMM_DT);

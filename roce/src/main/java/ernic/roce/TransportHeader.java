@@ -52,6 +52,33 @@ public final class TransportHeader {
     public int imm;                  // ImmDt (big-endian as the WQE carries it)
     public int invRkey;              // IETH
 
+    /** Takes every field of {@code o} (an engine's header, written into a frame's). */
+    public void set(TransportHeader o) {
+        opcode = o.opcode;
+        solicited = o.solicited;
+        migReq = o.migReq;
+        ackReq = o.ackReq;
+        fecn = o.fecn;
+        becn = o.becn;
+        padCnt = o.padCnt;
+        tver = o.tver;
+        pkey = o.pkey;
+        destQp = o.destQp;
+        psn = o.psn;
+        qkey = o.qkey;
+        srcQp = o.srcQp;
+        va = o.va;
+        rkey = o.rkey;
+        dmaLength = o.dmaLength;
+        swapAdd = o.swapAdd;
+        compare = o.compare;
+        syndrome = o.syndrome;
+        msn = o.msn;
+        origData = o.origData;
+        imm = o.imm;
+        invRkey = o.invRkey;
+    }
+
     /** Bytes of the BTH and the extension headers of the current opcode. */
     public int length() {
         return BTH_LEN + IbOpcode.headerLength(opcode);

@@ -8,7 +8,7 @@ import ernic.counters.Counter;
  * responder). Each engine keeps its own {@code Counters} of these (the project's counter set, ready for a
  * registry); {@code count(c)} reads one.
  */
-public enum RcCounter implements Counter {
+public enum RcCounter implements Counter.CamelCase {
     // requester
     /** Packets transmitted, retransmissions included. */
     REQ_PACKETS,

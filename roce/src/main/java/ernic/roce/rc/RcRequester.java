@@ -47,7 +47,7 @@ public final class RcRequester {
     private final long ackTimeout;
     private final TransportHeader out = new TransportHeader();
     private final RcPayload payload = new RcPayload();
-    private final Counters<RcCounter> counters = new Counters<>(RcCounter.class);
+    private final Counters<RcCounter> counters;
 
     private final Wqe[] ring;
     /** Sequence numbers (ring index = seq % length): oldest not completed, next to (re)send, next free. */
@@ -68,6 +68,13 @@ public final class RcRequester {
      * @param initialPsn the first PSN (sq_psn)
      */
     public RcRequester(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcRequesterHost host) {
+        this(attr, destQp, initialPsn, sink, host, new Counters<>(RcCounter.class));
+    }
+
+    /** The same, counting into {@code counters} (shared by every QP of a device, for its registry). */
+    public RcRequester(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcRequesterHost host,
+               Counters<RcCounter> counters) {
+        this.counters = counters;
         this.attr = attr;
         this.destQp = destQp & Psn.MASK;
         this.sink = sink;

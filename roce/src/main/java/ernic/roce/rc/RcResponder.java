@@ -32,7 +32,7 @@ public final class RcResponder {
     private final int pmtu;
     private final TransportHeader out = new TransportHeader();
     private final RcPayload payload = new RcPayload();
-    private final Counters<RcCounter> counters = new Counters<>(RcCounter.class);
+    private final Counters<RcCounter> counters;
 
     /** The expected PSN and the message sequence number (messages completed, mod 2^24). */
     private int epsn, msn;
@@ -60,6 +60,13 @@ public final class RcResponder {
      * @param initialPsn the first expected PSN (rq_psn)
      */
     public RcResponder(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcResponderHost host) {
+        this(attr, destQp, initialPsn, sink, host, new Counters<>(RcCounter.class));
+    }
+
+    /** The same, counting into {@code counters} (shared by every QP of a device, for its registry). */
+    public RcResponder(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcResponderHost host,
+               Counters<RcCounter> counters) {
+        this.counters = counters;
         this.attr = attr;
         this.destQp = destQp & Psn.MASK;
         this.sink = sink;
