@@ -282,6 +282,16 @@ public final class IonicDevice implements VfioUserDevice {
         onReset(hooks::powerOn);
     }
 
+    /**
+     * Speaks RoCEv2 on the Ethernet port (docs/roce.md): RC QPs to destinations that are not here send and take
+     * RoCEv2 packets through the port; RoCEv2 to this guest's addresses is taken before the guest's network stack.
+     * Device thread; once, before the guest starts.
+     */
+    public void roce() {
+        rdma.roce(lif::toWire, registry);
+        lif.addRxClaimer(rdma::claimRoce);
+    }
+
     /** The P4 hooks, or null when the engine is off. */
     public P4Hooks p4() {
         return p4;

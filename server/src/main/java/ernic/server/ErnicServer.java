@@ -54,48 +54,55 @@ public final class ErnicServer implements AutoCloseable {
      * @param guestGids  the guest's GIDs this server advertises in the mesh (IP literals, comma-separated; the
      *                   link-local GID of the station MAC is always added), or null
      * @param p4         the P4 engine's options (ionic), or null when the engine is off
+     * @param roce       {@code --roce}: RoCEv2 on the TAP (ionic; needs a TAP)
      */
     public record Settings(DeviceKind device, VfioUserServer.Options vfioUser, String nicProfile, List<String> inject,
-                           String tap, String mac, String statsFile, String backend, String guestGids, P4Options p4) {
+                           String tap, String mac, String statsFile, String backend, String guestGids, P4Options p4,
+                           boolean roce) {
         public static Settings ionic(String socket) {
             return new Settings(DeviceKind.ionic, VfioUserServer.Options.defaults(socket), ProfileLoader.DEFAULT,
-                    List.of(), null, null, null, null, null, null);
+                    List.of(), null, null, null, null, null, null, false);
+        }
+
+        /** {@code --roce}: RoCEv2 on the TAP for destinations no one here owns (docs/roce.md). */
+        public Settings withRoce(boolean on) {
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backend, guestGids, p4, on);
         }
 
         public Settings withTap(String name) {
-            return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile, backend, guestGids, p4);
+            return new Settings(device, vfioUser, nicProfile, inject, name, mac, statsFile, backend, guestGids, p4, roce);
         }
 
         /** {@code --mac}: the station MAC, xx:xx:xx:xx:xx:xx. */
         public Settings withMac(String station) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, station, statsFile, backend, guestGids, p4);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, station, statsFile, backend, guestGids, p4, roce);
         }
 
         public Settings withInject(List<String> specs) {
             return new Settings(device, vfioUser, nicProfile, List.copyOf(specs), tap, mac, statsFile, backend,
-                    guestGids, p4);
+                    guestGids, p4, roce);
         }
 
         public Settings withNicProfile(String spec) {
-            return new Settings(device, vfioUser, spec, inject, tap, mac, statsFile, backend, guestGids, p4);
+            return new Settings(device, vfioUser, spec, inject, tap, mac, statsFile, backend, guestGids, p4, roce);
         }
 
         public Settings withStatsFile(String path) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path, backend, guestGids, p4);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, path, backend, guestGids, p4, roce);
         }
 
         /** {@code --backend}: a {@link Backends} form. */
         public Settings withBackend(String backendSpec) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, guestGids, p4);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, guestGids, p4, roce);
         }
 
         /** The P4 engine's options, or null for none. */
         public Settings withP4(P4Options options) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backend, guestGids, options);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backend, guestGids, options, roce);
         }
 
         public Settings withMesh(String backendSpec, String gids) {
-            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, gids, p4);
+            return new Settings(device, vfioUser, nicProfile, inject, tap, mac, statsFile, backendSpec, gids, p4, roce);
         }
 
         /** The GIDs to advertise: the IPv6 link-local address the guest derives from the MAC, then those given. */
@@ -206,6 +213,9 @@ public final class ErnicServer implements AutoCloseable {
         try {
             TapPort tap = null;
             VfioUserDevice device;
+            if (s.roce() && s.device() != DeviceKind.ionic) {
+                throw new IllegalArgumentException("--roce needs --device ionic");
+            }
             switch (s.device()) {
                 case sample -> {
                     SampleDevice sample = new SampleDevice();
@@ -220,6 +230,12 @@ public final class ErnicServer implements AutoCloseable {
                         tap = TapPort.open(s.tap(), loop.next(), ionic::receive);
                         owned.add(tap);
                         ionic.lif().sink(tap::transmit);
+                    }
+                    if (s.roce()) {
+                        if (tap == null) {
+                            throw new IllegalArgumentException("--roce needs --tap: RoCEv2 goes out of the Ethernet port");
+                        }
+                        ionic.roce();
                     }
                     backend.prepare(ionic);
                     if (p4 != null) {

@@ -95,6 +95,12 @@ public final class ServeCommand implements Callable<Integer> {
                     + " (HOST defaults to localhost); see docs/monitoring.md.")
     String metrics;
 
+    @Option(names = "--roce",
+            description = "ionic: speak RoCEv2 on the Ethernet port (needs --tap): RC QPs whose destination is neither"
+                    + " this guest, a mesh node nor an in-process target send and take RoCEv2 packets, so the guest"
+                    + " reaches Soft-RoCE and RoCE NICs; see docs/roce.md.")
+    boolean roce;
+
     @Option(names = "--trace-rdma", paramLabel = "FILE.pcap",
             description = "ionic: write each RDMA operation the device carries out to FILE.pcap as synthetic RoCEv2"
                     + " frames (classic pcap, for Wireshark or tshark; payload cut at 256 bytes); see"
@@ -144,7 +150,7 @@ public final class ServeCommand implements Callable<Integer> {
                     VfioUserServer.Options.defaults(socket).withSocketMode(groupAccess ? 0660 : 0600)
                             .withMaxDataXferSize(maxDataXfer).withBusyPollMicros(busyPollMicros),
                     nicProfile, inject, tap, mac, statsFile, backend, System.getenv("ERNIC_TCP_GUEST_GIDS"),
-                    P4Options.of(p4, p4Program, p4Entries, p4Scope));
+                    P4Options.of(p4, p4Program, p4Entries, p4Scope), roce);
             MetricsEndpoint.Address metricsAt = metrics == null ? null : MetricsEndpoint.Address.parse(metrics);
             if (traceRdma != null) {
                 if (device != DeviceKind.ionic) {

@@ -646,6 +646,11 @@ public final class EthLif {
         frames.filter(f);
     }
 
+    /** A frame the device itself sends out of the port (RoCEv2), straight to the sink; dropped without one. */
+    public void toWire(MemorySegment frame) {
+        frames.toWire(frame);
+    }
+
     /** Adds an in-process endpoint that sees each transmitted frame before the sink. */
     public void addTxClaimer(FrameClaimer c) {
         frames.addTxClaimer(c);

@@ -98,6 +98,14 @@ final class FramePath {
         txClaimers.remove(c);
     }
 
+    /** A frame of the device's own (RoCEv2) to the sink, past the guest's claimers and the P4 program. */
+    void toWire(MemorySegment frame) {
+        FrameSink s = sink;
+        if (s != null) {
+            s.transmit(frame);
+        }
+    }
+
     void addRxClaimer(FrameClaimer c) {
         rxClaimers.add(c);
     }

@@ -359,17 +359,24 @@ final class AdminCommands {
                 // sends from it, often just before this RTR (the tools' TCP exchange). Wait for the mesh.
                 return WAIT_FOR_OWNER;
             }
-            if (node == RemotePath.UNOWNED) {
+            if (node == RemotePath.UNOWNED && !onWire(qp, av)) {
                 // Picking some node instead would deliver writes into the wrong VM's memory.
                 refusals.refuse("rdma-qp-unowned-gid", "MODIFY_QP " + id + ": no mesh node owns the destination GID");
                 return V1.ASTS_BAD_ATTR;
             }
+        }
+        // With --roce, an RC destination no one here owns is reached on the wire (after the mesh's wait above).
+        boolean wire = (mask & V1.IB_QP_AV) != 0 && !attached && (data.remote == null || node == RemotePath.UNOWNED)
+                && onWire(qp, av);
+        if (wire) {
+            node = -1;
         }
         // Everything checked: record.
         if ((mask & V1.IB_QP_AV) != 0) {
             if (data.remote != null && qp.connected()) {
                 data.remote.place(qp, node);
             }
+            qp.onWire = wire;
             qp.header = header;
             qp.av = av;
             qp.ahId = c.ahId();
@@ -421,8 +428,16 @@ final class AdminCommands {
             if (to == V1.QPS_ERR && from != V1.QPS_ERR) {
                 data.flush(qp);
             }
+            if (data.wire != null) {
+                data.wire.moved(qp, to);
+            }
         }
         return V1.ASTS_OK;
+    }
+
+    /** Whether {@code qp} goes on the wire for {@code av}: {@code --roce}, an RC QP, a destination not here. */
+    private boolean onWire(QueuePair qp, AddressHandle av) {
+        return data.wire != null && av != null && qp.type == V1.QPT_RC && data.wire.carries(av);
     }
 
     private int queryQp(AdminWqe.QueryQp c) {

@@ -52,6 +52,8 @@ final class DataPath implements QpErrors {
     final Counters<RemoteCounter> remoteCounters = new Counters<>(RemoteCounter.class);
     /** The data path to other servers' guests, when the server is in a mesh. */
     RemotePath remote;
+    /** RoCEv2 on the Ethernet port ({@code --roce}), or null. */
+    WireEnd wire;
     /** The in-process peers at addresses of their own (none named here). */
     final Attachments attachments;
 
@@ -111,7 +113,17 @@ final class DataPath implements QpErrors {
 
     private void wakeUp() {
         armed = false;
-        requester.wake(now());
+        long now = now();
+        requester.wake(now);
+        if (wire != null) {
+            wire.wake(now);
+        }
+    }
+
+    /** Puts RC QPs whose destination is not here on the wire: RoCEv2 frames go out through {@code port}. */
+    WireEnd roce(ernic.ionic.eth.FrameSink port) {
+        wire = new WireEnd(lif, memory, responder, requester, this, refusals, this::now, this::wakeAt, port);
+        return wire;
     }
 
     /** Joins a mesh through {@code port}: QPs whose peer another node owns go there. */
@@ -135,6 +147,9 @@ final class DataPath implements QpErrors {
 
     /** The guest transmitted a frame from {@code hi:lo}: with a mesh, it may learn the GID. */
     void sourceSeen(long hi, long lo) {
+        if (wire != null) {
+            wire.sourceSeen(hi, lo);
+        }
         if (remote != null) {
             remote.sourceSeen(hi, lo);
         }
@@ -154,6 +169,9 @@ final class DataPath implements QpErrors {
     }
 
     void reset() {
+        if (wire != null) {
+            wire.reset();
+        }
         attachments.reset();
         requester.reset();
         if (remote != null) {
@@ -164,6 +182,9 @@ final class DataPath implements QpErrors {
     void registerCounters(CounterRegistry registry) {
         registry.register("rdma.", pathCounters);
         registry.register("rdma.remote.", remoteCounters);
+        if (wire != null) {
+            wire.registerCounters(registry); // roce., roce.rc.
+        }
         registry.registerGauge("rdma.remote.heldBytes", this::heldBytes);
     }
 
@@ -180,9 +201,15 @@ final class DataPath implements QpErrors {
         if (remote != null) {
             remote.tick(now);
         }
+        if (wire != null) {
+            wire.wake(now);
+        }
     }
 
     void forget(QueuePair qp) {
+        if (wire != null) {
+            wire.forget(qp);
+        }
         requester.forget(qp);
         attachments.forget(qp);
         if (remote != null) {
@@ -201,6 +228,9 @@ final class DataPath implements QpErrors {
 
     /** {@link #flush}; {@code sqAlways}, {@code rqAlways}: that queue's flush completion even when it is empty. */
     private void flush(QueuePair qp, boolean sqAlways, boolean rqAlways) {
+        if (wire != null) {
+            wire.forget(qp);
+        }
         requester.forget(qp);
         flushRq(qp, false, rqAlways);
         flushSq(qp, false, sqAlways);

@@ -205,7 +205,12 @@ final class KeyedMemory {
 
     /** The same from offset {@code from} of {@code src}. */
     boolean copy(Spans src, long from, Spans dst, long len) {
-        if (!transfer(src, from, dst, len)) {
+        return copy(src, from, dst, 0, len);
+    }
+
+    /** The same into {@code dst} from its offset {@code at} (a message that arrives in packets). */
+    boolean copy(Spans src, long from, Spans dst, long at, long len) {
+        if (!transfer(src, from, dst, at, len)) {
             return false;
         }
         counters.add(PathCounter.BYTES, len);
@@ -214,16 +219,20 @@ final class KeyedMemory {
 
     /** Copies {@code len} bytes from offset {@code from} of {@code src} into {@code dst}, uncounted (the trace's view). */
     boolean peek(Spans src, long from, Spans dst, long len) {
-        return transfer(src, from, dst, len);
+        return transfer(src, from, dst, 0, len);
     }
 
-    private boolean transfer(Spans src, long skip, Spans dst, long len) {
+    private boolean transfer(Spans src, long skip, Spans dst, long dstSkip, long len) {
         int si = 0, di = 0;
-        long so = 0, dOff = 0, left = len;
+        long so, dOff, left = len;
         while (si < src.count && skip >= src.len[si]) {
             skip -= src.len[si++];
         }
         so = skip;
+        while (di < dst.count && dstSkip >= dst.len[di]) {
+            dstSkip -= dst.len[di++];
+        }
+        dOff = dstSkip;
         while (left > 0) {
             while (si < src.count && so == src.len[si]) {
                 si++;

@@ -35,6 +35,10 @@ final class QueuePair {
     int node = -1;
     /** The end this QP's requests go to when an attached peer bound it ({@link BoundEnd}); null: by {@link #node}. */
     End end;
+    /** Placed on the wire at MODIFY_QP (RC, {@code --roce}, a destination that is no one's here). */
+    boolean onWire;
+    /** Its RoCEv2 transport while on the wire (from RTR); null otherwise. */
+    WireQp wire;
     /** Its send queue's issued WQEs not yet completed (created when the SQ first runs). */
     Outstanding outstanding;
     /** Requests from a peer waiting for a receive (receiver not ready), oldest first; null when none. */

@@ -229,6 +229,24 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     }
 
     /**
+     * RoCEv2 on the Ethernet port ({@code --roce}, docs/roce.md): RC QPs whose destination is neither this guest, a
+     * mesh node nor an in-process peer send and take RoCEv2 packets; they leave through {@code port}, and received
+     * frames are offered to {@link #claimRoce}. Its counters ({@code roce.}, {@code roce.rc.}) go to
+     * {@code registry}. Device thread; once, before the guest starts.
+     */
+    public void roce(ernic.ionic.eth.FrameSink port, CounterRegistry registry) {
+        if (data.wire != null) {
+            throw new IllegalStateException("RoCE is on already");
+        }
+        data.roce(port).registerCounters(registry);
+    }
+
+    /** A frame from the port: true when it was RoCEv2 for this device (taken), false to pass it on. */
+    public boolean claimRoce(MemorySegment frame) {
+        return data.wire != null && data.wire.claim(frame);
+    }
+
+    /**
      * Registers the RDMA counter sets: the control path ({@code rdma.}), the device hw_counters
      * ({@code rdma.hw.}), each live QP's counters (family {@code rdma.hw.qp.}, label {@code qp}), the
      * stubbed resource commands ({@code rdma.stub.}), then the data path's ({@code rdma.}, {@code rdma.remote.}).

@@ -77,7 +77,7 @@ final class Responder {
             // with an invalid request error and the QP goes to ERROR; the sender had its ACK.
             recvSt = V1.STS_REMOTE_INV_REQ_ERR;
         }
-        receiveCompletion(dest, srcQpn | o.recvOp << 24, o.immediate || o.invalidate ? imm : 0, len, recvSt, 0, 0, solicited);
+        receiveCompletion(dest, rqe.wqeId(), srcQpn | o.recvOp << 24, o.immediate || o.invalidate ? imm : 0, len, recvSt, 0, 0, solicited);
         if (invalidFailed) {
             return V1.STS_OK;
         }
@@ -112,7 +112,7 @@ final class Responder {
         }
         counters.add(dest, RdmaCounters.Device.RX_REMOTE_REQS, 1);
         if (withImm && takeReceive(dest)) {
-            receiveCompletion(dest, srcQpn | WqeOpcode.RDMA_WRITE_IMM.recvOp << 24, imm, len, V1.STS_OK, 0, 0, solicited);
+            receiveCompletion(dest, rqe.wqeId(), srcQpn | WqeOpcode.RDMA_WRITE_IMM.recvOp << 24, imm, len, V1.STS_OK, 0, 0, solicited);
         }
         return V1.STS_OK;
     }
@@ -185,7 +185,7 @@ final class Responder {
             recvSt = V1.STS_LOCAL_PROT_ERR;
         }
         int op = (withImm ? WqeOpcode.SEND_IMM : WqeOpcode.SEND).recvOp;
-        receiveCompletion(dest, cqeFlags | op << 24, withImm ? imm : 0, len, recvSt, smac, vlan, solicited);
+        receiveCompletion(dest, rqe.wqeId(), cqeFlags | op << 24, withImm ? imm : 0, len, recvSt, smac, vlan, solicited);
     }
 
     /**
@@ -241,8 +241,39 @@ final class Responder {
         return true;
     }
 
-    /** Posts a receive completion on {@code dest}'s RQ CQ for the WQE in rqeBuf. */
-    private void receiveCompletion(QueuePair dest, int srcQpnOp, int imm, long length, int status, long srcMac,
+    /**
+     * Takes the next receive of {@code dest} for a message that arrives in packets (RoCE): its buffers, checked
+     * for local write, to their whole length into {@code into}; its WQE id in {@link #takenWqeId}, and in
+     * {@link #takenStatus} the status its completion is to carry (not OK: a receive the responder may not use,
+     * with {@code into} left empty). False when none is posted.
+     */
+    boolean takeReceiveInto(QueuePair dest, Spans into) {
+        into.clear();
+        if (!takeReceive(dest)) {
+            return false;
+        }
+        takenWqeId = rqe.wqeId();
+        int stride = dest.rq.stride();
+        long capacity = KeyedMemory.sgeTotal(rqe, stride);
+        takenStatus = capacity < 0 ? V1.STS_LOCAL_QP_OPER_ERR : memory.scatterList(dest, rqe, stride, capacity, into);
+        if (takenStatus != V1.STS_OK) {
+            into.clear();
+        }
+        return true;
+    }
+
+    /** The WQE id and status of the receive {@link #takeReceiveInto} took last. */
+    long takenWqeId;
+    int takenStatus;
+
+    /** Completes a receive {@link #takeReceiveInto} took: {@code srcQpnOp} as {@link #datagram}'s CQE flags. */
+    void receiveCompleted(QueuePair dest, long wqeId, int srcQpnOp, int imm, long length, int status,
+                          boolean solicited) {
+        receiveCompletion(dest, wqeId, srcQpnOp, imm, length, status, 0, 0, solicited);
+    }
+
+    /** Posts a receive completion on {@code dest}'s RQ CQ for the receive WQE {@code wqeId}. */
+    private void receiveCompletion(QueuePair dest, long wqeId, int srcQpnOp, int imm, long length, int status, long srcMac,
                                    int vlan, boolean solicited) {
         counters.add(dest, RdmaCounters.Device.RX_RECV_REQS, 1);
         if (status == V1.STS_OK) {
@@ -250,20 +281,20 @@ final class Responder {
         }
         CompletionQueue cq = lif.completionQueues.get(dest.rqCqId);
         if (cq != null) {
-            postReceiveCompletion(cq, dest, srcQpnOp, imm, length, status, srcMac, vlan, solicited);
+            postReceiveCompletion(cq, dest, wqeId, srcQpnOp, imm, length, status, srcMac, vlan, solicited);
         }
         if (status != V1.STS_OK) {
             errors.failed(dest);
         }
     }
 
-    private void postReceiveCompletion(CompletionQueue cq, QueuePair dest, int srcQpnOp, int imm, long length,
+    private void postReceiveCompletion(CompletionQueue cq, QueuePair dest, long wqeId, int srcQpnOp, int imm, long length,
                                        int status, long srcMac, int vlan, boolean solicited) {
         counters.add(dest, RdmaCounters.Device.RECV_COMPLETIONS, 1);
         if (status != V1.STS_OK) {
             counters.error(dest, status);
         }
-        cqe.wrap(cqeBuf, 0).clear().wqeId(rqe.wqeId()).srcQpnOp(srcQpnOp).immDataRkey(imm)
+        cqe.wrap(cqeBuf, 0).clear().wqeId(wqeId).srcQpnOp(srcQpnOp).immDataRkey(imm)
                 .srcMac(srcMac).vlanTag(vlan)
                 .statusLength(status == V1.STS_OK ? (int) length : status)
                 .qidType(dest.id, V1.Cqe.TYPE_RECV, status != V1.STS_OK);

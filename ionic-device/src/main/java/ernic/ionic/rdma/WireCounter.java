@@ -1,0 +1,26 @@
+package ernic.ionic.rdma;
+
+import ernic.counters.Counter;
+
+/**
+ * RoCEv2 on the Ethernet port ({@code --roce}), under {@code roce.}: frames sent and taken, and each cause for which
+ * a received RoCEv2 packet for this device is dropped. The RC transport's own counts are under {@code roce.rc.}.
+ */
+public enum WireCounter implements Counter.CamelCase {
+    /** RoCEv2 frames sent out of the port, and received for a QP of this device. */
+    TX_FRAMES, RX_FRAMES,
+    /** RoCEv2 packets to an address of this guest that failed the parser's checks (bad ICRC, lengths, ...). */
+    RX_MALFORMED,
+    /** Packets for a QP that does not exist or is not on the wire. */
+    RX_UNKNOWN_QP,
+    /** Packets whose source is not the QP's destination. */
+    RX_WRONG_SOURCE,
+    /** Packets of another transport than RC (UC, UD are not carried on the wire yet). */
+    RX_NOT_RC,
+    /** Packets for a QP whose engine for them does not run (a response before RTS). */
+    RX_NOT_READY,
+    /** Packets not sent: the WQE's or the MR's memory could no longer be read. */
+    TX_UNREADABLE,
+    /** RC QPs placed on the wire (at RTR). */
+    QPS_PLACED
+}

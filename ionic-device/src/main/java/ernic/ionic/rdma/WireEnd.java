@@ -1,0 +1,485 @@
+package ernic.ionic.rdma;
+
+import ernic.counters.CounterRegistry;
+import ernic.counters.Counters;
+import ernic.ionic.eth.FrameSink;
+import ernic.roce.IbOpcode;
+import ernic.roce.RoceFrame;
+import ernic.roce.RoceParser;
+import ernic.roce.TransportHeader;
+import ernic.roce.rc.RcAttributes;
+import ernic.roce.rc.RcCounter;
+import ernic.roce.rc.RcOp;
+import ernic.roce.rc.RcPayload;
+import ernic.roce.rc.RcRequester;
+import ernic.roce.rc.RcResponder;
+import ernic.roce.rc.RcResponderHost;
+import ernic.roce.rc.RcStatus;
+import ernic.vfiouser.server.Refusals;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
+
+import static ernic.common.Endian.LE;
+
+/**
+ * RoCEv2 on the Ethernet port ({@code --roce}): the {@link End} of RC QPs whose destination is neither this guest,
+ * a mesh node nor an in-process peer. Each such QP ({@link WireQp}) runs the RC transport of the {@code roce} module:
+ * its requester cuts the WQEs the {@link Requester} hands here into packets, its responder applies the packets that
+ * arrive to guest memory and the RQ. Packets leave through the port with the outer headers of the driver's template
+ * (MODIFY_QP's address vector) and the ICRC; the frames the port receives are offered here first
+ * ({@link #claim}): RoCEv2 to an address of this guest is taken, everything else stays Ethernet for the guest.
+ * Time comes from the data path's clock; the engines' timers from its wake-ups and the RDMA tick. Device thread
+ * only; nothing allocated per packet but the frame's slice for the port.
+ */
+final class WireEnd implements End {
+    /** Packets a requester sends in one go before the others get a turn (a wake-up at once does the rest). */
+    static final int POLL_BUDGET = 256;
+    /** Addresses of this guest remembered (from what it sends and its QPs' templates). */
+    static final int MAX_GIDS = 64;
+    private static final int MAX_FRAME = 4096 + 256;
+
+    private final RdmaLif lif;
+    private final KeyedMemory memory;
+    private final Responder responder;
+    private final Requester requester;
+    private final QpErrors errors;
+    private final Refusals refusals;
+    private final LongSupplier clock;
+    private final LongConsumer wakeAt;
+    private final FrameSink port;
+    final Counters<WireCounter> counters = new Counters<>(WireCounter.class);
+    final Counters<RcCounter> rc = new Counters<>(RcCounter.class);
+    private final List<WireQp> qps = new ArrayList<>();
+    private final RoceParser parser = new RoceParser();
+    private final RoceFrame tx = new RoceFrame();
+    private final Arena arena = Arena.ofAuto();
+    private final MemorySegment txBuf = arena.allocate(MAX_FRAME, 64);
+    private final MemorySegment wqeBuf = arena.allocate(1 << ernic.ionic.base.RdmaIdentity.MAX_STRIDE, 8);
+    private final MemorySegment word = arena.allocate(8, 8);
+    private final V1.Wqe wqe = new V1.Wqe();
+    private final Spans spans = new Spans(), into = new Spans();
+    /** This guest's addresses as GIDs (two longs each), a ring: a packet to one of them is for this device. */
+    private final long[] gidHi = new long[MAX_GIDS], gidLo = new long[MAX_GIDS];
+    private int gidCount, gidNext;
+
+    WireEnd(RdmaLif lif, KeyedMemory memory, Responder responder, Requester requester, QpErrors errors,
+            Refusals refusals, LongSupplier clock, LongConsumer wakeAt, FrameSink port) {
+        this.lif = lif;
+        this.memory = memory;
+        this.responder = responder;
+        this.requester = requester;
+        this.errors = errors;
+        this.refusals = refusals;
+        this.clock = clock;
+        this.wakeAt = wakeAt;
+        this.port = port;
+    }
+
+    void registerCounters(CounterRegistry registry) {
+        registry.register("roce.", counters);
+        registry.register("roce.rc.", rc);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Which QPs go on the wire
+
+    /** The guest sent from {@code hi:lo} (an IP address as a GID): an address of this device. */
+    void sourceSeen(long hi, long lo) {
+        if (hi == 0 && (lo == 0 || lo == ernic.ionic.eth.SourceWatcher.V4_MAPPED) || owns(hi, lo)) {
+            return;
+        }
+        gidHi[gidNext] = hi;
+        gidLo[gidNext] = lo;
+        gidNext = (gidNext + 1) % MAX_GIDS;
+        gidCount = Math.min(gidCount + 1, MAX_GIDS);
+    }
+
+    private boolean owns(long hi, long lo) {
+        for (int i = 0; i < gidCount; i++) {
+            if (gidHi[i] == hi && gidLo[i] == lo) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean owns(byte[] gid) {
+        return owns(hi(gid), lo(gid));
+    }
+
+    private static long hi(byte[] gid) {
+        return half(gid, 0);
+    }
+
+    private static long lo(byte[] gid) {
+        return half(gid, 8);
+    }
+
+    private static long half(byte[] gid, int from) {
+        long v = 0;
+        for (int i = from; i < from + 8; i++) {
+            v = v << 8 | gid[i] & 0xff;
+        }
+        return v;
+    }
+
+    /** Whether RC traffic to {@code av} goes on the wire: its destination is not an address of this guest. */
+    boolean carries(AddressHandle av) {
+        sourceSeen(hi(av.sgid), lo(av.sgid)); // what the guest sends RDMA from is its own
+        return !Arrays.equals(av.sgid, av.dgid) && !owns(av.dgid);
+    }
+
+    /**
+     * The QP's MODIFY_QP moved it to {@code state}: at RTR a QP placed on the wire ({@link QueuePair#onWire}) gets
+     * its responder, at RTS its requester; RESET and ERROR end both.
+     */
+    void moved(QueuePair qp, int state) {
+        if (!qp.onWire) {
+            return;
+        }
+        if (state == V1.QPS_RTR && qp.wire == null) {
+            open(qp);
+        } else if (state == V1.QPS_RTS && qp.wire != null && qp.wire.requester == null) {
+            WireQp w = qp.wire;
+            w.requester = new RcRequester(attributes(qp), qp.destQpn, qp.sqPsn, w, w, rc);
+        }
+    }
+
+    private void open(QueuePair qp) {
+        RoceFrame template = new RoceFrame();
+        MemorySegment h = MemorySegment.ofArray(qp.header);
+        template.srcPort = 0xc000 | qp.id & 0x3fff; // kept if the template has none (RoceParser.template)
+        RoceParser.Refusal why = parser.template(h, 0, (int) h.byteSize(), template);
+        if (why != RoceParser.Refusal.NONE) {
+            // AdminCommands parsed it as an address vector already; a template the wire cannot use is refused here.
+            refusals.refuse("roce-qp-template", "QP " + qp.id + ": header template refused (" + why + ")");
+            qp.onWire = false;
+            return;
+        }
+        WireQp w = new WireQp(qp, this, template);
+        w.responder = new RcResponder(attributes(qp), qp.destQpn, qp.rqPsn, w, w, rc);
+        qp.wire = w;
+        qp.end = this;
+        qps.add(w);
+        counters.inc(WireCounter.QPS_PLACED);
+    }
+
+    /** The QP's attributes as ionic's MODIFY_QP carries them (ionic_fw.h; log2 depths with a hole). */
+    private static RcAttributes attributes(QueuePair qp) {
+        int mtu = qp.pmtu >= 8 && qp.pmtu <= 12 ? 1 << qp.pmtu : 1024;
+        int rd = Math.max(1, Math.min(255, (1 << Math.min(qp.rrqDepth, 8)) - 1));
+        int dest = Math.max(1, Math.min(255, (1 << Math.min(qp.rsqDepth, 8)) - 1));
+        int sqDepth = qp.sq == null ? 1 : qp.sq.mask() + 1;
+        return new RcAttributes(mtu, qp.retryTimeout & 0x1f, qp.retry & 7, qp.retry >>> 4 & 7, rd, dest,
+                qp.rnrTimer & 0x1f, 0, sqDepth);
+    }
+
+    /** The QP was reset, flushed or destroyed: its engines stop (answers still on the way are dropped). */
+    void forget(QueuePair qp) {
+        WireQp w = qp.wire;
+        if (w == null) {
+            return;
+        }
+        w.closed = true;
+        qps.remove(w);
+        qp.wire = null;
+        if (qp.end == this) {
+            qp.end = null;
+        }
+    }
+
+    void reset() {
+        for (WireQp w : qps) {
+            w.closed = true;
+            w.qp.wire = null;
+        }
+        qps.clear();
+        gidCount = gidNext = 0;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // End: the requester's WQEs
+
+    @Override
+    public int send(Request r) {
+        RcOp op = r.opcode == WqeOpcode.SEND_IMM ? RcOp.SEND_WITH_IMM
+                : r.opcode == WqeOpcode.SEND_INV ? RcOp.SEND_WITH_INV : RcOp.SEND;
+        return post(r, op, r.payload.total, 0, 0, r.wqe.immDataKey(), 0, 0);
+    }
+
+    @Override
+    public int write(Request r) {
+        RcOp op = r.opcode.immediate ? RcOp.RDMA_WRITE_WITH_IMM : RcOp.RDMA_WRITE;
+        return post(r, op, r.payload.total, r.wqe.remoteVa(), r.wqe.rkey(), r.wqe.immDataKey(), 0, 0);
+    }
+
+    @Override
+    public int read(Request r) {
+        return post(r, RcOp.RDMA_READ, r.length, r.wqe.remoteVa(), r.wqe.rkey(), 0, 0, 0);
+    }
+
+    @Override
+    public int atomic(Request r) {
+        RcOp op = r.opcode == WqeOpcode.ATOMIC_CS ? RcOp.ATOMIC_CMP_AND_SWP : RcOp.ATOMIC_FETCH_AND_ADD;
+        return post(r, op, 8, r.wqe.remoteVa(), r.wqe.rkey(), 0, r.wqe.swapAdd(), r.wqe.compare());
+    }
+
+    @Override
+    public int datagram(Request r) {
+        return V1.STS_LOCAL_QP_OPER_ERR; // an RC QP sends no datagrams
+    }
+
+    private int post(Request r, RcOp op, long length, long va, int rkey, int immOrInv, long swapAdd, long compare) {
+        WireQp w = r.qp.wire;
+        if (w == null || w.requester == null) {
+            return V1.STS_LOCAL_QP_OPER_ERR; // not in RTS: nothing can be sent
+        }
+        if (w.requester.failed()) {
+            return V1.STS_WQE_FLUSHED_ERR;
+        }
+        if (length > Integer.MAX_VALUE) {
+            return memory.tooLong(r.qp, length);
+        }
+        w.posted(r.slot);
+        if (!w.requester.post(r.slot, op, (int) length, va, rkey, immOrInv, swapAdd, compare)) {
+            return Requester.WAIT_ROOM;
+        }
+        r.moved = length;
+        pump(w, clock.getAsLong());
+        return Requester.PENDING;
+    }
+
+    /** Lets the QP's requester send what it may, then asks for a wake-up at its next deadline. */
+    private void pump(WireQp w, long now) {
+        RcRequester q = w.requester;
+        if (q == null || w.closed) {
+            return;
+        }
+        if (q.poll(now, POLL_BUDGET) == POLL_BUDGET) {
+            wakeAt.accept(now); // more to send: after what else the loop has to do
+        }
+        long next = q.nextDeadline();
+        if (next != Long.MAX_VALUE) {
+            wakeAt.accept(next);
+        }
+    }
+
+    /** Timers due by {@code now} fire and every requester sends what it may (a wake-up, the RDMA tick). */
+    void wake(long now) {
+        for (int i = 0; i < qps.size(); i++) {
+            WireQp w = qps.get(i);
+            if (w.requester != null) {
+                w.requester.tick(now);
+                pump(w, now);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Out of the port
+
+    /** One packet of {@code w}: the template's outer headers, the engine's transport headers, the payload. */
+    void transmit(WireQp w, TransportHeader header, RcPayload payload) {
+        RoceFrame f = tx;
+        f.copyOuter(w.template);
+        f.bth.set(header);
+        int len = payload.length;
+        int at = f.headers(txBuf, 0, len);
+        boolean ok = switch (payload.kind) {
+            case NONE -> true;
+            case MESSAGE -> gather(w.qp, (int) payload.wrId, payload.offset, at, len);
+            case MEMORY -> readMemory(w.qp, payload.rkey, payload.va, at, len);
+        };
+        if (!ok) {
+            counters.inc(WireCounter.TX_UNREADABLE); // the retransmission timer sends it again, or gives up
+            return;
+        }
+        int end = at + len + f.trailer(txBuf, 0, len);
+        counters.inc(WireCounter.TX_FRAMES);
+        port.transmit(txBuf.asSlice(0, end));
+    }
+
+    /** {@code len} bytes of the message of the WQE in SQ {@code slot}, from {@code offset}, into the frame. */
+    private boolean gather(QueuePair qp, int slot, long offset, int at, int len) {
+        V1.Wqe w = reread(qp, slot);
+        if (w == null || memory.gather(qp, w, qp.sq.stride(), spans.clear()) != V1.STS_OK) {
+            return false;
+        }
+        into.clear().addLocal(txBuf, at, len);
+        return memory.peek(spans, offset, into, len);
+    }
+
+    /** {@code len} bytes of this guest's memory at {@code va} of {@code rkey} (a READ response) into the frame. */
+    private boolean readMemory(QueuePair qp, int rkey, long va, int at, int len) {
+        if (memory.resolve(qp, rkey, va, len, V1.MRF_REMOTE_READ, true, spans.clear()) != V1.STS_OK) {
+            return false;
+        }
+        into.clear().addLocal(txBuf, at, len);
+        return memory.copy(spans, into, len);
+    }
+
+    private V1.Wqe reread(QueuePair qp, int slot) {
+        long at = qp.sq.slot(slot);
+        if (at < 0 || !memory.dma().read(at, wqeBuf, 0, qp.sq.stride())) {
+            return null;
+        }
+        return wqe.wrap(wqeBuf, 0);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Into the port
+
+    /**
+     * A frame the port received: RoCEv2 to an address of this guest is taken (applied or dropped and counted);
+     * anything else is left for the guest's network stack.
+     */
+    boolean claim(MemorySegment frame) {
+        RoceParser.Refusal why = parser.parse(frame);
+        if (why != RoceParser.Refusal.NONE && !why.roce) {
+            return false; // not RoCEv2
+        }
+        RoceFrame f = parser.frame; // the addresses are read before anything refused as RoCEv2
+        if (!owns(f.dstGid)) {
+            return false; // for another host on the segment, or for a RoCE stack in the guest
+        }
+        if (why != RoceParser.Refusal.NONE) {
+            counters.inc(WireCounter.RX_MALFORMED);
+            refusals.refuse("roce-rx-" + why.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+                    "a RoCEv2 packet refused: " + why);
+            return true;
+        }
+        TransportHeader h = f.bth;
+        QueuePair qp = lif.queuePairs.get(h.destQp & 0xff_ffff);
+        WireQp w = qp == null ? null : qp.wire;
+        if (w == null) {
+            counters.inc(WireCounter.RX_UNKNOWN_QP);
+            refusals.refuse("roce-rx-qp", "a RoCEv2 packet for QP " + (h.destQp & 0xff_ffff)
+                    + ", which is not an RC QP on the wire: dropped");
+            return true;
+        }
+        if (!Arrays.equals(f.srcGid, w.template.dstGid)) {
+            counters.inc(WireCounter.RX_WRONG_SOURCE);
+            refusals.refuse("roce-rx-source", "a RoCEv2 packet for QP " + qp.id + " from another address than"
+                    + " its destination: dropped");
+            return true;
+        }
+        IbOpcode o = IbOpcode.of(h.opcode);
+        if (o == null || o.transport != IbOpcode.RC) {
+            counters.inc(WireCounter.RX_NOT_RC);
+            return true;
+        }
+        counters.inc(WireCounter.RX_FRAMES);
+        long now = clock.getAsLong();
+        if (o.request) {
+            w.receiving = h.opcode;
+            w.responder.receive(h, frame, parser.payloadOffset, parser.payloadLength, now);
+        } else if (w.requester != null) {
+            w.requester.receive(h, frame, parser.payloadOffset, parser.payloadLength, now);
+        } else {
+            counters.inc(WireCounter.RX_NOT_READY);
+        }
+        pump(w, now);
+        if (requester.waitingForRoom()) {
+            requester.retry();
+        }
+        return true;
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // What the engines ask of the device
+
+    /** rdma-core's status of an RC completion, as the ionic CQE carries it. */
+    static int status(RcStatus s) {
+        return switch (s) {
+            case SUCCESS -> V1.STS_OK;
+            case LOC_LEN_ERR -> V1.STS_LOCAL_LEN_ERR;
+            case LOC_QP_OP_ERR -> V1.STS_LOCAL_QP_OPER_ERR;
+            case WR_FLUSH_ERR -> V1.STS_WQE_FLUSHED_ERR;
+            case REM_INV_REQ_ERR, REM_INV_RD_REQ_ERR -> V1.STS_REMOTE_INV_REQ_ERR;
+            case REM_ACCESS_ERR -> V1.STS_REMOTE_ACC_ERR;
+            case REM_OP_ERR -> V1.STS_REMOTE_OPER_ERR;
+            case RETRY_EXC_ERR -> V1.STS_RETRY_EXCEEDED;
+            case RNR_RETRY_EXC_ERR -> V1.STS_RNR_RETRY_EXCEEDED;
+        };
+    }
+
+    void completed(WireQp w, int slot, int status) {
+        requester.answered(w.qp, slot, status);
+    }
+
+    /** A READ response's {@code length} bytes at {@code offset} of the READ's buffers; its status. */
+    int landRead(WireQp w, int slot, long offset, MemorySegment src, long srcOffset, int length) {
+        QueuePair qp = w.qp;
+        V1.Wqe r = reread(qp, slot);
+        if (r == null) {
+            return V1.STS_BAD_RESP_ERR;
+        }
+        int st = memory.scatterList(qp, r, qp.sq.stride(), offset + length, into.clear());
+        if (st != V1.STS_OK) {
+            return st;
+        }
+        spans.clear().addLocal(src, srcOffset, length);
+        return memory.copy(spans, 0, into, offset, length) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+    }
+
+    int landAtomic(WireQp w, int slot, long original) {
+        return requester.landAtomic(w.qp, slot, original);
+    }
+
+    boolean checkAccess(QueuePair qp, int rkey, long va, long length, int access) {
+        int qpFlag = access == RcResponderHost.REMOTE_WRITE ? V1.QPF_REMOTE_WRITE
+                : access == RcResponderHost.REMOTE_READ ? V1.QPF_REMOTE_READ : V1.QPF_REMOTE_ATOMIC;
+        int mrFlag = access == RcResponderHost.REMOTE_WRITE ? V1.MRF_REMOTE_WRITE
+                : access == RcResponderHost.REMOTE_READ ? V1.MRF_REMOTE_READ : V1.MRF_REMOTE_ATOMIC;
+        return (qp.accessFlags & qpFlag) != 0
+                && memory.resolve(qp, rkey, va, length, mrFlag, true, spans.clear()) == V1.STS_OK;
+    }
+
+    void writeMemory(QueuePair qp, int rkey, long va, MemorySegment src, long srcOffset, int length) {
+        if (memory.resolve(qp, rkey, va, length, V1.MRF_REMOTE_WRITE, true, into.clear()) == V1.STS_OK) {
+            spans.clear().addLocal(src, srcOffset, length);
+            memory.copy(spans, into, length);
+        }
+    }
+
+    long atomic(QueuePair qp, int rkey, long va, boolean compareSwap, long swapAdd, long compare) {
+        responder.atomic(qp, compareSwap, rkey, va, compare, swapAdd, word); // checked by checkAccess before
+        return LE.u64(word, 0);
+    }
+
+    boolean takeReceive(QueuePair qp, Spans recv) {
+        return responder.takeReceiveInto(qp, recv);
+    }
+
+    long takenWqeId() {
+        return responder.takenWqeId;
+    }
+
+    int takenStatus() {
+        return responder.takenStatus;
+    }
+
+    /** {@code length} bytes of a received packet into the receive's buffers at {@code offset}. */
+    boolean place(MemorySegment src, long srcOffset, Spans recv, long offset, int length) {
+        spans.clear().addLocal(src, srcOffset, length);
+        return memory.copy(spans, 0, recv, offset, length);
+    }
+
+    boolean invalidate(int rkey) {
+        return memory.invalidate(rkey);
+    }
+
+    void receiveCompleted(QueuePair qp, long wqeId, int srcQpnOp, int imm, long length, int status) {
+        responder.receiveCompleted(qp, wqeId, srcQpnOp, imm, length, status, false);
+    }
+
+    void failed(QueuePair qp) {
+        errors.failed(qp);
+    }
+}

@@ -1,0 +1,351 @@
+package ernic.ionic;
+
+import ernic.ionic.fault.FaultPlan;
+import ernic.ionic.profile.ProfileLoader;
+import ernic.model.rdma.RawCqe;
+import ernic.model.rdma.RawWqe;
+import ernic.model.rdma.RdmaRaw;
+import ernic.model.rdma.RdmaVerbs;
+import ernic.roce.RoceFrame;
+import io.netty.util.concurrent.MockTicker;
+import io.netty.util.concurrent.Ticker;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayDeque;
+import java.util.function.Consumer;
+
+import static ernic.ionic.ModelGuest.HDR_LEN;
+import static ernic.model.rdma.Fw.*;
+import static ernic.model.rdma.RdmaVerbs.*;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Two devices with {@code --roce} whose Ethernet ports are joined by a cable the test holds (frames delivered on
+ * the test's thread, in order; time from a mock clock): RC QPs between their guests are placed on the wire, and
+ * every operation crosses as RoCEv2 packets both devices build and check (ICRC, PSNs, ACKs, READ responses,
+ * atomic ACKs, NAKs). Also what the port's claimer refuses, and what it leaves to the guest. Each guest is the
+ * driver model on a {@link ModelGuest}, with raw WQEs and CQEs, as in {@link RemoteDataPathTest}.
+ */
+class WireDataPathTest {
+    static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, MR = 1 << 8 | 0x11;
+    static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
+    static final long VA = 0x7f00_0000_0000L;
+
+    final MockTicker clock = Ticker.newMockTicker();
+    Side a, b;
+    /** Frames on the cable, in order: each with the side it goes to. */
+    final ArrayDeque<Object[]> cable = new ArrayDeque<>();
+    /** Frames taken off the cable by the test instead of delivered. */
+    final ArrayDeque<byte[]> tapped = new ArrayDeque<>();
+    boolean tapping;
+
+    final class Side {
+        final IonicDevice dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        final ModelGuest guest = new ModelGuest(dev, 16 << 20);
+        final RdmaRaw rdma;
+        final RawCqe.Ring cq;
+        final long buf;
+        final int ip;
+        final RawWqe wqe = new RawWqe();
+        final long[] sq = new long[8], rq = new long[8];
+        final int[] sqProd = new int[8], rqProd = new int[8];
+        Side peer;
+
+        Side(int ip, boolean roce) throws IOException {
+            this.ip = ip;
+            rdma = RdmaVerbs.open(guest.drv).raw();
+            dev.rdma().clock(clock);
+            if (roce) {
+                dev.roce();
+            }
+            dev.lif().sink(frame -> cable.add(new Object[]{peer, frame.toArray(ValueLayout.JAVA_BYTE)}));
+            cq = RdmaDataPathTest.createCq(guest, rdma);
+            buf = RdmaDataPathTest.createMr(guest, rdma, VA);
+        }
+
+        /** An RC QP through INIT, RTR (toward {@code destQpn} at {@code destIp}) and RTS, remote access granted. */
+        void rc(int id, int destQpn, int destIp) throws IOException {
+            sq[id] = guest.alloc(64 * DEPTH);
+            rq[id] = guest.alloc(64 * DEPTH);
+            assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
+                    QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
+            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, guest.ipv4Header(ip, destIp), HDR_LEN).status()).isZero();
+            // RTS as rdma-core's tools set it: local ACK timeout 14 (67 ms), 7 retries, RNR retries for ever.
+            assertThat(rdma.admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> {
+                be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY);
+                u8(c, MQP_RETRY, 7 | 7 << 4);
+                u8(c, MQP_RETRY_TIMEOUT, 14);
+                u8(c, MQP_TYPE_STATE, RTS);
+                le32(c, MQP_ID_VER, id);
+            }).status()).isZero();
+        }
+
+        void postSend(int qp, Consumer<RawWqe> fill) {
+            fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
+            sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
+            rdma.ringSq(0, qp, sqProd[qp]);
+        }
+
+        void postRecv(int qp, long va, long len) {
+            wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
+                    .sge(WQE_PLD, 0, va, len, MR);
+            rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
+            rdma.ringRq(0, qp, rqProd[qp]);
+        }
+
+        MemorySegment mem(long va, long len) {
+            return guest.at(buf + (va - VA), len);
+        }
+
+        long counter(String key) {
+            return dev.counters().getOrDefault(key, 0L);
+        }
+
+        /** The next completion once the cable is quiet. */
+        RawCqe next() {
+            deliver();
+            RawCqe c = cq.pollWork();
+            assertThat(c).as("a completion").isNotNull();
+            return c;
+        }
+    }
+
+    /** Delivers every frame on the cable, and those its deliveries cause (or keeps them, while tapping). */
+    void deliver() {
+        while (!cable.isEmpty()) {
+            Object[] f = cable.poll();
+            if (tapping) {
+                tapped.add((byte[]) f[1]);
+                continue;
+            }
+            ((Side) f[0]).dev.receive(MemorySegment.ofArray((byte[]) f[1]));
+        }
+    }
+
+    void run(Step s) {
+        try {
+            s.run();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        deliver();
+    }
+
+    interface Step {
+        void run() throws IOException;
+    }
+
+    @BeforeEach
+    void setUp() throws IOException {
+        a = new Side(IP_A, true);
+        b = new Side(IP_B, true);
+        a.peer = b;
+        b.peer = a;
+    }
+
+    @AfterEach
+    void tearDown() {
+        a.dev.detach();
+        b.dev.detach();
+        a.guest.close();
+        b.guest.close();
+    }
+
+    @Test
+    void sendWriteReadAndAtomicsCrossTheWireAsRoceV2() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+        });
+        assertThat(a.counter("roce.qpsPlaced")).isEqualTo(1);
+        // A SEND with immediate data into a posted receive, 3000 bytes: three packets at path MTU 1024.
+        run(() -> {
+            for (int i = 0; i < 3000; i++) {
+                u8(a.mem(VA + i, 1), 0, i ^ 0x5a);
+            }
+            b.postRecv(3, VA + 8192, 4096);
+            a.postSend(2, w -> w.op(SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(3000)
+                    .sge(WQE_PLD, 0, VA, 3000, MR));
+        });
+        RawCqe recv = b.next();
+        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.statusLength()).isEqualTo(3000);
+        assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
+        for (int i = 0; i < 3000; i += 13) {
+            assertThat(u8(b.mem(VA + 8192 + i, 1), 0)).isEqualTo((i ^ 0x5a) & 0xff);
+        }
+        RawCqe sent = a.next();
+        assertThat(sent.error()).isFalse();
+        assertThat(sent.msn()).isEqualTo(1);
+
+        // WRITE 4 KiB across a page boundary of B's MR, then READ it back into A (four response packets).
+        run(() -> {
+            for (int i = 0; i < 4096; i++) {
+                u8(a.mem(VA + i, 1), 0, i * 7);
+            }
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
+                    .sge(WQE_PLD, 0, VA, 4096, MR));
+            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
+                    .sge(WQE_PLD, 0, VA + 8192, 4096, MR));
+        });
+        assertThat(a.next().error()).isFalse();
+        RawCqe read = a.next();
+        assertThat(read.error()).isFalse();
+        assertThat(read.msn()).isEqualTo(3);
+        for (int i = 0; i < 4096; i += 97) {
+            assertThat(u8(b.mem(VA + 2048 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
+            assertThat(u8(a.mem(VA + 8192 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
+        }
+
+        // Fetch-and-add, then compare-and-swap, on B's memory; the old values land in A's.
+        run(() -> {
+            le64(b.mem(VA + 64, 8), 0, 40);
+            a.postSend(2, w -> RemoteDataPathTest.atomic(w, ATOMIC_FA, VA + 64, 0, 2, VA + 128));
+            a.postSend(2, w -> RemoteDataPathTest.atomic(w, ATOMIC_CS, VA + 64, 42, 7, VA + 136));
+        });
+        assertThat(a.next().error()).isFalse();
+        assertThat(a.next().error()).isFalse();
+        assertThat(le64(b.mem(VA + 64, 8), 0)).isEqualTo(7);
+        assertThat(le64(a.mem(VA + 128, 8), 0)).isEqualTo(40);
+        assertThat(le64(a.mem(VA + 136, 8), 0)).isEqualTo(42);
+
+        assertThat(a.counter("roce.txFrames")).isEqualTo(3 + 4 + 1 + 1 + 1); // requests of A: SEND, WRITE in 1 KiB packets, READ, 2 atomics
+        assertThat(a.counter("roce.rxFrames")).isEqualTo(a.counter("roce.rc.reqAcks")
+                + a.counter("roce.rc.reqReadResponses") + a.counter("roce.rc.reqAtomicAcks"));
+        assertThat(b.counter("roce.rxMalformed") + a.counter("roce.rxMalformed")).isZero();
+    }
+
+    @Test
+    void aWrongRkeyIsNakedAndBothQpsFail() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA, MR ^ 1).length(8).sge(WQE_PLD, 0, VA, 8, MR));
+        });
+        assertThat(a.next().statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
+        assertThat(b.counter("roce.rc.respNakAccess")).isEqualTo(1);
+        assertThat(a.counter("roce.rc.reqFatalNaks")).isEqualTo(1);
+    }
+
+    @Test
+    void aSendWithoutAReceiveWaitsForOneAfterAnRnrNak() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+            a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR));
+        });
+        assertThat(b.counter("roce.rc.respRnrNaks")).isEqualTo(1);
+        assertThat(a.cq.pollWork()).as("no completion while the receiver is not ready").isNull();
+        run(() -> b.postRecv(3, VA + 8192, 4096));
+        clock.advance(1, java.util.concurrent.TimeUnit.SECONDS); // past any RNR timer
+        a.dev.rdma().tick(clock.nanoTime());
+        deliver();
+        assertThat(b.next().statusLength()).isEqualTo(64);
+        assertThat(a.next().error()).isFalse();
+    }
+
+    @Test
+    void aDamagedPacketIsDroppedAndCountedAndTheRetryDeliversIt() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+            b.postRecv(3, VA + 8192, 4096);
+        });
+        tapping = true;
+        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR)));
+        tapping = false;
+        byte[] frame = tapped.poll();
+        assertThat(frame).isNotNull();
+        frame[frame.length - 10] ^= 1; // a payload byte: the ICRC no longer matches
+        assertThat(b.dev.receive(MemorySegment.ofArray(frame))).as("taken, not passed to the guest").isTrue();
+        assertThat(b.counter("roce.rxMalformed")).isEqualTo(1);
+        assertThat(b.cq.pollWork()).isNull();
+        // A second SEND reveals the gap before the retransmission timer: the responder NAKs the sequence, and the
+        // requester goes back to the damaged one.
+        run(() -> {
+            b.postRecv(3, VA + 12288, 4096);
+            a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(32).sge(WQE_PLD, 0, VA, 32, MR));
+        });
+        assertThat(b.next().statusLength()).isEqualTo(64);
+        assertThat(b.next().statusLength()).isEqualTo(32);
+        assertThat(a.next().error()).isFalse();
+        assertThat(a.next().error()).isFalse();
+        assertThat(b.counter("roce.rc.respSeqNaks")).isEqualTo(1);
+    }
+
+    @Test
+    void packetsForNoWireQpOrFromAnotherSourceAreDroppedAndCounted() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+            b.postRecv(3, VA + 8192, 4096);
+        });
+        tapping = true;
+        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR)));
+        tapping = false;
+        byte[] good = tapped.poll();
+        RoceFrame f = new RoceFrame();
+        // The same packet for QP 5 of B, which does not exist; and from another address than A's.
+        byte[] toQp5 = rebuilt(good, h -> h.bth.destQp = 5, f);
+        byte[] fromElsewhere = rebuilt(good, h -> h.srcIp = 0x0a00_0009, f);
+        assertThat(b.dev.receive(MemorySegment.ofArray(toQp5))).isTrue();
+        assertThat(b.dev.receive(MemorySegment.ofArray(fromElsewhere))).isTrue();
+        assertThat(b.counter("roce.rxUnknownQp")).isEqualTo(1);
+        assertThat(b.counter("roce.rxWrongSource")).isEqualTo(1);
+        assertThat(b.cq.pollWork()).isNull();
+        // A frame that is not RoCEv2 (another UDP port) is the guest's: not taken.
+        byte[] other = good.clone();
+        other[14 + 20 + 3] ^= 0x40; // UDP port 4791 (0x12b7) becomes 0x12f7
+        long claimed = b.counter("device.rx_claimed");
+        b.dev.receive(MemorySegment.ofArray(other));
+        assertThat(b.counter("device.rx_claimed")).as("left for the guest's stack").isEqualTo(claimed);
+    }
+
+    @Test
+    void withoutRoceRoceV2FramesAreTheGuestsEthernet() throws IOException {
+        Side plain = new Side(IP_B, false);
+        try {
+            run(() -> {
+                a.rc(2, 3, IP_B);
+                a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR));
+            });
+            // (A's frame went to b; offered to a device without --roce, it is not taken.)
+            a.peer = plain;
+            tapping = true;
+            run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR)));
+            tapping = false;
+            assertThat(tapped).isNotEmpty();
+            plain.dev.receive(MemorySegment.ofArray(tapped.poll()));
+            assertThat(plain.counter("device.rx_claimed")).as("no RDMA claimer: the frame goes the Ethernet way")
+                    .isZero();
+            assertThat(plain.counter("device.rx_offered")).isEqualTo(1);
+        } finally {
+            plain.dev.detach();
+            plain.guest.close();
+        }
+    }
+
+    /** {@code frame} read, changed by {@code change} and written again (a correct ICRC for the changed frame). */
+    static byte[] rebuilt(byte[] frame, Consumer<RoceFrame> change, RoceFrame f) {
+        ernic.roce.RoceParser p = new ernic.roce.RoceParser();
+        assertThat(p.parse(MemorySegment.ofArray(frame))).isEqualTo(ernic.roce.RoceParser.Refusal.NONE);
+        f.copyOuter(p.frame);
+        f.bth.set(p.frame.bth);
+        int len = p.payloadLength;
+        byte[] payload = MemorySegment.ofArray(frame).asSlice(p.payloadOffset, len).toArray(ValueLayout.JAVA_BYTE);
+        change.accept(f);
+        byte[] out = new byte[f.frameLength(len)];
+        int at = f.headers(out, 0, len);
+        System.arraycopy(payload, 0, out, at, len);
+        f.trailer(out, 0, len);
+        return out;
+    }
+}
