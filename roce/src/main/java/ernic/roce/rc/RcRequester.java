@@ -9,7 +9,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * The send side of one RC QP (IBTA vol. 1, 9.7; rdma_rxe's requester and completer): it cuts posted messages
  * into path-MTU packets with one PSN each (a READ request takes one PSN per response it will get), sets AckReq on
- * each message's last packet, keeps at most max_rd_atomic READs and atomics in flight, and turns the responder's
+ * each message's last packet and every {@link #ACK_REQ_EVERY} packets, keeps at most {@link #MAX_UNACKED_PSNS} PSNs
+ * unacknowledged and max_rd_atomic READs and atomics in flight, and turns the responder's
  * ACKs (coalesced: an ACK for PSN n acknowledges every PSN up to n), READ responses, atomic ACKs and NAKs into
  * completions, in the order the messages were posted.
  *
@@ -23,6 +24,13 @@ import java.lang.foreign.MemorySegment;
  * {@link #tick} fires what {@link #nextDeadline} announced. Nothing is allocated after construction.
  */
 public final class RcRequester {
+    /**
+     * PSNs sent and not acknowledged, at most (rxe's RXE_MAX_UNACKED_PSNS): more would only flood a receiver that
+     * drops, and go-back-N would send every one of them again. A single READ longer than this still goes alone.
+     */
+    public static final int MAX_UNACKED_PSNS = 128;
+    /** AckReq at least every this many packets (rxe's RXE_MAX_PKT_PER_ACK), so the window reopens mid-message. */
+    public static final int ACK_REQ_EVERY = 64;
     /** One posted work request, in a preallocated ring. */
     private static final class Wqe {
         long wrId;
@@ -57,6 +65,8 @@ public final class RcRequester {
     /** The PSN after the last one ever sent; the oldest PSN not acknowledged. */
     private int nextPsn, ackPsn;
     private int rdInFlight;
+    /** Packets sent since the last one with AckReq. */
+    private int sinceAckReq;
     private int retryLeft, rnrRetryLeft;
     /** A go-back from ackPsn is under way and nothing has been acknowledged since. */
     private boolean retrying;
@@ -148,6 +158,10 @@ public final class RcRequester {
                 pktIdx = 0;
                 psn = nextPsn;
             }
+            int outstanding = Psn.diff(psn, ackPsn);
+            if (outstanding > 0 && outstanding + (w.op.readOrAtomic() ? w.npkts : 1) > MAX_UNACKED_PSNS) {
+                break; // the window is full: ACKs reopen it
+            }
             if (w.op.readOrAtomic() && !w.rdCounted) {
                 rdInFlight++;
                 w.rdCounted = true;
@@ -187,7 +201,10 @@ public final class RcRequester {
         h.solicited = false;
         h.destQp = destQp;
         h.psn = psn;
-        h.ackReq = op.last();
+        h.ackReq = op.last() || ++sinceAckReq >= ACK_REQ_EVERY;
+        if (h.ackReq) {
+            sinceAckReq = 0;
+        }
         h.va = w.va + offset;
         h.rkey = w.rkey;
         h.dmaLength = (int) (w.length - offset);

@@ -49,6 +49,20 @@ class RcRequesterTest {
     }
 
     @Test
+    void atMost128PsnsGoUnacknowledgedWithAckReqEvery64Packets() {
+        bed.postWrite(1, 300 * 1024, VA); // 300 packets at MTU 1024
+        List<Packet> first = bed.poll();
+        assertThat(first).hasSize(RcRequester.MAX_UNACKED_PSNS);
+        assertThat(java.util.stream.IntStream.range(0, first.size()).filter(i -> first.get(i).h().ackReq).boxed())
+                .as("the packets that ask for an ACK").containsExactly(63, 127);
+        assertThat(bed.poll()).as("the window is full").isEmpty();
+        bed.toRequester(RcTestBed.ack(TransportHeader.AETH_ACK, 63)); // the ACK the AckReq of packet 64 asked for
+        List<Packet> more = bed.poll();
+        assertThat(psns(more)).hasSize(64).startsWith(128).endsWith(191);
+        assertThat(completions()).isEmpty();
+    }
+
+    @Test
     void aMessageOfAtMostOneMtuIsOnePacketEvenEmpty() {
         bed.postSend(1, 0);
         bed.postSend(2, 1024);
