@@ -288,7 +288,7 @@ public final class IonicDevice implements VfioUserDevice {
      * Device thread; once, before the guest starts.
      */
     public void roce() {
-        rdma.roce(lif::toWire, registry);
+        rdma.roce(lif::toWire, lif::mac, registry);
         lif.addRxClaimer(rdma::claimRoce);
     }
 

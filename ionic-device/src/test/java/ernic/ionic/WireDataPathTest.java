@@ -36,6 +36,8 @@ class WireDataPathTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, MR = 1 << 8 | 0x11;
     static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
     static final long VA = 0x7f00_0000_0000L;
+    /** The station MACs: this, with the low byte of the side's address. */
+    static final long MAC = 0x02_00_00_00_00_00L;
 
     final MockTicker clock = Ticker.newMockTicker();
     Side a, b;
@@ -46,8 +48,8 @@ class WireDataPathTest {
     boolean tapping;
 
     final class Side {
-        final IonicDevice dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        final ModelGuest guest = new ModelGuest(dev, 16 << 20);
+        final IonicDevice dev;
+        final ModelGuest guest;
         final RdmaRaw rdma;
         final RawCqe.Ring cq;
         final long buf;
@@ -59,6 +61,8 @@ class WireDataPathTest {
 
         Side(int ip, boolean roce) throws IOException {
             this.ip = ip;
+            dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none(), MAC | ip & 0xff, "ERNICWIRE" + ip);
+            guest = new ModelGuest(dev, 16 << 20);
             rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().clock(clock);
             if (roce) {
@@ -76,7 +80,7 @@ class WireDataPathTest {
             assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                     QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
-            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, guest.ipv4Header(ip, destIp), HDR_LEN).status()).isZero();
+            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, header(destIp), HDR_LEN).status()).isZero();
             // RTS as rdma-core's tools set it: local ACK timeout 14 (67 ms), 7 retries, RNR retries for ever.
             assertThat(rdma.admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> {
                 be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY);
@@ -85,6 +89,27 @@ class WireDataPathTest {
                 u8(c, MQP_TYPE_STATE, RTS);
                 le32(c, MQP_ID_VER, id);
             }).status()).isZero();
+        }
+
+        /** The driver's header template toward {@code destIp}, the MACs filled in as its neighbour table would. */
+        long header(int destIp) {
+            long at = guest.ipv4Header(ip, destIp);
+            MemorySegment h = guest.at(at, HDR_LEN);
+            for (int i = 0; i < 6; i++) {
+                u8(h, i, (int) ((MAC | destIp & 0xff) >>> 8 * (5 - i)));
+                u8(h, 6 + i, (int) ((MAC | ip & 0xff) >>> 8 * (5 - i)));
+            }
+            return at;
+        }
+
+        /** A UD QP through INIT (Q_Key 0x1234), RTR and RTS. */
+        void ud(int id) throws IOException {
+            sq[id] = guest.alloc(64 * DEPTH);
+            rq[id] = guest.alloc(64 * DEPTH);
+            assertThat(rdma.createQp(id, UD, QP_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, 0x1234).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
+            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
 
         void postSend(int qp, Consumer<RawWqe> fill) {
@@ -224,6 +249,38 @@ class WireDataPathTest {
     }
 
     @Test
+    void udDatagramsCrossTheWireWithTheirGrh() {
+        run(() -> {
+            a.ud(4);
+            b.ud(5);
+            assertThat(a.rdma.createAh(1, a.header(IP_B), HDR_LEN).status()).isZero();
+            b.postRecv(5, VA + 8192, 256);
+            for (int i = 0; i < 32; i++) {
+                u8(a.mem(VA + i, 1), 0, 0xa0 + i);
+            }
+            a.postSend(4, w -> w.op(SEND_IMM).immDataKey(0x1234_5678).numSgeKey(1).length(32).ud(1, 5, 0x1234)
+                    .sge(WQE_PLD, 0, VA, 32, MR));
+        });
+        assertThat(a.next().error()).as("a datagram completes once it is on its way").isFalse();
+        assertThat(a.counter("roce.txFrames")).isEqualTo(1);
+        RawCqe recv = b.next();
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.statusLength()).isEqualTo(40 + 32);
+        assertThat(recv.immDataRkey()).isEqualTo(0x1234_5678);
+        assertThat(u8(b.mem(VA + 8192 + 40, 1), 0)).isEqualTo(0xa0);
+        assertThat(be32(b.mem(VA + 8192 + 32, 4), 0)).as("the IPv4 source in the GRH area").isEqualTo(IP_A);
+        // A wrong Q_Key is dropped at B and counted; a datagram for an RC QP or none is refused.
+        run(() -> a.postSend(4, w -> w.op(SEND).numSgeKey(1).length(8).ud(1, 5, 0x9999)
+                .sge(WQE_PLD, 0, VA, 8, MR)));
+        assertThat(a.next().error()).isFalse();
+        assertThat(b.counter("rdma.ud.dropped")).isEqualTo(1);
+        run(() -> a.postSend(4, w -> w.op(SEND).numSgeKey(1).length(8).ud(1, 9, 0x1234)
+                .sge(WQE_PLD, 0, VA, 8, MR)));
+        assertThat(a.next().error()).isFalse();
+        assertThat(b.counter("roce.rxUnknownQp")).isEqualTo(1);
+    }
+
+    @Test
     void aWrongRkeyIsNakedAndBothQpsFail() {
         run(() -> {
             a.rc(2, 3, IP_B);
@@ -307,6 +364,12 @@ class WireDataPathTest {
         long claimed = b.counter("device.rx_claimed");
         b.dev.receive(MemorySegment.ofArray(other));
         assertThat(b.counter("device.rx_claimed")).as("left for the guest's stack").isEqualTo(claimed);
+        // RoCEv2 for another host on the segment (its MAC, its address) is not this device's either.
+        b.dev.receive(MemorySegment.ofArray(rebuilt(good, h -> {
+            h.dmac = MAC | 0x99;
+            h.dstIp = 0x0a00_0099;
+        }, f)));
+        assertThat(b.counter("device.rx_claimed")).isEqualTo(claimed);
     }
 
     @Test

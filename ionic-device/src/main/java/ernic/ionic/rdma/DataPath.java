@@ -1,5 +1,7 @@
 package ernic.ionic.rdma;
 
+import java.util.function.LongSupplier;
+
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.base.Dma;
@@ -121,8 +123,9 @@ final class DataPath implements QpErrors {
     }
 
     /** Puts RC QPs whose destination is not here on the wire: RoCEv2 frames go out through {@code port}. */
-    WireEnd roce(ernic.ionic.eth.FrameSink port) {
-        wire = new WireEnd(lif, memory, responder, requester, this, refusals, this::now, this::wakeAt, port);
+    WireEnd roce(ernic.ionic.eth.FrameSink port, LongSupplier mac) {
+        wire = new WireEnd(lif, memory, responder, requester, this, refusals, this::now, this::wakeAt, port, mac);
+        requester.wire = wire;
         return wire;
     }
 

@@ -39,6 +39,8 @@ final class QueuePair {
     boolean onWire;
     /** Its RoCEv2 transport while on the wire (from RTR); null otherwise. */
     WireQp wire;
+    /** A UD QP: the PSN of its next datagram on the wire (receivers do not check it). */
+    int wirePsn;
     /** Its send queue's issued WQEs not yet completed (created when the SQ first runs). */
     Outstanding outstanding;
     /** Requests from a peer waiting for a receive (receiver not ready), oldest first; null when none. */

@@ -231,14 +231,15 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
     /**
      * RoCEv2 on the Ethernet port ({@code --roce}, docs/roce.md): RC QPs whose destination is neither this guest, a
      * mesh node nor an in-process peer send and take RoCEv2 packets; they leave through {@code port}, and received
-     * frames are offered to {@link #claimRoce}. Its counters ({@code roce.}, {@code roce.rc.}) go to
+     * frames are offered to {@link #claimRoce}, which takes RoCEv2 to the port's MAC ({@code mac}) or to an address
+     * of this guest. Its counters ({@code roce.}, {@code roce.rc.}) go to
      * {@code registry}. Device thread; once, before the guest starts.
      */
-    public void roce(ernic.ionic.eth.FrameSink port, CounterRegistry registry) {
+    public void roce(ernic.ionic.eth.FrameSink port, java.util.function.LongSupplier mac, CounterRegistry registry) {
         if (data.wire != null) {
             throw new IllegalStateException("RoCE is on already");
         }
-        data.roce(port).registerCounters(registry);
+        data.roce(port, mac).registerCounters(registry);
     }
 
     /** A frame from the port: true when it was RoCEv2 for this device (taken), false to pass it on. */

@@ -50,6 +50,8 @@ final class Requester {
     private final List<QueuePair> delayedQps = new ArrayList<>();
     /** The end for destinations on other servers, while in a mesh. */
     End remote;
+    /** RoCEv2 on the port ({@code --roce}): datagrams to addresses no one here owns go there. */
+    WireEnd wire;
     /** The in-process peers: datagrams to their addresses go to them. */
     private final Attachments attachments;
     /** The P4 program's WQE hook, when the server runs a program written for WQEs. */
@@ -407,6 +409,9 @@ final class Requester {
         }
         if (attached != null) {
             return attachments.offer(attached, r); // for an in-process peer, not for a QP of a guest
+        }
+        if (wire != null && to == local && r.ah != null && wire.carries(r.ah)) {
+            return wire.datagram(r);
         }
         return to.datagram(r);
     }

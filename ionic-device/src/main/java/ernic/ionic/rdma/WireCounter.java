@@ -11,11 +11,11 @@ public enum WireCounter implements Counter.CamelCase {
     TX_FRAMES, RX_FRAMES,
     /** RoCEv2 packets to an address of this guest that failed the parser's checks (bad ICRC, lengths, ...). */
     RX_MALFORMED,
-    /** Packets for a QP that does not exist or is not on the wire. */
+    /** Packets for a QP that does not exist, is not on the wire (RC) or is not UD (a datagram). */
     RX_UNKNOWN_QP,
     /** Packets whose source is not the QP's destination. */
     RX_WRONG_SOURCE,
-    /** Packets of another transport than RC (UC, UD are not carried on the wire yet). */
+    /** UC packets for an RC QP on the wire (UC QPs are not carried on the wire yet). */
     RX_NOT_RC,
     /** Packets for a QP whose engine for them does not run (a response before RTS). */
     RX_NOT_READY,

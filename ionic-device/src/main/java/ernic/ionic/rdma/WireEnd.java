@@ -33,7 +33,9 @@ import static ernic.common.Endian.LE;
  * its requester cuts the WQEs the {@link Requester} hands here into packets, its responder applies the packets that
  * arrive to guest memory and the RQ. Packets leave through the port with the outer headers of the driver's template
  * (MODIFY_QP's address vector) and the ICRC; the frames the port receives are offered here first
- * ({@link #claim}): RoCEv2 to an address of this guest is taken, everything else stays Ethernet for the guest.
+ * ({@link #claim}): RoCEv2 to the port's MAC or an address of this guest is taken, as a RoCE NIC's engine takes
+ * UDP port 4791 (so a RoCE stack in the guest, rxe on this port, gets none while {@code --roce} is on); everything
+ * else stays Ethernet for the guest.
  * Time comes from the data path's clock; the engines' timers from its wake-ups and the RDMA tick. Device thread
  * only; nothing allocated per packet but the frame's slice for the port.
  */
@@ -43,6 +45,8 @@ final class WireEnd implements End {
     /** Addresses of this guest remembered (from what it sends and its QPs' templates). */
     static final int MAX_GIDS = 64;
     private static final int MAX_FRAME = 4096 + 256;
+    /** The largest datagram: one packet of the largest path MTU. */
+    static final int MAX_DATAGRAM = 4096;
 
     private final RdmaLif lif;
     private final KeyedMemory memory;
@@ -53,6 +57,8 @@ final class WireEnd implements End {
     private final LongSupplier clock;
     private final LongConsumer wakeAt;
     private final FrameSink port;
+    /** The port's MAC (the guest may change it): a RoCEv2 packet sent to it is for this device. */
+    private final java.util.function.LongSupplier mac;
     final Counters<WireCounter> counters = new Counters<>(WireCounter.class);
     final Counters<RcCounter> rc = new Counters<>(RcCounter.class);
     private final List<WireQp> qps = new ArrayList<>();
@@ -62,6 +68,7 @@ final class WireEnd implements End {
     private final MemorySegment txBuf = arena.allocate(MAX_FRAME, 64);
     private final MemorySegment wqeBuf = arena.allocate(1 << ernic.ionic.base.RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment word = arena.allocate(8, 8);
+    private final MemorySegment grh = arena.allocate(Grh.SIZE, 8);
     private final V1.Wqe wqe = new V1.Wqe();
     private final Spans spans = new Spans(), into = new Spans();
     /** This guest's addresses as GIDs (two longs each), a ring: a packet to one of them is for this device. */
@@ -69,7 +76,7 @@ final class WireEnd implements End {
     private int gidCount, gidNext;
 
     WireEnd(RdmaLif lif, KeyedMemory memory, Responder responder, Requester requester, QpErrors errors,
-            Refusals refusals, LongSupplier clock, LongConsumer wakeAt, FrameSink port) {
+            Refusals refusals, LongSupplier clock, LongConsumer wakeAt, FrameSink port, LongSupplier mac) {
         this.lif = lif;
         this.memory = memory;
         this.responder = responder;
@@ -79,6 +86,7 @@ final class WireEnd implements End {
         this.clock = clock;
         this.wakeAt = wakeAt;
         this.port = port;
+        this.mac = mac;
     }
 
     void registerCounters(CounterRegistry registry) {
@@ -140,7 +148,7 @@ final class WireEnd implements End {
      * its responder, at RTS its requester; RESET and ERROR end both.
      */
     void moved(QueuePair qp, int state) {
-        if (!qp.onWire) {
+        if (!qp.onWire || qp.header == null) {
             return;
         }
         if (state == V1.QPS_RTR && qp.wire == null) {
@@ -230,9 +238,71 @@ final class WireEnd implements End {
         return post(r, op, 8, r.wqe.remoteVa(), r.wqe.rkey(), 0, r.wqe.swapAdd(), r.wqe.compare());
     }
 
+    /**
+     * A UD (or GSI) send to an address no one here owns: one RoCEv2 packet with a DETH (the resolved Q_Key, this
+     * QP as the source), outer headers from the address handle. Completed at once, as a datagram is.
+     */
     @Override
     public int datagram(Request r) {
-        return V1.STS_LOCAL_QP_OPER_ERR; // an RC QP sends no datagrams
+        AddressHandle ah = r.ah;
+        QueuePair qp = r.qp;
+        long len = r.payload.total - Grh.SIZE;
+        if (len > MAX_DATAGRAM) {
+            return V1.STS_LOCAL_LEN_ERR; // more than one packet of the largest path MTU
+        }
+        int n = (int) len;
+        RoceFrame f = tx;
+        f.dmac = ah.dmac;
+        f.smac = ah.smac;
+        f.vlan = ah.vlan < 0 ? RoceFrame.NO_VLAN : ah.vlan;
+        f.addresses(ah.sgid, ah.dgid);
+        f.tos = ah.trafficClass;
+        f.ecn = -1;
+        f.ttl = ah.hopLimit;
+        f.flowLabel = 0;
+        f.srcPort = 0xc000 | qp.id & 0x3fff;
+        TransportHeader h = f.bth;
+        h.opcode = (r.opcode.immediate ? IbOpcode.UD_SEND_ONLY_WITH_IMMEDIATE : IbOpcode.UD_SEND_ONLY).code;
+        h.solicited = r.solicited();
+        h.migReq = h.ackReq = h.fecn = h.becn = false;
+        h.pkey = TransportHeader.DEFAULT_PKEY;
+        h.destQp = r.destQpn;
+        h.psn = qp.wirePsn;
+        qp.wirePsn = qp.wirePsn + 1 & 0xff_ffff;
+        h.qkey = r.qkey;
+        h.srcQp = qp.id;
+        h.imm = r.wqe.immDataKey();
+        int at = f.headers(txBuf, 0, n);
+        into.clear().addLocal(txBuf, at, n);
+        if (!memory.copy(r.payload, Grh.SIZE, into, n)) {
+            return V1.STS_LOCAL_PROT_ERR;
+        }
+        int end = at + n + f.trailer(txBuf, 0, n);
+        counters.inc(WireCounter.TX_FRAMES);
+        port.transmit(txBuf.asSlice(0, end));
+        r.moved = len;
+        return V1.STS_OK;
+    }
+
+    /** A UD packet for QP {@code destQpn}: into its next receive, with the GRH made from the packet's IP header. */
+    private void datagramReceived(RoceFrame f, IbOpcode o, MemorySegment frame) {
+        TransportHeader h = f.bth;
+        QueuePair qp = lif.queuePairs.get(h.destQp & 0xff_ffff);
+        if (qp == null || !qp.datagram()) {
+            counters.inc(WireCounter.RX_UNKNOWN_QP);
+            refusals.refuse("roce-rx-ud-qp", "a RoCEv2 datagram for QP " + (h.destQp & 0xff_ffff)
+                    + ", which is not a UD QP: dropped");
+            return;
+        }
+        counters.inc(WireCounter.RX_FRAMES);
+        int len = parser.payloadLength;
+        Grh.fill(grh, !f.ipv6, f.srcGid, f.dstGid, f.tos, f.ttl, len);
+        spans.clear().addLocal(grh, 0, Grh.SIZE);
+        spans.addLocal(frame, parser.payloadOffset, len);
+        int flags = h.srcQp & 0xff_ffff | (f.ipv6 ? 0 : V1.Cqe.RECV_IS_IPV4)
+                | (f.vlan != RoceFrame.NO_VLAN ? V1.Cqe.RECV_IS_VLAN : 0);
+        responder.datagram(qp.id, h.qkey, flags, o.immediate(), h.imm, spans, f.smac,
+                f.vlan != RoceFrame.NO_VLAN ? f.vlan : 0, h.solicited);
     }
 
     private int post(Request r, RcOp op, long length, long va, int rkey, int immOrInv, long swapAdd, long compare) {
@@ -345,8 +415,8 @@ final class WireEnd implements End {
             return false; // not RoCEv2
         }
         RoceFrame f = parser.frame; // the addresses are read before anything refused as RoCEv2
-        if (!owns(f.dstGid)) {
-            return false; // for another host on the segment, or for a RoCE stack in the guest
+        if (f.dmac != mac.getAsLong() && !owns(f.dstGid)) {
+            return false; // for another host on the segment
         }
         if (why != RoceParser.Refusal.NONE) {
             counters.inc(WireCounter.RX_MALFORMED);
@@ -355,6 +425,11 @@ final class WireEnd implements End {
             return true;
         }
         TransportHeader h = f.bth;
+        IbOpcode o = IbOpcode.of(h.opcode);
+        if (o != null && o.transport == IbOpcode.UD) {
+            datagramReceived(f, o, frame);
+            return true;
+        }
         QueuePair qp = lif.queuePairs.get(h.destQp & 0xff_ffff);
         WireQp w = qp == null ? null : qp.wire;
         if (w == null) {
@@ -369,7 +444,6 @@ final class WireEnd implements End {
                     + " its destination: dropped");
             return true;
         }
-        IbOpcode o = IbOpcode.of(h.opcode);
         if (o == null || o.transport != IbOpcode.RC) {
             counters.inc(WireCounter.RX_NOT_RC);
             return true;
