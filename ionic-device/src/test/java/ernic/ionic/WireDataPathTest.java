@@ -60,8 +60,12 @@ class WireDataPathTest {
         Side peer;
 
         Side(int ip, boolean roce) throws IOException {
+            this(ip, roce, FaultPlan.none());
+        }
+
+        Side(int ip, boolean roce, FaultPlan faults) throws IOException {
             this.ip = ip;
-            dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none(), MAC | ip & 0xff, "ERNICWIRE" + ip);
+            dev = new IonicDevice(ProfileLoader.compat(), faults, MAC | ip & 0xff, "ERNICWIRE" + ip);
             guest = new ModelGuest(dev, 16 << 20);
             rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().clock(clock);
@@ -278,6 +282,59 @@ class WireDataPathTest {
                 .sge(WQE_PLD, 0, VA, 8, MR)));
         assertThat(a.next().error()).isFalse();
         assertThat(b.counter("roce.rxUnknownQp")).isEqualTo(1);
+    }
+
+    @Test
+    void withEverySeventhPacketLostEachWayEveryMessageArrivesOnce() throws IOException {
+        tearDown();
+        a = new Side(IP_A, true, FaultPlan.parse("roce-drop:every=7"));
+        b = new Side(IP_B, true);
+        a.peer = b;
+        b.peer = a;
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+            for (int i = 0; i < 4096; i++) {
+                u8(a.mem(VA + i, 1), 0, i * 13);
+            }
+        });
+        for (int round = 0; round < 3; round++) {
+            int r = round;
+            run(() -> {
+                b.postRecv(3, VA + 8192, 4096);
+                a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(3000).sge(WQE_PLD, 0, VA, 3000, MR));
+                a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 12288 + r, MR).length(2048)
+                        .sge(WQE_PLD, 0, VA, 2048, MR));
+                a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 12288 + r, MR).length(2048)
+                        .sge(WQE_PLD, 0, VA + 4096 + r, 2048, MR));
+                a.postSend(2, w -> RemoteDataPathTest.atomic(w, ATOMIC_FA, VA + 64, 0, 1, VA + 128));
+            });
+            for (int k = 0; k < 4; k++) {
+                assertThat(settle(a).error()).as("round " + r + ", completion " + k).isFalse();
+            }
+            assertThat(settle(b).statusLength()).isEqualTo(3000);
+            for (int i = 0; i < 2048; i += 61) {
+                assertThat(u8(a.mem(VA + 4096 + r + i, 1), 0)).isEqualTo((i * 13) & 0xff);
+            }
+        }
+        assertThat(le64(b.mem(VA + 64, 8), 0)).as("each fetch-and-add executed once").isEqualTo(3);
+        assertThat(a.counter("fault.roce-drop.injected")).isPositive();
+        assertThat(a.counter("roce.rc.reqRetransmitted") + b.counter("roce.rc.respDuplicates")).isPositive();
+    }
+
+    /** The next completion of {@code s}: the cable delivered, then time passes (100 ms a step) until one comes. */
+    RawCqe settle(Side s) {
+        for (int step = 0; step < 100; step++) {
+            deliver();
+            RawCqe c = s.cq.pollWork();
+            if (c != null) {
+                return c;
+            }
+            clock.advance(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+            a.dev.rdma().tick(clock.nanoTime());
+            b.dev.rdma().tick(clock.nanoTime());
+        }
+        throw new AssertionError("no completion after 10 s of the devices' time");
     }
 
     @Test

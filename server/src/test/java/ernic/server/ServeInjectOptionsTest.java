@@ -24,7 +24,7 @@ class ServeInjectOptionsTest {
                 {"rdma-rnr:qp=1", "qp=1: a QP number is 2 to 16777215 (0 and 1 are the special QPs, never RC)"},
                 {"rdma-retry-exc:frac=2", "frac=2: must be more than 0 and at most 1"},
                 {"rx-lost:qp=5", "qp= is for the rdma-* kinds only"},
-                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, rdma-rem-access,"
+                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, roce-drop, rdma-rem-access,"
                         + " rdma-rnr, rdma-retry-exc, rdma-latency)"},
         };
         for (String[] c : cases) {

@@ -16,6 +16,11 @@ public enum FaultKind implements Counter {
     /** A transmitted frame is completed to the guest but never leaves the device. */
     TX_DROP,
     /**
+     * {@code --roce}: a RoCEv2 packet the wire end sends, or one it receives for this device, is lost on the wire
+     * (after its checks on the way in): the RC transport's ACKs, NAKs and timers recover.
+     */
+    ROCE_DROP,
+    /**
      * An RC RDMA WRITE, WRITE_IMM, READ or atomic completes with a remote access error, as if the responder had
      * refused its rkey (NAK remote access error): nothing of it reaches the responder.
      */
@@ -35,7 +40,7 @@ public enum FaultKind implements Counter {
 
     /**
      * The {@code --inject} spelling: {@code stats-vals}, {@code rx-lost}, {@code rx-nobuf}, {@code tx-drop},
-     * {@code rdma-rem-access}, {@code rdma-rnr}, {@code rdma-retry-exc}, {@code rdma-latency}.
+     * {@code roce-drop}, {@code rdma-rem-access}, {@code rdma-rnr}, {@code rdma-retry-exc}, {@code rdma-latency}.
      */
     @Override
     public String key() {

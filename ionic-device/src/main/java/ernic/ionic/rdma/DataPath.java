@@ -38,6 +38,7 @@ final class DataPath implements QpErrors {
     private final Responder responder;
     private final Requester requester;
     private final KeyedHostMemory hostMemory;
+    private final FaultPlan faults;
     /** Where every CQE and its event go out (the admin queue's too). */
     final Completions completions;
     private final MemorySegment cqeBuf = Arena.ofAuto().allocate(V1.Cqe.SIZE, 8);
@@ -64,6 +65,7 @@ final class DataPath implements QpErrors {
         this.lif = lif;
         this.refusals = refusals;
         this.counters = counters;
+        this.faults = faults;
         this.completions = new Completions(lif.eventQueues, dma, intr, counters, refusals);
         this.memory = new KeyedMemory(lif, dma, refusals, pathCounters);
         this.responder = new Responder(lif, memory, refusals, counters, pathCounters, this, completions);
@@ -123,8 +125,9 @@ final class DataPath implements QpErrors {
     }
 
     /** Puts RC QPs whose destination is not here on the wire: RoCEv2 frames go out through {@code port}. */
-    WireEnd roce(ernic.ionic.eth.FrameSink port, LongSupplier mac) {
-        wire = new WireEnd(lif, memory, responder, requester, this, refusals, this::now, this::wakeAt, port, mac);
+    WireEnd roce(java.util.function.Consumer<java.lang.foreign.MemorySegment> port, LongSupplier mac) {
+        wire = new WireEnd(lif, memory, responder, requester, this, refusals, this::now, this::wakeAt, port, mac,
+                faults);
         requester.wire = wire;
         return wire;
     }

@@ -235,7 +235,8 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
      * of this guest. Its counters ({@code roce.}, {@code roce.rc.}) go to
      * {@code registry}. Device thread; once, before the guest starts.
      */
-    public void roce(ernic.ionic.eth.FrameSink port, java.util.function.LongSupplier mac, CounterRegistry registry) {
+    public void roce(java.util.function.Consumer<MemorySegment> port, java.util.function.LongSupplier mac,
+                     CounterRegistry registry) {
         if (data.wire != null) {
             throw new IllegalStateException("RoCE is on already");
         }

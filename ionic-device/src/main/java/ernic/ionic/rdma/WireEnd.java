@@ -2,7 +2,8 @@ package ernic.ionic.rdma;
 
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
-import ernic.ionic.eth.FrameSink;
+import ernic.ionic.fault.FaultKind;
+import ernic.ionic.fault.FaultPlan;
 import ernic.roce.IbOpcode;
 import ernic.roce.RoceFrame;
 import ernic.roce.RoceParser;
@@ -22,6 +23,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
@@ -45,6 +47,8 @@ final class WireEnd implements End {
     /** Addresses of this guest remembered (from what it sends and its QPs' templates). */
     static final int MAX_GIDS = 64;
     private static final int MAX_FRAME = 4096 + 256;
+    /** The low half of ::ffff:0.0.0.0, the unspecified IPv4 address as a GID (a DHCP client's source). */
+    private static final long V4_UNSPECIFIED = 0xffffL << 32;
     /** The largest datagram: one packet of the largest path MTU. */
     static final int MAX_DATAGRAM = 4096;
 
@@ -56,9 +60,12 @@ final class WireEnd implements End {
     private final Refusals refusals;
     private final LongSupplier clock;
     private final LongConsumer wakeAt;
-    private final FrameSink port;
+    /** Where frames leave: the Ethernet port (the TAP), past the guest's claimers and the P4 program. */
+    private final Consumer<MemorySegment> port;
     /** The port's MAC (the guest may change it): a RoCEv2 packet sent to it is for this device. */
     private final java.util.function.LongSupplier mac;
+    /** {@code --inject roce-drop}: packets lost on the wire, each way. */
+    private final FaultPlan faults;
     final Counters<WireCounter> counters = new Counters<>(WireCounter.class);
     final Counters<RcCounter> rc = new Counters<>(RcCounter.class);
     private final List<WireQp> qps = new ArrayList<>();
@@ -76,7 +83,8 @@ final class WireEnd implements End {
     private int gidCount, gidNext;
 
     WireEnd(RdmaLif lif, KeyedMemory memory, Responder responder, Requester requester, QpErrors errors,
-            Refusals refusals, LongSupplier clock, LongConsumer wakeAt, FrameSink port, LongSupplier mac) {
+            Refusals refusals, LongSupplier clock, LongConsumer wakeAt, Consumer<MemorySegment> port, LongSupplier mac,
+            FaultPlan faults) {
         this.lif = lif;
         this.memory = memory;
         this.responder = responder;
@@ -87,6 +95,7 @@ final class WireEnd implements End {
         this.wakeAt = wakeAt;
         this.port = port;
         this.mac = mac;
+        this.faults = faults;
     }
 
     void registerCounters(CounterRegistry registry) {
@@ -99,7 +108,7 @@ final class WireEnd implements End {
 
     /** The guest sent from {@code hi:lo} (an IP address as a GID): an address of this device. */
     void sourceSeen(long hi, long lo) {
-        if (hi == 0 && (lo == 0 || lo == ernic.ionic.eth.SourceWatcher.V4_MAPPED) || owns(hi, lo)) {
+        if (hi == 0 && (lo == 0 || lo == V4_UNSPECIFIED) || owns(hi, lo)) {
             return;
         }
         gidHi[gidNext] = hi;
@@ -277,9 +286,7 @@ final class WireEnd implements End {
         if (!memory.copy(r.payload, Grh.SIZE, into, n)) {
             return V1.STS_LOCAL_PROT_ERR;
         }
-        int end = at + n + f.trailer(txBuf, 0, n);
-        counters.inc(WireCounter.TX_FRAMES);
-        port.transmit(txBuf.asSlice(0, end));
+        send(at + n + f.trailer(txBuf, 0, n));
         r.moved = len;
         return V1.STS_OK;
     }
@@ -370,9 +377,25 @@ final class WireEnd implements End {
             counters.inc(WireCounter.TX_UNREADABLE); // the retransmission timer sends it again, or gives up
             return;
         }
-        int end = at + len + f.trailer(txBuf, 0, len);
+        send(at + len + f.trailer(txBuf, 0, len));
+    }
+
+    /** The frame of {@code length} bytes in the TX buffer out of the port, unless {@code roce-drop} loses it. */
+    private void send(int length) {
         counters.inc(WireCounter.TX_FRAMES);
-        port.transmit(txBuf.asSlice(0, end));
+        if (lost()) {
+            return;
+        }
+        port.accept(txBuf.asSlice(0, length));
+    }
+
+    /** {@code --inject roce-drop} takes this packet. */
+    private boolean lost() {
+        if (!faults.check(FaultKind.ROCE_DROP)) {
+            return false;
+        }
+        faults.injected(FaultKind.ROCE_DROP);
+        return true;
     }
 
     /** {@code len} bytes of the message of the WQE in SQ {@code slot}, from {@code offset}, into the frame. */
@@ -423,6 +446,9 @@ final class WireEnd implements End {
             refusals.refuse("roce-rx-" + why.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
                     "a RoCEv2 packet refused: " + why);
             return true;
+        }
+        if (lost()) {
+            return true; // lost on the way in: the sender's transport recovers
         }
         TransportHeader h = f.bth;
         IbOpcode o = IbOpcode.of(h.opcode);

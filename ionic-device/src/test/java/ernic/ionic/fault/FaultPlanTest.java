@@ -67,7 +67,7 @@ class FaultPlanTest {
     void everyRefusalIsOneLineNamingTheValue() {
         String[][] cases = {
                 {"rdma-rnr", "expected KIND:PATTERN"},
-                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, rdma-rem-access,"
+                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, roce-drop, rdma-rem-access,"
                         + " rdma-rnr, rdma-retry-exc, rdma-latency)"},
                 {"rdma-rnr:", "no pattern after the kind"},
                 {"rdma-rnr:every=2,,qp=5", "an empty item (a comma too many)"},
