@@ -239,6 +239,11 @@ public final class P4Engine {
         new RuntimeCommands(program, tablesOnly).apply(text, source);
     }
 
+    /** The program's {@code config_options}, name to value (empty when it has none). */
+    public java.util.Map<String, String> configOptions() {
+        return java.util.Collections.unmodifiableMap(program.configOptions);
+    }
+
     /** The program's name ({@code program} in the JSON). */
     public String name() {
         return program.name;
@@ -307,8 +312,13 @@ public final class P4Engine {
         Program p = program;
         StringJoiner j = new StringJoiner("\n");
         j.add("program " + p.name + (p.compiler != null ? " (compiled by " + p.compiler + ")" : ""));
+        if (!p.configOptions.isEmpty()) {
+            j.add("  config options " + p.configOptions);
+        }
+        int unionStackParts = p.layout.unionStacks.values().stream().mapToInt(java.util.Map::size).sum();
         j.add("  header types " + p.headerTypes + ", headers " + (p.layout.headers() - p.layout.stackNames.length)
-                + ", header stacks " + p.layout.stackNames.length + ", header unions " + p.layout.unionNames.length);
+                + ", header stacks " + (p.layout.stackNames.length - unionStackParts) + ", header unions "
+                + p.layout.unionNames.length + ", header union stacks " + p.layout.unionStacks.size());
         j.add("  parser " + p.parser.name + ": " + p.parseStates + " states, " + p.vsets.size() + " parse value sets");
         j.add("  deparser " + p.deparser.name + ": " + p.deparser.order.length + " headers");
         j.add("  actions " + p.actions.size() + ", conditionals " + p.conditionals + ", checksums "

@@ -10,6 +10,8 @@ final class Program {
 
     String name;
     String compiler;
+    /** {@code config_options}: name to value, in JSON order. */
+    Map<String, String> configOptions;
     Layout layout;
     Externs externs;
     StdMeta std;

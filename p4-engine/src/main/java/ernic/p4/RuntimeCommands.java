@@ -135,38 +135,19 @@ final class RuntimeCommands {
             }
             case "pvs_add" -> {
                 Parser.ParseVset vs = byName(p.vsets, arg(w, 1), "parse value set");
-                if (vs.partWidths == null) {
+                if (vs.uses.isEmpty()) {
                     throw new IllegalArgumentException("parse value set " + vs.name + " is used by no parse state");
                 }
                 if (vs.values.size() >= vs.maxSize) {
                     throw new IllegalArgumentException("parse value set " + vs.name + " is full");
                 }
-                vs.values.add(expand(vs, parseNumber(arg(w, 2), vs.compressedBits)));
+                vs.add(parseNumber(arg(w, 2), vs.compressedBits));
             }
-            case "pvs_clear" -> byName(p.vsets, arg(w, 1), "parse value set").values.clear();
+            case "pvs_clear" -> byName(p.vsets, arg(w, 1), "parse value set").clear();
             case "mirroring_add" -> throw new IllegalArgumentException("mirroring_add: the engine runs no clone"
                     + " primitives (they are refused at load), so mirror sessions have no use");
             default -> throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
         }
-    }
-
-    /** A compressed parse value set value spread over its byte-padded key fields. */
-    private static byte[] expand(Parser.ParseVset vs, BigInteger v) {
-        int total = 0;
-        for (int w : vs.partWidths) {
-            total += (w + 7) / 8;
-        }
-        byte[] out = new byte[total];
-        int off = total;
-        for (int i = vs.partWidths.length - 1; i >= 0; i--) {
-            int w = vs.partWidths[i];
-            int n = (w + 7) / 8;
-            off -= n;
-            BigInteger part = v.and(BigInteger.ONE.shiftLeft(w).subtract(BigInteger.ONE));
-            System.arraycopy(ActionData.toBytes(part, n), 0, out, off, n);
-            v = v.shiftRight(w);
-        }
-        return out;
     }
 
     private static String arg(String[] w, int i) {

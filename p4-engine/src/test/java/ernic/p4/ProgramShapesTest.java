@@ -1,0 +1,135 @@
+package ernic.p4;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+
+import static ernic.p4.Progs.*;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Program shapes bmv2 accepts: config_options, no parser or deparser, deparser primitives, a parse value set
+ * used with two key layouts, header union stacks.
+ */
+class ProgramShapesTest {
+    static final String T8 = "{\"name\":\"b_t\",\"id\":1,\"fields\":[[\"x\",8,false]]}";
+
+    static byte[] out(P4Engine e) {
+        return Arrays.copyOf(e.output(), e.outputLength());
+    }
+
+    @Test
+    void configOptionsAreKeptAndShown() {
+        P4Engine e = Loader.load("{\"config_options\":{\"key1\":\"aaa\",\"key2\":12345}}");
+        assertThat(e.configOptions()).containsEntry("key1", "aaa").containsEntry("key2", "12345");
+        assertThat(e.summary()).contains("config options {key1=aaa, key2=12345}");
+        assertThat(RefusalTest.refusalOf("{\"config_options\":{\"k\":[1]}}"))
+                .isEqualTo("malformed program: config option 'k' is not a string, number or boolean (at $.config_options.k)");
+    }
+
+    @Test
+    void withoutParserOrDeparserTheFrameLeavesAsItCame() {
+        // bmv2's one_header.json: a header type and a header, nothing else. egress_spec stays 0: the TAP.
+        P4Engine e = Loader.load("{\"header_types\":[" + T8 + "],\"headers\":[{\"name\":\"b\",\"id\":0,"
+                + "\"header_type\":\"b_t\",\"metadata\":false}]}");
+        byte[] f = bytes(1, 2, 3);
+        assertThat(e.process(f, 0, 3, 1)).isEqualTo(P4Engine.PORT_TAP);
+        assertThat(out(e)).isEqualTo(f);
+        assertThat(e.summary()).contains("parser (none): 0 states").contains("deparser (none): 0 headers");
+        // A parser without a deparser: the extracted header is not emitted, the rest is.
+        P4Engine d = Loader.load(program("", T8, "{\"name\":\"b\",\"id\":1,\"header_type\":\"b_t\",\"metadata\":false}",
+                state("start", 0, extract("b"), "", dflt(null)), action("nop", 0, "", ""),
+                always("t", 0, "nop", 0, null), "", "t", "\"b\"").replace("\"deparsers\":[{\"name\":\"deparser\",\"id\":0,\"order\":[\"b\"],\"primitives\":[]}],", ""));
+        d.process(f, 0, 3, 0);
+        assertThat(out(d)).isEqualTo(bytes(2, 3));
+    }
+
+    @Test
+    void deparserPrimitivesRunBeforeTheHeadersAreEmitted() {
+        String prog = program("", T8, "{\"name\":\"b\",\"id\":1,\"header_type\":\"b_t\",\"metadata\":false}",
+                state("start", 0, extract("b"), "", dflt(null)), action("nop", 0, "", ""),
+                always("t", 0, "nop", 0, null), "", "t", "\"b\"")
+                .replace("\"order\":[\"b\"],\"primitives\":[]", "\"order\":[\"b\"],\"primitives\":["
+                        + "{\"op\":\"log_msg\",\"parameters\":[{\"type\":\"string\",\"value\":\"x {}\"},"
+                        + "{\"type\":\"parameters_vector\",\"value\":[" + field("b", "x") + "]}]},"
+                        + assign(field("b", "x"), hex("0x77")) + "]");
+        P4Engine e = Loader.load(prog);
+        byte[] f = bytes(1, 2);
+        e.process(f, 0, 2, 0);
+        assertThat(out(e)).isEqualTo(bytes(0x77, 2));
+        assertThat(e.counters().get(P4Counter.LOG_MSGS)).isEqualTo(1);
+    }
+
+    @Test
+    void oneParseValueSetServesKeysOfTwoLayouts() {
+        // pv is 16 bits: matched against a 16-bit field in start, and against two fields of 4 and 12 bits in next.
+        String types = "{\"name\":\"w_t\",\"id\":1,\"fields\":[[\"w\",16,false]]},"
+                + "{\"name\":\"s_t\",\"id\":2,\"fields\":[[\"a\",4,false],[\"b\",12,false]]},"
+                + "{\"name\":\"m_t\",\"id\":3,\"fields\":[[\"n\",8,false]]}";
+        String headers = "{\"name\":\"w\",\"id\":1,\"header_type\":\"w_t\",\"metadata\":false},"
+                + "{\"name\":\"s\",\"id\":2,\"header_type\":\"s_t\",\"metadata\":false},"
+                + "{\"name\":\"m\",\"id\":3,\"header_type\":\"m_t\",\"metadata\":true}";
+        String vs = "{\"type\":\"parse_vset\",\"value\":\"pv\",\"mask\":null,\"next_state\":";
+        String states = state("start", 0, extract("w"), field("w", "w"), vs + "\"next\"}," + dflt(null))
+                + "," + state("next", 1, extract("s"), field("s", "a") + "," + field("s", "b"), vs + "\"hit\"}," + dflt(null))
+                + "," + state("hit", 2, "{\"op\":\"set\",\"parameters\":[" + field("m", "n") + "," + hex("0x1") + "]}",
+                "", dflt(null));
+        P4Engine e = Loader.load(program("\"parse_vsets\":[{\"name\":\"pv\",\"id\":0,\"compressed_bitwidth\":16}]",
+                types, headers, states, action("nop", 0, "", ""), always("t", 0, "nop", 0, null), "", "t", "\"w\",\"s\""));
+        e.applyEntries("pvs_add pv 0x1234", "entries");
+        byte[] f = bytes(0x12, 0x34, 0x12, 0x34);
+        e.process(f, 0, 4, 0);
+        assertThat(e.packet().phv.val[e.program.layout.first[e.program.layout.header("m")]]).isEqualTo(1);
+        byte[] g = bytes(0x12, 0x34, 0x12, 0x35);
+        e.process(g, 0, 4, 0);
+        assertThat(e.packet().phv.val[e.program.layout.first[e.program.layout.header("m")]]).isZero();
+        assertThat(e.packet().phv.valid[e.program.layout.header("s")]).isTrue();
+        e.applyEntries("pvs_clear pv", "entries");
+        e.process(f, 0, 4, 0);
+        assertThat(e.packet().phv.valid[e.program.layout.header("s")]).isFalse();
+    }
+
+    /** bmv2's unions_e2e_options_bos: options (A: type, bos, val; B: type, bos) in a union stack of 2. */
+    static P4Engine unionStack() {
+        String types = "{\"name\":\"a_t\",\"id\":1,\"fields\":[[\"type\",8,false],[\"bos\",8,false],[\"v\",8,false]]},"
+                + "{\"name\":\"b_t\",\"id\":2,\"fields\":[[\"type\",8,false],[\"bos\",8,false]]}";
+        String headers = "{\"name\":\"a0\",\"id\":1,\"header_type\":\"a_t\",\"metadata\":false},"
+                + "{\"name\":\"a1\",\"id\":2,\"header_type\":\"a_t\",\"metadata\":false},"
+                + "{\"name\":\"b0\",\"id\":3,\"header_type\":\"b_t\",\"metadata\":false},"
+                + "{\"name\":\"b1\",\"id\":4,\"header_type\":\"b_t\",\"metadata\":false}";
+        String extra = "\"header_union_types\":[{\"name\":\"opt\",\"id\":0,\"headers\":[[\"A\",\"a_t\"],[\"B\",\"b_t\"]]}],"
+                + "\"header_unions\":[{\"name\":\"u0\",\"id\":0,\"union_type\":\"opt\",\"header_ids\":[1,3]},"
+                + "{\"name\":\"u1\",\"id\":1,\"union_type\":\"opt\",\"header_ids\":[2,4]}],"
+                + "\"header_union_stacks\":[{\"name\":\"options\",\"id\":0,\"union_type\":\"opt\",\"header_union_ids\":[0,1]}]";
+        String states = state("start", 0, "", "{\"type\":\"lookahead\",\"value\":[0,8]}",
+                value("0x0a", null, "pa") + "," + value("0x0b", null, "pb"))
+                + "," + unionState("pa", 1, "A") + "," + unionState("pb", 2, "B");
+        return Loader.load(program(extra, types, headers, states, action("nop", 0, "", ""),
+                always("t", 0, "nop", 0, null), "", "t", "\"a0\",\"b0\",\"a1\",\"b1\""));
+    }
+
+    static String unionState(String name, int id, String member) {
+        return state(name, id, "{\"op\":\"extract\",\"parameters\":[{\"type\":\"union_stack\",\"value\":[\"options\",\""
+                + member + "\"]}]}", "{\"type\":\"union_stack_field\",\"value\":[\"options\",\"" + member + "\",\"bos\"]}",
+                value("0x00", null, "start") + "," + dflt(null));
+    }
+
+    @Test
+    void headerUnionStacksExtractIntoTheNextUnionAndEmitInDeparserOrder() {
+        P4Engine e = unionStack();
+        Layout l = e.program.layout;
+        // B (not bottom), then A (bottom of stack), then payload.
+        byte[] f = bytes(0x0b, 0x00, 0x0a, 0x01, 0x55, 0x99);
+        e.process(f, 0, f.length, 0);
+        assertThat(ParserFeaturesTest.parserError(e)).isZero();
+        boolean[] v = e.packet().phv.valid;
+        assertThat(new boolean[] {v[l.header("a0")], v[l.header("b0")], v[l.header("a1")], v[l.header("b1")]})
+                .containsExactly(false, true, true, false);
+        assertThat(out(e)).isEqualTo(f);
+        // A third option does not fit a stack of two: StackOutOfBounds.
+        byte[] g = bytes(0x0b, 0x00, 0x0b, 0x00, 0x0a, 0x01, 0x55);
+        e.process(g, 0, g.length, 0);
+        assertThat(ParserFeaturesTest.parserError(e)).isEqualTo(3);
+        assertThat(e.summary()).contains("header stacks 0, header unions 2, header union stacks 1");
+    }
+}
