@@ -85,11 +85,10 @@ public final class Loader {
         p.configOptions = configOptions(r.opt("config_options"));
         J prog = r.opt("program");
         p.name = prog == null ? "(unnamed)" : prog.text();
-        for (String none : new String[] {"meter_arrays", "learn_lists", "field_lists"}) {
+        for (String none : new String[] {"learn_lists", "field_lists"}) {
             List<J> l = r.list(none);
             if (!l.isEmpty()) {
                 throw l.get(0).unsupported(switch (none) {
-                    case "meter_arrays" -> "meters";
                     case "learn_lists" -> "learn lists (digests)";
                     default -> "field lists (clone, resubmit and digest field lists)";
                 });
@@ -305,6 +304,43 @@ public final class Loader {
             }
         }
         p.externs = new Externs(rn, rw, rs, cn, cs);
+        meters(r, p);
+    }
+
+    /** meter_arrays: indirect ones get their cells here; direct ones are attached to their table's entries. */
+    private static void meters(J r, Program p) {
+        List<Meter.Spec> specs = new ArrayList<>();
+        p.directMeters = new HashMap<>();
+        for (J m : r.list("meter_arrays")) {
+            String type = m.str("type");
+            if (!type.equals("packets") && !type.equals("bytes")) {
+                throw m.get("type").malformed("meter type '" + type + "' (packets or bytes)");
+            }
+            int rc = m.has("rate_count") ? m.num("rate_count") : 2;
+            if (rc < 1 || rc > 8) {
+                throw m.get("rate_count").unsupported("a meter with " + rc + " rates");
+            }
+            boolean direct = m.boolOr("is_direct", false);
+            int size = direct ? 0 : m.num("size");
+            if (size < 0) {
+                throw m.get("size").malformed("negative size");
+            }
+            Meter.Spec s = new Meter.Spec(m.str("name"), type.equals("bytes"), rc, size);
+            if (direct) {
+                p.directMeters.put(s.name(), m);
+            } else {
+                specs.add(s);
+            }
+        }
+        Externs x = p.externs;
+        x.meterSpecs = specs.toArray(Meter.Spec[]::new);
+        x.meters = new Meter[specs.size()][];
+        for (int i = 0; i < specs.size(); i++) {
+            x.meters[i] = new Meter[specs.get(i).size()];
+            for (int c = 0; c < x.meters[i].length; c++) {
+                x.meters[i][c] = new Meter(specs.get(i).rateCount());
+            }
+        }
     }
 
     private static StdMeta stdMeta(J r, ExprCompiler ec) {

@@ -44,6 +44,10 @@ public final class P4Engine {
     private final Program.Checksum[] checksums;
     private final long[] hits;
     private final long[] misses;
+    /** The clock meters read, in nanoseconds, and its value at the time origin. */
+    private java.util.function.LongSupplier clock = System::nanoTime;
+    private long origin = System.nanoTime();
+    private final boolean timed;
 
     P4Engine(Program program) {
         this.program = program;
@@ -53,6 +57,17 @@ public final class P4Engine {
         this.checksums = program.checksums.toArray(Program.Checksum[]::new);
         this.hits = new long[tables.length];
         this.misses = new long[tables.length];
+        boolean anyDirect = program.tables.stream().anyMatch(t -> t.directMeter != null);
+        this.timed = anyDirect || program.externs.meters.length > 0;
+    }
+
+    /**
+     * The clock meters read (nanoseconds; the device's clock, a test's, or the pcap's time stamps in {@code p4 run}).
+     * Its current value becomes the time origin.
+     */
+    public void clock(java.util.function.LongSupplier nanos) {
+        this.clock = nanos;
+        this.origin = nanos.getAsLong();
     }
 
     /** Runs one frame that entered on {@code inPort}. Returns the egress port, or a DROPPED verdict. */
@@ -96,6 +111,9 @@ public final class P4Engine {
             p.start(frame, off, len);
         } else {
             p.started(len);
+        }
+        if (timed) {
+            p.micros = (clock.getAsLong() - origin) / 1000;
         }
         StdMeta sm = program.std;
         StdMeta.set(sm.ingressPort(), p, inPort);
@@ -325,6 +343,8 @@ public final class P4Engine {
                 + p.checksums.size() + ", calculations " + p.calcs.size());
         j.add("  registers " + p.externs.registerNames.length + ", counters " + p.externs.counterNames.length
                 + ", action profiles " + p.profiles.size());
+        j.add("  meters " + p.externs.meterSpecs.length + " indirect, "
+                + p.tables.stream().filter(t -> t.directMeter != null).count() + " direct");
         for (Table t : p.tables) {
             StringJoiner k = new StringJoiner(", ");
             for (Table.Key key : t.keys) {

@@ -25,6 +25,8 @@ final class Packet {
     boolean assertFailed;
     /** truncate(n): at most n bytes leave, or -1. */
     int truncateTo = -1;
+    /** Microseconds since the engine's time origin when the frame entered (what meters read). */
+    long micros;
     final byte[] out = new byte[MAX_FRAME + HEADROOM];
     int outLen;
 

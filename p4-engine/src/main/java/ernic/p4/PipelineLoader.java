@@ -216,8 +216,20 @@ final class PipelineLoader {
         if (t.boolOr("support_timeout", false)) {
             throw t.get("support_timeout").unsupported("table entry ageing (support_timeout)");
         }
-        if (t.has("direct_meters")) {
-            throw t.get("direct_meters").unsupported("direct meters");
+        Meter.Spec direct = null;
+        Expr.Field directTarget = null;
+        J dm = t.opt("direct_meters");
+        if (dm != null && !dm.node().isNull()) {
+            J m = p.directMeters.get(dm.text());
+            if (m == null) {
+                throw dm.malformed("no direct meter '" + dm.text() + "'");
+            }
+            direct = new Meter.Spec(m.str("name"), m.str("type").equals("bytes"),
+                    m.has("rate_count") ? m.num("rate_count") : 2, 0);
+            if (!(ec.field(m.get("result_target")) instanceof Expr.Field f) || f.kind != Expr.Kind.DATA) {
+                throw m.get("result_target").unsupported("a direct meter's result in something but a field of at most 64 bits");
+            }
+            directTarget = f;
         }
         Table.MatchKind mk = matchKind(t.get("match_type"), false);
         List<J> kj = t.list("key");
@@ -269,6 +281,8 @@ final class PipelineLoader {
         }
         int max = t.has("max_size") ? t.num("max_size") : 1024;
         Table tab = new Table(t.str("name"), mk, keys, actions, max, t.boolOr("with_counters", false), profile);
+        tab.directMeter = direct;
+        tab.directMeterTarget = directTarget;
         J de = t.opt("default_entry");
         if (de != null) {
             Action a = actionById(de.get("action_id"));

@@ -180,6 +180,21 @@ interface Prim {
         }
     }
 
+    /** execute_meter(meter_array, index, dst): the colour of this frame on that cell. */
+    record ExecuteMeter(int meter, Expr index, Field dst) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            Meter[] cells = p.externs.meters[meter];
+            long i = index.num(p);
+            if (i < 0 || i >= cells.length) {
+                p.externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
+            } else {
+                dst.set(p, cells[(int) i].execute(p.micros, p.externs.meterSpecs[meter].bytes() ? p.inLen : 1));
+            }
+            return pc + 1;
+        }
+    }
+
     record RegisterRead(Field dst, Expr.RegisterRead read) implements Prim {
         @Override
         public int exec(Packet p, int pc) {

@@ -170,7 +170,15 @@ final class PrimCompiler {
                     throw where.unsupported("primitive '" + op + "' (the NIC has no packet replication: no clone,"
                             + " resubmit or recirculate)");
             case "generate_digest" -> throw where.unsupported("primitive 'generate_digest' (no learning channel)");
-            case "execute_meter" -> throw where.unsupported("primitive 'execute_meter' (meters)");
+            case "execute_meter" -> {
+                need(a, 3, op, where);
+                String mn = a.get(0).get("value").text();
+                int m = ec.externs.meter(mn);
+                if (m < 0) {
+                    throw a.get(0).malformed("no indirect meter array '" + mn + "'");
+                }
+                yield new Prim.ExecuteMeter(m, exact(a.get(1), "meter index"), ec.lvalue(a.get(2)));
+            }
             case "modify_field_rng_uniform" -> throw where.unsupported("primitive 'modify_field_rng_uniform' (random numbers)");
             default -> throw where.unsupported(op.startsWith("_") ? "extern method '" + op + "'" : "primitive '" + op + "'");
         };

@@ -26,6 +26,8 @@ final class Program {
     Map<String, Parser.ParseVset> vsets;
     Map<String, Calc> calcs;
     List<Checksum> checksums;
+    /** Direct meter arrays by name, as JSON, until their tables are loaded. */
+    Map<String, J> directMeters;
     int headerTypes;
     int parseStates;
     int conditionals;

@@ -143,10 +143,89 @@ final class RuntimeCommands {
                 }
                 vs.add(parseNumber(arg(w, 2), vs.compressedBits));
             }
+            case "meter_array_set_rates" -> {
+                int m = meterArray(arg(w, 1));
+                Rates r = rates(w, 2, p.externs.meterSpecs[m].rateCount());
+                for (Meter cell : p.externs.meters[m]) {
+                    cell.setRates(r.rates, r.bursts);
+                }
+            }
+            case "meter_set_rates" -> {
+                String name = arg(w, 1);
+                Table direct = directMeterTable(name);
+                if (direct != null) {
+                    Rates r = rates(w, 3, direct.directMeter.rateCount());
+                    direct.entry(handle(arg(w, 2))).meter.setRates(r.rates, r.bursts);
+                } else {
+                    int m = meterArray(name);
+                    Meter[] cells = p.externs.meters[m];
+                    Rates r = rates(w, 3, p.externs.meterSpecs[m].rateCount());
+                    cells[cell(arg(w, 2), cells.length)].setRates(r.rates, r.bursts);
+                }
+            }
+            case "meter_reset" -> {
+                Table direct = directMeterTable(arg(w, 1));
+                if (direct != null) {
+                    for (Table.Entry e : direct.entries()) {
+                        e.meter.reset();
+                    }
+                } else {
+                    for (Meter cell : p.externs.meters[meterArray(arg(w, 1))]) {
+                        cell.reset();
+                    }
+                }
+            }
             case "pvs_clear" -> byName(p.vsets, arg(w, 1), "parse value set").clear();
             case "mirroring_add" -> throw new IllegalArgumentException("mirroring_add: the engine runs no clone"
                     + " primitives (they are refused at load), so mirror sessions have no use");
             default -> throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
+        }
+    }
+
+    private record Rates(double[] rates, long[] bursts) {
+    }
+
+    /** RATE:BURST pairs from word {@code from} on: rates in units per microsecond, bursts in units. */
+    private static Rates rates(String[] w, int from, int count) {
+        int n = w.length - from;
+        if (n != count) {
+            throw new IllegalArgumentException(w[0] + ": expected " + count + " RATE:BURST pairs, got " + Math.max(0, n));
+        }
+        double[] r = new double[n];
+        long[] b = new long[n];
+        for (int i = 0; i < n; i++) {
+            String s = w[from + i];
+            int colon = separator(s, s.indexOf(':'), "meter rate", "RATE:BURST");
+            try {
+                r[i] = Double.parseDouble(s.substring(0, colon));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("not a rate: '" + s.substring(0, colon) + "'");
+            }
+            b[i] = parseNumber(s.substring(colon + 1), 32).longValue();
+        }
+        return new Rates(r, b);
+    }
+
+    private int meterArray(String name) {
+        if (directMeterTable(name) != null) {
+            throw new IllegalArgumentException("meter " + name + " is direct: set its rates per entry with meter_set_rates");
+        }
+        return index(java.util.Arrays.stream(p.externs.meterSpecs).map(Meter.Spec::name).toArray(String[]::new),
+                name, "meter array");
+    }
+
+    /** The table whose direct meter has this name (in full or by a unique suffix), or null. */
+    private Table directMeterTable(String name) {
+        Map<String, Table> m = new java.util.LinkedHashMap<>();
+        for (Table t : p.tables) {
+            if (t.directMeter != null) {
+                m.put(t.directMeter.name(), t);
+            }
+        }
+        try {
+            return byName(m, name, "direct meter");
+        } catch (IllegalArgumentException e) {
+            return null;
         }
     }
 

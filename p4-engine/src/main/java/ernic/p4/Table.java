@@ -41,6 +41,8 @@ final class Table extends Node {
         ActionData data;
         long packets;
         long bytes;
+        /** The entry's cell of the table's direct meter, or null. */
+        Meter meter;
 
         Entry(int handle, byte[] value, byte[] mask, byte[] lo, byte[] hi, int prefix, int priority, long age,
               ActionData data) {
@@ -63,6 +65,9 @@ final class Table extends Node {
     final int maxSize;
     final boolean withCounters;
     final Profile profile;
+    /** The table's direct meter (its spec) and the field its colour goes to on a hit, or null. */
+    Meter.Spec directMeter;
+    Expr.Field directMeterTarget;
     /** Entries from the JSON make the table immutable (the default entry aside). */
     boolean immutable;
     boolean defaultActionConst;
@@ -124,6 +129,9 @@ final class Table extends Node {
             if (withCounters) {
                 e.packets++;
                 e.bytes += p.inLen;
+            }
+            if (e.meter != null) {
+                directMeterTarget.set(p, e.meter.execute(p.micros, directMeter.bytes() ? p.inLen : 1));
             }
             d = e.data;
         } else {
@@ -224,6 +232,9 @@ final class Table extends Node {
             }
         }
         Entry e = new Entry(nextHandle++, value, mask, lo, hi, prefix, priority, ages++, data);
+        if (directMeter != null) {
+            e.meter = new Meter(directMeter.rateCount());
+        }
         live.add(e);
         resort();
         return e.handle;
@@ -274,6 +285,16 @@ final class Table extends Node {
         }
         checkAction(data.action());
         defaultEntry = data;
+    }
+
+    /** The live entry with this handle. */
+    Entry entry(int handle) {
+        for (Entry e : live) {
+            if (e.handle == handle) {
+                return e;
+            }
+        }
+        throw new IllegalArgumentException("table " + name + " has no entry with handle " + handle);
     }
 
     List<Entry> entries() {

@@ -66,8 +66,8 @@ class RefusalTest {
 
     @Test
     void features() throws IOException {
-        assertThat(refusal(p -> p.putArray("meter_arrays").addObject().put("name", "m")).getMessage())
-                .isEqualTo("unsupported: meters (at $.meter_arrays[0])");
+        assertThat(refusal(p -> p.putArray("meter_arrays").addObject().put("name", "m").put("type", "volts"))
+                .getMessage()).isEqualTo("malformed program: meter type 'volts' (packets or bytes) (at $.meter_arrays[0].type)");
         assertThat(refusal(p -> p.putArray("extern_instances").addObject().put("name", "x").put("type", "Random"))
                 .getMessage()).isEqualTo("unsupported: extern type 'Random' (at $.extern_instances[0].type)");
         assertThat(refusal(p -> p.put("mystery", 1)).getMessage())
