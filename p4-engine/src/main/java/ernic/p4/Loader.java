@@ -85,15 +85,6 @@ public final class Loader {
         p.configOptions = configOptions(r.opt("config_options"));
         J prog = r.opt("program");
         p.name = prog == null ? "(unnamed)" : prog.text();
-        for (String none : new String[] {"learn_lists", "field_lists"}) {
-            List<J> l = r.list(none);
-            if (!l.isEmpty()) {
-                throw l.get(0).unsupported(switch (none) {
-                    case "learn_lists" -> "learn lists (digests)";
-                    default -> "field lists (clone, resubmit and digest field lists)";
-                });
-            }
-        }
         List<J> externs = r.list("extern_instances");
         if (!externs.isEmpty()) {
             throw externs.get(0).get("type").unsupported("extern type '" + externs.get(0).str("type") + "'");
@@ -103,6 +94,8 @@ public final class Loader {
         ExprCompiler ec = new ExprCompiler(p.layout, p.externs, null, false);
         p.std = stdMeta(r, ec);
         p.errors = errors(r);
+        p.fieldLists = fieldLists(r.list("field_lists"), ec);
+        p.learnLists = fieldLists(r.list("learn_lists"), ec);
         ParserLoader parsers = new ParserLoader(p, ec);
         parsers.loadDeparser(r);
         p.calcs = new LinkedHashMap<>();
@@ -341,6 +334,29 @@ public final class Loader {
                 x.meters[i][c] = new Meter(specs.get(i).rateCount());
             }
         }
+    }
+
+    /** field_lists or learn_lists by id: their elements must be fields. */
+    private static Map<Integer, FieldList> fieldLists(List<J> lists, ExprCompiler ec) {
+        Map<Integer, FieldList> out = new HashMap<>();
+        for (J l : lists) {
+            List<J> el = l.get("elements").items();
+            Expr.Field[] fs = new Expr.Field[el.size()];
+            String[] names = new String[el.size()];
+            for (int i = 0; i < fs.length; i++) {
+                J e = el.get(i);
+                if (!e.str("type").equals("field") || !(ec.field(e.get("value")) instanceof Expr.Field f) || f.var) {
+                    throw e.unsupported("a " + e.str("type") + " in a field list (fields of fixed width are supported)");
+                }
+                fs[i] = f;
+                names[i] = e.get("value").at(0).text() + "." + e.get("value").at(1).text();
+            }
+            int id = l.num("id");
+            if (id == 0 || out.put(id, new FieldList(l.str("name"), fs, names)) != null) {
+                throw l.get("id").malformed("field list id " + id + " is 0 or used twice");
+            }
+        }
+        return out;
     }
 
     private static StdMeta stdMeta(J r, ExprCompiler ec) {

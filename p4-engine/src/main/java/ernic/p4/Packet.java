@@ -25,6 +25,13 @@ final class Packet {
     boolean assertFailed;
     /** truncate(n): at most n bytes leave, or -1. */
     int truncateTo = -1;
+    /** clone_*_pkt_to_egress: the mirror session (-1: none) and the field list id (0: none). */
+    int cloneSession = -1;
+    int cloneFieldList;
+    /** resubmit, recirculate, generate_digest: the field or learn list id, 0 when not asked for. */
+    int resubmitList;
+    int recirculateList;
+    int learnList;
     /** Microseconds since the engine's time origin when the frame entered (what meters read). */
     long micros;
     final byte[] out = new byte[MAX_FRAME + HEADROOM];
@@ -49,6 +56,11 @@ final class Packet {
         assertFailed = false;
         truncateTo = -1;
         outLen = 0;
+        cloneSession = -1;
+        cloneFieldList = 0;
+        resubmitList = 0;
+        recirculateList = 0;
+        learnList = 0;
         phv.reset();
     }
 }

@@ -31,7 +31,7 @@ final class ParserLoader {
         p.parser = parsers.isEmpty() ? new Parser("(none)", p.errors) : parser(parsers.getFirst());
         List<J> deparsers = r.list("deparsers");
         if (!deparsers.isEmpty()) {
-            PrimCompiler pc = new PrimCompiler(new ExprCompiler(ec.layout, ec.externs, null, false), p.std, p.calcs);
+            PrimCompiler pc = new PrimCompiler(new ExprCompiler(ec.layout, ec.externs, null, false), p);
             p.deparser.prims = pc.compileAll(deparsers.getFirst().list("primitives"));
         }
     }
@@ -190,7 +190,7 @@ final class ParserLoader {
                 yield new Parser.Advance(e, op.equals("shift") ? 8 : 1, p.errors);
             }
             case "primitive" -> {
-                PrimCompiler pc = new PrimCompiler(ec, p.std, p.calcs);
+                PrimCompiler pc = new PrimCompiler(ec, p);
                 yield new Parser.Primitive(pc.compile(a.getFirst()));
             }
             default -> throw o.get("op").unsupported("parser operation '" + op + "'");

@@ -98,7 +98,7 @@ final class PipelineLoader {
             widths[i] = rd.get(i).num("bitwidth");
         }
         Action act = new Action(a.str("name"), a.num("id"), names, widths);
-        act.prims = new PrimCompiler(ec.forAction(widths), p.std, p.calcs).compileAll(a.list("primitives"));
+        act.prims = new PrimCompiler(ec.forAction(widths), p).compileAll(a.list("primitives"));
         return act;
     }
 
@@ -213,9 +213,8 @@ final class PipelineLoader {
             case "indirect_ws" -> throw t.get("type").unsupported("action selectors (table type indirect_ws)");
             default -> throw t.get("type").unsupported("table type '" + type + "'");
         }
-        if (t.boolOr("support_timeout", false)) {
-            throw t.get("support_timeout").unsupported("table entry ageing (support_timeout)");
-        }
+        // support_timeout: bmv2 ages entries only when a controller sets a TTL and listens for the notices; the
+        // engine has no such controller, so its entries never age (table_set_timeout is not a command here).
         Meter.Spec direct = null;
         Expr.Field directTarget = null;
         J dm = t.opt("direct_meters");

@@ -195,6 +195,38 @@ interface Prim {
         }
     }
 
+    /** clone_ingress_pkt_to_egress / clone_egress_pkt_to_egress: a copy to a mirror session, after this pipeline. */
+    record Clone(Expr session, int fieldList) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            p.cloneSession = (int) (session.num(p) & P4Engine.MIRROR_SESSION_MASK);
+            p.cloneFieldList = fieldList;
+            return pc + 1;
+        }
+    }
+
+    /** resubmit (after ingress) and recirculate (after the deparser), keeping a field list; id 0 does nothing. */
+    record Again(boolean resubmit, int fieldList) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            if (resubmit) {
+                p.resubmitList = fieldList;
+            } else {
+                p.recirculateList = fieldList;
+            }
+            return pc + 1;
+        }
+    }
+
+    /** generate_digest(receiver, learn list): the list's values go to the digest listeners after ingress. */
+    record Digest(int learnList) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            p.learnList = learnList;
+            return pc + 1;
+        }
+    }
+
     record RegisterRead(Field dst, Expr.RegisterRead read) implements Prim {
         @Override
         public int exec(Packet p, int pc) {

@@ -28,6 +28,11 @@ final class Program {
     List<Checksum> checksums;
     /** Direct meter arrays by name, as JSON, until their tables are loaded. */
     Map<String, J> directMeters;
+    /** Field lists (clone, resubmit, recirculate) and learn lists (digests) by id. */
+    Map<Integer, FieldList> fieldLists;
+    Map<Integer, FieldList> learnLists;
+    /** Mirror sessions (mirroring_add): session id to egress port. */
+    final Map<Integer, Integer> mirrorSessions = new java.util.HashMap<>();
     int headerTypes;
     int parseStates;
     int conditionals;

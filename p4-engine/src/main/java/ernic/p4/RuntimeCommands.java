@@ -20,7 +20,8 @@ import java.util.Map;
  * Keys: exact {@code V}, lpm {@code V/LEN}, ternary {@code V&&&MASK}, range {@code LO->HI}; values are
  * decimal, 0x hex, 0b binary, dotted IPv4, colon MAC or IPv6. Table and action names may be given in full
  * or by a unique dotted suffix. Handles count from 0 per table, in the order entries were added.
- * {@code mirroring_add} is refused: the engine runs no clone primitives, so mirror sessions have no use.
+ * {@code mirroring_add SESSION PORT} and {@code mirroring_delete SESSION} manage mirror sessions;
+ * {@code meter_array_set_rates}, {@code meter_set_rates} and {@code meter_reset} set meters.
  */
 final class RuntimeCommands {
     /** The commands a guest given the {@code tables} scope may send (devcmd 71). */
@@ -176,8 +177,22 @@ final class RuntimeCommands {
                 }
             }
             case "pvs_clear" -> byName(p.vsets, arg(w, 1), "parse value set").clear();
-            case "mirroring_add" -> throw new IllegalArgumentException("mirroring_add: the engine runs no clone"
-                    + " primitives (they are refused at load), so mirror sessions have no use");
+            case "mirroring_add" -> {
+                int session = (int) parseNumber(arg(w, 1), 15).longValue();
+                int port = (int) parseNumber(arg(w, 2), 9).longValue();
+                if (w.length > 3) {
+                    throw new IllegalArgumentException("mirroring_add takes a session and a port");
+                }
+                p.mirrorSessions.put(session, port);
+            }
+            case "mirroring_delete" -> {
+                int session = (int) parseNumber(arg(w, 1), 15).longValue();
+                if (p.mirrorSessions.remove(session) == null) {
+                    throw new IllegalArgumentException("no mirror session " + session);
+                }
+            }
+            case "mirroring_add_mc" -> throw new IllegalArgumentException("mirroring_add_mc: there is no multicast"
+                    + " (no replication engine on a NIC); give the session a port with mirroring_add");
             default -> throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
         }
     }

@@ -86,13 +86,13 @@ class P4CommandTest {
 
     @Test
     void aRefusedProgramIsOneLineAndExitTwo(@TempDir Path tmp) throws IOException {
-        String json = Files.readString(P4.resolve("acl.json")).replace("\"meter_arrays\": []",
-                "\"meter_arrays\": [{\"name\": \"m\"}]");
-        Path p = tmp.resolve("meter.json");
+        String json = Files.readString(P4.resolve("acl.json")).replace("\"extern_instances\": []",
+                "\"extern_instances\": [{\"name\": \"r\", \"type\": \"Random\"}]");
+        Path p = tmp.resolve("random.json");
         Files.writeString(p, json);
         Result r = ernic("p4", "check", p.toString());
         assertThat(r.status()).isEqualTo(2);
-        assertThat(r.err()).isEqualTo("ernic p4: " + p + ": unsupported: meters (at $.meter_arrays[0])"
+        assertThat(r.err()).isEqualTo("ernic p4: " + p + ": unsupported: extern type 'Random' (at $.extern_instances[0].type)"
                 + System.lineSeparator());
         assertThat(r.out()).isEmpty();
     }
