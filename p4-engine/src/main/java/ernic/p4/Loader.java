@@ -87,7 +87,8 @@ public final class Loader {
         p.name = prog == null ? "(unnamed)" : prog.text();
         List<J> externs = r.list("extern_instances");
         if (!externs.isEmpty()) {
-            throw externs.get(0).get("type").unsupported("extern type '" + externs.get(0).str("type") + "'");
+            throw externs.get(0).get("type").unsupported("extern type '" + externs.get(0).str("type")
+                    + "' (v1model programs have no extern instances: a bmv2 test extern or another architecture's)");
         }
         layout(r, p);
         externs(r, p);
@@ -139,6 +140,10 @@ public final class Loader {
     private void layout(J r, Program p) {
         Map<String, HeaderType> types = new HashMap<>();
         for (J t : r.list("header_types")) {
+            if (t.str("name").startsWith("psa_")) {
+                throw t.get("name").unsupported("another architecture's program: header type '" + t.str("name")
+                        + "' is PSA's (v1model programs are run)");
+            }
             HeaderType ht = headerType(t);
             types.put(ht.name(), ht);
         }

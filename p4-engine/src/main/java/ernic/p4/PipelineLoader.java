@@ -23,6 +23,11 @@ final class PipelineLoader {
     }
 
     Calc calculation(J c) {
+        return calculation(c, c.str("name"));
+    }
+
+    /** A calculation ({@code calculations}, or an action selector's {@code selector}, which has no name). */
+    Calc calculation(J c, String name) {
         String algo = c.str("algo");
         if (!Calc.ALGORITHMS.contains(algo)) {
             throw c.get("algo").unsupported("hash algorithm '" + algo + "'");
@@ -71,7 +76,7 @@ final class PipelineLoader {
             }
         }
         int maxBytes = (maxBits + 7) / 8 + (payload ? Packet.MAX_FRAME + Packet.HEADROOM : 0);
-        return new Calc(c.str("name"), algo, inputs, maxBytes);
+        return new Calc(name, algo, inputs, maxBytes);
     }
 
     /** Header instances after {@code h} in deparser order. */
@@ -127,7 +132,8 @@ final class PipelineLoader {
         for (J pl : pipelines) {
             String name = pl.str("name");
             if (!name.equals("ingress") && !name.equals("egress")) {
-                throw pl.get("name").unsupported("pipeline '" + name + "' (v1model has ingress and egress)");
+                throw pl.get("name").unsupported("another architecture's program: pipeline '" + name
+                        + "' (v1model has ingress and egress)");
             }
             Node init = pipeline(pl);
             if (name.equals("ingress")) {
@@ -140,12 +146,8 @@ final class PipelineLoader {
 
     private Node pipeline(J pl) {
         for (J ap : pl.list("action_profiles")) {
-            if (ap.has("selector")) {
-                throw ap.get("selector").unsupported("action selectors (action profiles with a selector)");
-            }
-            if (p.profiles.put(ap.str("name"), new Table.Profile(ap.str("name"), ap.num("max_size"))) != null) {
-                throw ap.get("name").malformed("a second action profile named '" + ap.str("name") + "'");
-            }
+            J sel = ap.opt("selector");
+            addProfile(ap.get("name"), ap.has("max_size") ? ap.num("max_size") : 1024, sel);
         }
         Map<String, Node> nodes = new HashMap<>();
         Map<Node, J> json = new LinkedHashMap<>();
@@ -197,20 +199,40 @@ final class PipelineLoader {
         return n;
     }
 
+    private Table.Profile addProfile(J name, int maxSize, J selector) {
+        String n = name.text();
+        Calc sel = selector == null || selector.node().isNull() ? null : calculation(selector, n + " selector");
+        Table.Profile prof = new Table.Profile(n, maxSize, sel);
+        if (p.profiles.put(n, prof) != null) {
+            throw name.malformed("a second action profile named '" + n + "'");
+        }
+        return prof;
+    }
+
     private Table table(J t) {
         String type = t.has("type") ? t.str("type") : "simple";
         Table.Profile profile = null;
         switch (type) {
             case "simple" -> {
             }
-            case "indirect" -> {
-                String pn = t.str("action_profile");
-                profile = p.profiles.get(pn);
-                if (profile == null) {
-                    throw t.get("action_profile").malformed("no action profile '" + pn + "'");
+            case "indirect", "indirect_ws" -> {
+                J ap = t.opt("action_profile");
+                if (ap != null && !ap.node().isNull()) {
+                    profile = p.profiles.get(ap.text());
+                    if (profile == null) {
+                        throw ap.malformed("no action profile '" + ap.text() + "'");
+                    }
+                } else if (t.has("act_prof_name")) {
+                    // bmv2's older form: the table names its own profile, and an indirect_ws table carries the selector.
+                    profile = addProfile(t.get("act_prof_name"), t.has("max_size") ? t.num("max_size") : 1024,
+                            type.equals("indirect_ws") ? t.get("selector") : null);
+                } else {
+                    throw t.malformed("an indirect table without action_profile or act_prof_name");
+                }
+                if (type.equals("indirect_ws") && profile.selector == null) {
+                    throw t.get("type").malformed("an indirect_ws table whose action profile has no selector");
                 }
             }
-            case "indirect_ws" -> throw t.get("type").unsupported("action selectors (table type indirect_ws)");
             default -> throw t.get("type").unsupported("table type '" + type + "'");
         }
         // support_timeout: bmv2 ages entries only when a controller sets a TTL and listens for the notices; the

@@ -13,8 +13,13 @@ import java.util.Map;
  * <pre>
  * table_add TABLE ACTION KEY... =&gt; ARG... [PRIORITY]    table_set_default TABLE ACTION ARG...
  * table_delete TABLE HANDLE    table_modify TABLE ACTION HANDLE =&gt; ARG...    table_clear TABLE
- * act_prof_create_member PROFILE ACTION ARG...    table_indirect_add TABLE KEY... =&gt; MEMBER [PRIORITY]
- * table_indirect_set_default TABLE MEMBER    register_write REGISTER INDEX VALUE    register_reset REGISTER
+ * act_prof_create_member PROFILE ACTION ARG...    act_prof_delete_member PROFILE MEMBER
+ * act_prof_create_group PROFILE    act_prof_delete_group PROFILE GROUP
+ * act_prof_add_member_to_group PROFILE MEMBER GROUP    act_prof_remove_member_from_group PROFILE MEMBER GROUP
+ * table_indirect_add TABLE KEY... =&gt; MEMBER [PRIORITY]    table_indirect_add_with_group TABLE KEY... =&gt; GROUP [PRIORITY]
+ * table_indirect_set_default TABLE MEMBER    table_indirect_set_default_with_group TABLE GROUP
+ * (and the older table_indirect_create_member... forms, naming the table for its profile)
+ * register_write REGISTER INDEX VALUE    register_reset REGISTER
  * counter_reset COUNTER    pvs_add VSET VALUE    pvs_clear VSET
  * </pre>
  * Keys: exact {@code V}, lpm {@code V/LEN}, ternary {@code V&&&MASK}, range {@code LO->HI}; values are
@@ -26,8 +31,20 @@ import java.util.Map;
 final class RuntimeCommands {
     /** The commands a guest given the {@code tables} scope may send (devcmd 71). */
     static final java.util.Set<String> TABLE_COMMANDS = java.util.Set.of("table_add", "table_set_default",
-            "table_delete", "table_modify", "table_clear", "act_prof_create_member", "table_indirect_add",
-            "table_indirect_set_default");
+            "table_delete", "table_modify", "table_clear", "act_prof_create_member", "act_prof_delete_member",
+            "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
+            "act_prof_remove_member_from_group", "table_indirect_add", "table_indirect_add_with_group",
+            "table_indirect_set_default", "table_indirect_set_default_with_group", "table_indirect_create_member",
+            "table_indirect_delete_member", "table_indirect_create_group", "table_indirect_delete_group",
+            "table_indirect_add_member_to_group", "table_indirect_remove_member_from_group");
+    /** simple_switch_CLI's older per-table names of the action profile commands (the table names its profile). */
+    private static final Map<String, String> TABLE_INDIRECT_ALIASES = Map.of(
+            "table_indirect_create_member", "act_prof_create_member",
+            "table_indirect_delete_member", "act_prof_delete_member",
+            "table_indirect_create_group", "act_prof_create_group",
+            "table_indirect_delete_group", "act_prof_delete_group",
+            "table_indirect_add_member_to_group", "act_prof_add_member_to_group",
+            "table_indirect_remove_member_from_group", "act_prof_remove_member_from_group");
 
     private final Program p;
     private final boolean tablesOnly;
@@ -61,6 +78,18 @@ final class RuntimeCommands {
         String cmd = w[0];
         if (tablesOnly && !TABLE_COMMANDS.contains(cmd)) {
             throw new IllegalArgumentException("'" + cmd + "' is not a table command");
+        }
+        String alias = TABLE_INDIRECT_ALIASES.get(cmd);
+        if (alias != null) {
+            Table t = table(arg(w, 1));
+            if (t.profile == null) {
+                throw new IllegalArgumentException("table " + t.name + " has no action profile");
+            }
+            String[] v = w.clone();
+            v[0] = alias;
+            v[1] = t.profile.name;
+            command(v);
+            return;
         }
         switch (cmd) {
             case "table_add" -> {
@@ -100,7 +129,50 @@ final class RuntimeCommands {
                 }
                 prof.members.add(data(a, Arrays.copyOfRange(w, 3, w.length)));
             }
-            case "table_indirect_add" -> {
+            case "act_prof_delete_member" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                int m = handle(arg(w, 2));
+                ActionData d = prof.member(m);
+                for (Table.Group g : prof.groups) {
+                    if (g != null && Arrays.stream(g.members).anyMatch(x -> x == m)) {
+                        throw new IllegalArgumentException("member " + m + " is in group " + g.handle);
+                    }
+                }
+                if (usedByAnEntry(prof, d)) {
+                    throw new IllegalArgumentException("member " + m + " is used by a table entry");
+                }
+                prof.members.set(m, null);
+            }
+            case "act_prof_create_group" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                if (prof.selector == null) {
+                    throw new IllegalArgumentException("action profile " + prof.name + " has no selector: no groups");
+                }
+                prof.groups.add(new Table.Group(prof, prof.groups.size()));
+            }
+            case "act_prof_delete_group" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                Table.Group g = prof.group(handle(arg(w, 2)));
+                if (usedByAnEntry(prof, ActionData.ofGroup(g))) {
+                    throw new IllegalArgumentException("group " + g.handle + " is used by a table entry");
+                }
+                prof.groups.set(g.handle, null);
+            }
+            case "act_prof_add_member_to_group", "act_prof_remove_member_from_group" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                int m = handle(arg(w, 2));
+                prof.member(m);
+                Table.Group g = prof.group(handle(arg(w, 3)));
+                boolean in = Arrays.stream(g.members).anyMatch(x -> x == m);
+                boolean add = cmd.equals("act_prof_add_member_to_group");
+                if (in == add) {
+                    throw new IllegalArgumentException("member " + m + (add ? " is already" : " is not") + " in group "
+                            + g.handle);
+                }
+                g.members = add ? java.util.stream.IntStream.concat(Arrays.stream(g.members), java.util.stream.IntStream.of(m))
+                        .sorted().toArray() : Arrays.stream(g.members).filter(x -> x != m).toArray();
+            }
+            case "table_indirect_add", "table_indirect_add_with_group" -> {
                 Table t = table(arg(w, 1));
                 int arrow = arrow(w);
                 MatchParam[] key = keys(t, Arrays.copyOfRange(w, 2, arrow));
@@ -109,11 +181,15 @@ final class RuntimeCommands {
                     throw new IllegalArgumentException("table_indirect_add needs a member handle (and a priority)");
                 }
                 int prio = rest.length == 2 ? (int) parseNumber(rest[1], 31).longValue() : -1;
-                MatchParam.addTo(t, key, prio, member(t, rest[0]), false);
+                MatchParam.addTo(t, key, prio, cmd.endsWith("group") ? group(t, rest[0]) : member(t, rest[0]), false);
             }
             case "table_indirect_set_default" -> {
                 Table t = table(arg(w, 1));
                 t.setDefault(member(t, arg(w, 2)));
+            }
+            case "table_indirect_set_default_with_group" -> {
+                Table t = table(arg(w, 1));
+                t.setDefault(group(t, arg(w, 2)));
             }
             case "register_write" -> {
                 int r = index(p.externs.registerNames, arg(w, 1), "register");
@@ -292,11 +368,36 @@ final class RuntimeCommands {
         if (t.profile == null) {
             throw new IllegalArgumentException("table " + t.name + " has no action profile");
         }
-        int h = handle(handle);
-        if (h >= t.profile.members.size()) {
-            throw new IllegalArgumentException("action profile " + t.profile.name + " has no member " + h);
+        return t.profile.member(handle(handle));
+    }
+
+    private ActionData group(Table t, String handle) {
+        if (t.profile == null) {
+            throw new IllegalArgumentException("table " + t.name + " has no action profile");
         }
-        return t.profile.members.get(h);
+        return ActionData.ofGroup(t.profile.group(handle(handle)));
+    }
+
+    /** True when an entry or default entry of a table over {@code prof} holds {@code d} (a member or a group). */
+    private boolean usedByAnEntry(Table.Profile prof, ActionData d) {
+        for (Table t : p.tables) {
+            if (t.profile != prof) {
+                continue;
+            }
+            if (same(t.defaultEntry, d)) {
+                return true;
+            }
+            for (Table.Entry e : t.entries()) {
+                if (same(e.data, d)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean same(ActionData a, ActionData b) {
+        return a != null && (a == b || (a.group() != null && a.group() == b.group()));
     }
 
     /** A name in full, or a unique suffix after a dot ("ipv4_lpm" for "MyIngress.ipv4_lpm"). */

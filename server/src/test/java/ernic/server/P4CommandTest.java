@@ -92,7 +92,7 @@ class P4CommandTest {
         Files.writeString(p, json);
         Result r = ernic("p4", "check", p.toString());
         assertThat(r.status()).isEqualTo(2);
-        assertThat(r.err()).isEqualTo("ernic p4: " + p + ": unsupported: extern type 'Random' (at $.extern_instances[0].type)"
+        assertThat(r.err()).isEqualTo("ernic p4: " + p + ": unsupported: extern type 'Random' (v1model programs have no extern instances: a bmv2 test extern or another architecture's) (at $.extern_instances[0].type)"
                 + System.lineSeparator());
         assertThat(r.out()).isEmpty();
     }

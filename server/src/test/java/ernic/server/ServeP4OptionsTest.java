@@ -34,7 +34,7 @@ class ServeP4OptionsTest {
         Path prog = dir.resolve("p.json");
         Files.writeString(prog, "{\"extern_instances\":[{\"name\":\"r\",\"type\":\"Random\"}]}");
         assertThat(refusedIn(dir, "--p4-program", prog.toString())).isEqualTo("ernic serve: --p4-program " + prog
-                + ": unsupported: extern type 'Random' (at $.extern_instances[0].type)" + NL);
+                + ": unsupported: extern type 'Random' (v1model programs have no extern instances: a bmv2 test extern or another architecture's) (at $.extern_instances[0].type)" + NL);
         Files.writeString(prog, "not json");
         assertThat(refusedIn(dir, "--p4-program", prog.toString()))
                 .startsWith("ernic serve: --p4-program " + prog + ": ").hasLineCount(1);
