@@ -310,6 +310,7 @@ final class PipelineLoader {
             tab.defaultEntry = actionData(a, de.opt("action_data"));
             tab.defaultActionConst = de.boolOr("action_const", false);
             tab.defaultEntryConst = de.boolOr("action_entry_const", false) && de.has("action_data");
+            tab.programDefault = tab.defaultEntry;
         }
         List<J> entries = t.list("entries");
         for (J e : entries) {

@@ -31,7 +31,7 @@ import java.util.Map;
 final class RuntimeCommands {
     /** The commands a guest given the {@code tables} scope may send (devcmd 71). */
     static final java.util.Set<String> TABLE_COMMANDS = java.util.Set.of("table_add", "table_set_default",
-            "table_delete", "table_modify", "table_clear", "act_prof_create_member", "act_prof_delete_member",
+            "table_delete", "table_modify", "table_clear", "table_reset_default", "act_prof_create_member", "act_prof_delete_member",
             "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
             "act_prof_remove_member_from_group", "table_indirect_add", "table_indirect_add_with_group",
             "table_indirect_set_default", "table_indirect_set_default_with_group", "table_indirect_create_member",
@@ -115,6 +115,10 @@ final class RuntimeCommands {
             }
             case "table_delete" -> table(arg(w, 1)).delete(handle(arg(w, 2)));
             case "table_clear" -> table(arg(w, 1)).clear();
+            case "table_reset_default" -> {
+                Table t = table(arg(w, 1));
+                t.defaultEntry = t.programDefault;
+            }
             case "table_modify" -> {
                 Table t = table(arg(w, 1));
                 Action a = action(t, arg(w, 2));

@@ -120,6 +120,8 @@ final class Table extends Node {
     boolean defaultActionConst;
     boolean defaultEntryConst;
     ActionData defaultEntry;
+    /** The default entry the program gave (table_reset_default goes back to it). */
+    ActionData programDefault;
     Node[] nextByAction;
     /** The actions next_tables names (possibly with a null next); the others go to base_default_next. */
     boolean[] explicitNext;

@@ -98,6 +98,27 @@ class P4CommandTest {
     }
 
     @Test
+    void runShowsDigestsMeterDropsClonesAndRecirculation(@TempDir Path tmp) throws IOException {
+        Path out = tmp.resolve("o.pcap");
+        Result r = ernic("p4", "run", P4.resolve("v1model_features.json").toString(), "--entries",
+                P4.resolve("v1model_features.entries").toString(), "--in",
+                P4.resolve("v1model_features.in.pcap").toString(), "--out", out.toString());
+        assertThat(r.err()).isEmpty();
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("frame 1: digest mac_learn {ethernet.srcAddr=0xc, standard_metadata.ingress_port=0x0}")
+                .contains("frame 3: 40 bytes in on port 0 -> dropped (egress_spec 511)") // the meter's red
+                .contains("frame 6: ingress clone -> port 0 (TAP), 40 bytes")
+                .contains("frame 7: 40 bytes in on port 0, recirculated 1x -> port 1 (guest), 40 bytes")
+                .contains("frames: 7 in, 6 out, 1 dropped; clones: 1 made, 1 out");
+        List<Pcap.Frame> got = Pcap.read(out);
+        List<Pcap.Frame> want = Pcap.read(P4.resolve("v1model_features.out.pcap"));
+        assertThat(got).hasSameSizeAs(want);
+        for (int i = 0; i < got.size(); i++) {
+            assertThat(got.get(i).data()).isEqualTo(want.get(i).data());
+        }
+    }
+
+    @Test
     void aRefusedEntryIsOneLineAndExitTwo(@TempDir Path tmp) throws IOException {
         Path e = tmp.resolve("bad.entries");
         Files.writeString(e, "table_add dmac forward 00:00:00:00:00:02 => 1\ntable_add dmac nosuch 1 => 2\n");
