@@ -62,8 +62,6 @@ public final class P4Engine {
     private final Replication replication;
     private final java.util.ArrayDeque<Replication.Job> jobs = new java.util.ArrayDeque<>();
     private final List<Copy> copies = new java.util.ArrayList<>();
-    /** The last frame's output: the packet's buffer, or a copy of it when copies ran through the engine after it. */
-    private byte[] result;
     /** The clock meters read, in nanoseconds, and its value at the time origin. */
     private java.util.function.LongSupplier clock = System::nanoTime;
     private long origin = System.nanoTime();
@@ -78,7 +76,6 @@ public final class P4Engine {
         this.hits = new long[tables.length];
         this.misses = new long[tables.length];
         this.replication = new Replication(program);
-        this.result = pkt.out;
         boolean anyDirect = program.tables.stream().anyMatch(t -> t.directMeter != null);
         this.timed = anyDirect || program.externs.meters.length > 0;
     }
@@ -124,7 +121,6 @@ public final class P4Engine {
     private int run(byte[] frame, int off, int len, int inPort, boolean anyPort) {
         Counters<P4Counter> c = program.externs.counters;
         c.inc(P4Counter.FRAMES_IN);
-        result = pkt.out;
         if (!copies.isEmpty()) {
             copies.clear();
         }
@@ -160,7 +156,8 @@ public final class P4Engine {
             copies.add(new Copy(cv, cv >= 0 ? java.util.Arrays.copyOf(p.out, p.outLen) : new byte[0], j.instanceType()));
         }
         jobs.clear();
-        result = own;
+        // The frame's own output back where output() is: the hooks wrap that one array once.
+        System.arraycopy(own, 0, p.out, 0, own.length);
         p.outLen = own.length;
         return v;
     }
@@ -280,14 +277,19 @@ public final class P4Engine {
         return pkt;
     }
 
-    /** The frame the last {@link #process} sent: valid until the next call. */
+    /** The frame the last {@link #process} sent: valid until the next call; one array for the engine's life. */
     public byte[] output() {
-        return result;
+        return pkt.out;
     }
 
     /** The copies (clones) the last {@link #process} made, in the order they were made; valid until the next call. */
     public List<Copy> copies() {
         return List.copyOf(copies);
+    }
+
+    /** How many copies the last {@link #process} made (without the list {@link #copies()} builds). */
+    public int copyCount() {
+        return copies.size();
     }
 
     /** Where digests go (generate_digest): called on the caller's thread, after the ingress that made them. */

@@ -47,7 +47,11 @@ public final class P4Hooks {
         for (String t : engine.tableNames()) {
             tableSets.put(t, new Counters<>(P4TableCounter.class));
         }
+        // Digests (generate_digest) go to the log; the engine counts them (p4.digests).
+        engine.onDigest(d -> LOG.debug("p4 digest {} {}={}", d.name(), d.fields(), d.values()));
     }
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(P4Hooks.class);
 
     /**
      * Loads a program ({@code json}, or the built-in pass-through when null) and its runtime entries (or none).
@@ -166,6 +170,9 @@ public final class P4Hooks {
             int v = P4Engine.DROPPED_TOO_BIG;
             if (len <= MAX_FRAME) {
                 v = engine.process(frame, from); // copied once, into the engine's packet
+                if (engine.copyCount() != 0) {
+                    counters.add(P4HookCounter.ETH_CLONES_NOT_SENT, engine.copyCount());
+                }
             }
             if (v >= 0 && engine.outputLength() < 14) {
                 counters.inc(P4HookCounter.ETH_RUNTS);
