@@ -214,6 +214,7 @@ public final class P4Engine {
             }
             egressPort = -1;
             StdMeta.set(sm.egressPort(), p, port);
+            StdMeta.set(sm.packetLength(), p, p.lengthRegister);
             Node.runPipeline(program.egress, p);
             p.exit = false;
             if (p.assertFailed) {

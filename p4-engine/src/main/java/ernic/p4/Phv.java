@@ -75,6 +75,13 @@ final class Phv {
         }
     }
 
+    /** The bytes header {@code h} takes on the wire now (its fixed fields and its variable-length field's bits). */
+    int wireBytes(int h) {
+        HeaderType t = layout.typeOf[h];
+        int vbits = t.varField() >= 0 ? varBits[layout.first[h] + t.varField()] : 0;
+        return (t.fixedBits() + vbits) / 8;
+    }
+
     /** Zeroes the fields of one header (a header made valid starts from zero, as bmv2's add_header does). */
     void clearHeader(int h) {
         int base = layout.first[h];

@@ -72,13 +72,19 @@ interface Prim {
         }
     }
 
-    /** add_header (setValid: fields start at zero) and remove_header (setInvalid). */
+    /**
+     * add_header (setValid: fields start at zero) and remove_header (setInvalid); each moves the packet length
+     * register by the header's bytes when it changes the header's validity, as simple_switch's primitives do.
+     */
     record SetValid(Expr header, boolean valid) implements Prim {
         @Override
         public int exec(Packet p, int pc) {
             int h = header.ref(p);
             if (valid && !p.phv.valid[h]) {
                 p.phv.clearHeader(h);
+                p.lengthRegister += p.phv.wireBytes(h);
+            } else if (!valid && p.phv.valid[h]) {
+                p.lengthRegister -= p.phv.wireBytes(h);
             }
             p.phv.setValid(h, valid);
             return pc + 1;

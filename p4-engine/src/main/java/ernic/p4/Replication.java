@@ -54,6 +54,7 @@ final class Replication {
             }
             StdMeta.set(sm.instanceType(), p, instanceType);
             StdMeta.set(sm.packetLength(), p, packetLength);
+            p.lengthRegister = packetLength;
             return port;
         }
     }
@@ -86,7 +87,7 @@ final class Replication {
             Phv headers = new Phv(p.phv.layout);
             headers.copyFrom(p.phv);
             jobs.add(new Job(EGRESS_CLONE, port, Arrays.copyOf(p.in, p.inLen), p.cursor, headers, 0, l,
-                    l == null ? null : l.capture(p), StdMeta.get(program.std.packetLength(), p)));
+                    l == null ? null : l.capture(p), p.lengthRegister));
         }
         p.cloneSession = -1;
     }
@@ -112,6 +113,7 @@ final class Replication {
         l.apply(p, v);
         StdMeta.set(program.std.instanceType(), p, RECIRCULATE);
         StdMeta.set(program.std.packetLength(), p, p.inLen);
+        p.lengthRegister = p.inLen;
         p.externs.counters.inc(P4Counter.RECIRCULATIONS);
     }
 

@@ -127,7 +127,7 @@ final class RuntimeCommands {
             }
             case "act_prof_create_member" -> {
                 Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
-                Action a = byName(p.actions, arg(w, 2), "action");
+                Action a = action(prof, arg(w, 2));
                 if (prof.members.size() >= prof.maxSize) {
                     throw new IllegalArgumentException("action profile " + prof.name + " is full");
                 }
@@ -360,12 +360,31 @@ final class RuntimeCommands {
         return byName(m, name, "table");
     }
 
+    /**
+     * An action of table {@code t} by name (in full or by a unique suffix). p4c may emit one action under one name
+     * several times, once per table, so the name is looked up among the table's actions, as simple_switch_CLI does.
+     */
     private Action action(Table t, String name) {
-        Action a = byName(p.actions, name, "action");
-        if (t.actionIndex(a) < 0) {
+        Map<String, Action> own = new java.util.LinkedHashMap<>();
+        for (Action a : t.actions) {
+            own.put(a.name, a);
+        }
+        try {
+            return byName(own, name, "action");
+        } catch (IllegalArgumentException e) {
+            Action a = byName(p.actions, name, "action");
             throw new IllegalArgumentException("action " + a.name + " is not an action of table " + t.name);
         }
-        return a;
+    }
+
+    /** An action of a table over action profile {@code prof} (the first such table's), by name. */
+    private Action action(Table.Profile prof, String name) {
+        for (Table t : p.tables) {
+            if (t.profile == prof) {
+                return action(t, name);
+            }
+        }
+        return byName(p.actions, name, "action");
     }
 
     private ActionData member(Table t, String handle) {

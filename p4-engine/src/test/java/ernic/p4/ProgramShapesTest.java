@@ -132,4 +132,39 @@ class ProgramShapesTest {
         assertThat(ParserFeaturesTest.parserError(e)).isEqualTo(3);
         assertThat(e.summary()).contains("header stacks 0, header unions 2, header union stacks 1");
     }
+
+    /**
+     * simple_switch counts add_header and remove_header into the packet length egress sees (its primitives.cpp):
+     * a 4-byte frame whose 1-byte header b ingress removes shows packet_length 3 in egress.
+     */
+    @Test
+    void egressSeesThePacketLengthAfterRemovedAndAddedHeaders() {
+        String types = T8 + ",{\"name\":\"c_t\",\"id\":2,\"fields\":[[\"y\",16,false]]}";
+        String headers = "{\"name\":\"a\",\"id\":1,\"header_type\":\"b_t\",\"metadata\":false},"
+                + "{\"name\":\"b\",\"id\":2,\"header_type\":\"b_t\",\"metadata\":false},"
+                + "{\"name\":\"c\",\"id\":3,\"header_type\":\"c_t\",\"metadata\":false}";
+        String header = "{\"type\":\"header\",\"value\":\"%s\"}";
+        String actions = action("shrink", 0, "", "{\"op\":\"remove_header\",\"parameters\":[" + header.formatted("b")
+                + "]},{\"op\":\"remove_header\",\"parameters\":[" + header.formatted("b") + "]}")
+                + "," + action("grow", 1, "", "{\"op\":\"add_header\",\"parameters\":[" + header.formatted("c") + "]}")
+                + "," + action("show", 2, "", assign(field("a", "x"), field("standard_metadata", "packet_length")));
+        String prog = program("", types, headers, state("start", 0, extract("a") + "," + extract("b"), "", dflt(null)),
+                actions, always("t", 0, "shrink", 0, "u") + "," + always("u", 1, "grow", 1, null), "", "t", "\"a\",\"b\",\"c\"")
+                .replace("\"init_table\":null,\"tables\":[]", "\"init_table\":\"e\",\"tables\":[" + always("e", 2, "show", 2, null) + "]");
+        P4Engine e = Loader.load(prog);
+        e.process(bytes(1, 2, 3, 4), 0, 4, 0);
+        // b removed (once: removing an invalid header changes nothing), c (2 bytes) added: 4 - 1 + 2 = 5.
+        assertThat(out(e)).isEqualTo(bytes(5, 0, 0, 3, 4));
+    }
+
+    /** p4c emits one action per table under one name (NoAction, _nop): the CLI finds it among the table's. */
+    @Test
+    void actionNamesAreLookedUpAmongTheTablesOwn() {
+        String actions = action("nop", 0, "", "") + "," + action("nop", 1, "", "");
+        P4Engine e = Loader.load(program("", "", "", state("start", 0, "", "", dflt(null)), actions,
+                always("t", 0, "nop", 0, "u") + "," + always("u", 1, "nop", 1, null), "", "t", "")
+                .replace("\"action_const\":true", "\"action_const\":false")
+                .replace("\"action_entry_const\":true", "\"action_entry_const\":false"));
+        e.applyEntries("table_set_default t nop\ntable_set_default u nop", "entries");
+    }
 }
