@@ -215,6 +215,9 @@ public final class P4Engine {
             egressPort = -1;
             StdMeta.set(sm.egressPort(), p, port);
             StdMeta.set(sm.packetLength(), p, p.lengthRegister);
+            // simple_switch starts egress with egress_spec one past the drop port (in 9 bits: 0), so only an egress
+            // that drops leaves 511 there.
+            StdMeta.set(sm.egressSpec(), p, StdMeta.DROP_PORT + 1);
             Node.runPipeline(program.egress, p);
             p.exit = false;
             if (p.assertFailed) {

@@ -167,4 +167,18 @@ class ProgramShapesTest {
                 .replace("\"action_entry_const\":true", "\"action_entry_const\":false"));
         e.applyEntries("table_set_default t nop\ntable_set_default u nop", "entries");
     }
+
+    /** simple_switch starts egress with egress_spec 512, which its 9 bits keep as 0; the frame still leaves on 1. */
+    @Test
+    void egressStartsWithEgressSpecOnePastTheDropPort() {
+        String headers = "{\"name\":\"b\",\"id\":1,\"header_type\":\"b_t\",\"metadata\":false}";
+        String actions = action("out1", 0, "", egressSpec("0x1")) + ","
+                + action("show", 1, "", assign(field("b", "x"), field("standard_metadata", "egress_spec")));
+        String prog = program("", T8, headers, state("start", 0, extract("b"), "", dflt(null)), actions,
+                always("t", 0, "out1", 0, null), "", "t", "\"b\"")
+                .replace("\"init_table\":null,\"tables\":[]", "\"init_table\":\"e\",\"tables\":[" + always("e", 1, "show", 1, null) + "]");
+        P4Engine e = Loader.load(prog);
+        assertThat(e.process(bytes(9, 8), 0, 2, 0)).isEqualTo(P4Engine.PORT_GUEST);
+        assertThat(out(e)).isEqualTo(bytes(0, 8));
+    }
 }
