@@ -178,8 +178,9 @@ public final class P4Engine {
                 int err = program.parser.parse(p, run);
                 if (err != program.errors.noError()) {
                     c.inc(P4Counter.PARSER_ERRORS);
-                    StdMeta.set(sm.parserError(), p, err);
                 }
+                // Always, as simple_switch does: a program whose errors number NoError 1 must read 1, not 0.
+                StdMeta.set(sm.parserError(), p, err);
                 checksums(p, true);
                 Node.runPipeline(program.ingress, p);
                 p.exit = false;

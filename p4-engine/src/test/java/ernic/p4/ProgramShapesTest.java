@@ -181,4 +181,17 @@ class ProgramShapesTest {
         assertThat(e.process(bytes(9, 8), 0, 2, 0)).isEqualTo(P4Engine.PORT_GUEST);
         assertThat(out(e)).isEqualTo(bytes(0, 8));
     }
+
+    /** Older p4c numbers NoError 1 (bmv2's parser_error.json): parser_error says NoError with that number. */
+    @Test
+    void parserErrorIsSetEvenWithoutAnError() {
+        String headers = "{\"name\":\"b\",\"id\":1,\"header_type\":\"b_t\",\"metadata\":false}";
+        String prog = program("", T8, headers, state("start", 0, extract("b"), "", dflt(null)),
+                action("show", 0, "", assign(field("b", "x"), field("standard_metadata", "parser_error"))),
+                always("t", 0, "show", 0, null), "", "t", "\"b\"")
+                .replace("[\"NoError\",0],[\"PacketTooShort\",1]", "[\"NoError\",1],[\"PacketTooShort\",0]");
+        P4Engine e = Loader.load(prog);
+        e.process(bytes(9, 8), 0, 2, 0);
+        assertThat(out(e)).isEqualTo(bytes(1, 8));
+    }
 }
