@@ -18,6 +18,8 @@ public enum P4HookCounter implements Counter.Grouped {
      * frame's own output only, so they are counted here and not sent.
      */
     ETH_CLONES_NOT_SENT,
+    /** Digests dropped because {@value P4Hooks#DIGEST_QUEUE} were waiting for the guest (devcmd 71 what 1). */
+    DIGESTS_LOST,
     /** Device commands 70 (read), 71 (table write) and 72 (control) that ran. */
     DEVCMD_READ, DEVCMD_TABLE_WRITE, DEVCMD_CONTROL,
     /** Device commands refused: beyond the guest's scope (EPERM), malformed (EINVAL). */
