@@ -449,7 +449,9 @@ public final class P4Engine {
         j.add("  actions " + p.actions.size() + ", conditionals " + p.conditionals + ", checksums "
                 + p.checksums.size() + ", calculations " + p.calcs.size());
         j.add("  registers " + p.externs.registerNames.length + ", counters " + p.externs.counterNames.length
-                + ", action profiles " + p.profiles.size());
+                + ", action profiles " + p.profiles.size() + " (" + p.profiles.values().stream()
+                .filter(x -> x.selector != null).count() + " with a selector), field lists " + p.fieldLists.size()
+                + ", learn lists " + p.learnLists.size());
         j.add("  meters " + p.externs.meterSpecs.length + " indirect, "
                 + p.tables.stream().filter(t -> t.directMeter != null).count() + " direct");
         for (Table t : p.tables) {
