@@ -31,15 +31,17 @@ import java.util.Map;
 final class RuntimeCommands {
     /** The commands a guest given the {@code tables} scope may send (devcmd 71). */
     static final java.util.Set<String> TABLE_COMMANDS = java.util.Set.of("table_add", "table_set_default",
-            "table_delete", "table_modify", "table_clear", "table_reset_default", "act_prof_create_member", "act_prof_delete_member",
+            "table_delete", "table_modify", "table_clear", "table_reset_default", "act_prof_create_member",
+            "act_prof_modify_member", "act_prof_delete_member",
             "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
             "act_prof_remove_member_from_group", "table_indirect_add", "table_indirect_add_with_group",
             "table_indirect_set_default", "table_indirect_set_default_with_group", "table_indirect_create_member",
-            "table_indirect_delete_member", "table_indirect_create_group", "table_indirect_delete_group",
+            "table_indirect_modify_member", "table_indirect_delete_member", "table_indirect_create_group", "table_indirect_delete_group",
             "table_indirect_add_member_to_group", "table_indirect_remove_member_from_group");
     /** simple_switch_CLI's older per-table names of the action profile commands (the table names its profile). */
     private static final Map<String, String> TABLE_INDIRECT_ALIASES = Map.of(
             "table_indirect_create_member", "act_prof_create_member",
+            "table_indirect_modify_member", "act_prof_modify_member",
             "table_indirect_delete_member", "act_prof_delete_member",
             "table_indirect_create_group", "act_prof_create_group",
             "table_indirect_delete_group", "act_prof_delete_group",
@@ -132,6 +134,20 @@ final class RuntimeCommands {
                     throw new IllegalArgumentException("action profile " + prof.name + " is full");
                 }
                 prof.members.add(data(a, Arrays.copyOfRange(w, 3, w.length)));
+            }
+            case "act_prof_modify_member" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                Action a = action(prof, arg(w, 2));
+                int m = handle(arg(w, 3));
+                ActionData old = prof.member(m);
+                ActionData now = data(a, Arrays.copyOfRange(w, 4, w.length));
+                prof.members.set(m, now);
+                // Entries hold the member itself (groups hold its handle): they follow it to its new action.
+                for (Table t : p.tables) {
+                    if (t.profile == prof) {
+                        t.replaceData(old, now);
+                    }
+                }
             }
             case "act_prof_delete_member" -> {
                 Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");

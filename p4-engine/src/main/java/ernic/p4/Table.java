@@ -339,6 +339,18 @@ final class Table extends Node {
         defaultEntry = data;
     }
 
+    /** Every entry (and the default) that holds {@code old} holds {@code now} instead (a modified profile member). */
+    void replaceData(ActionData old, ActionData now) {
+        for (Entry e : live) {
+            if (e.data == old) {
+                e.data = now;
+            }
+        }
+        if (defaultEntry == old) {
+            defaultEntry = now;
+        }
+    }
+
     /** The live entry with this handle. */
     Entry entry(int handle) {
         for (Entry e : live) {

@@ -101,6 +101,17 @@ class SelectorTest {
     }
 
     @Test
+    void aModifiedMemberChangesEveryEntryAndGroupThatHoldsIt() {
+        P4Engine e = engine();
+        e.applyEntries("act_prof_modify_member ap set_out 1 21", "entries");
+        assertThat(out(e, 2, 7, 9)).isEqualTo(21);
+        for (int a = 0; a < 8; a++) {
+            int want = new int[] {10, 21, 12}[crc16((byte) a, (byte) 5) % 3];
+            assertThat(out(e, 1, a, 5)).isEqualTo(want);
+        }
+    }
+
+    @Test
     void refusedProfileCommands() {
         P4Engine e = engine();
         assertThatThrownBy(() -> e.applyEntries("act_prof_add_member_to_group ap 0 0", "f"))
