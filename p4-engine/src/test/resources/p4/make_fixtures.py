@@ -21,11 +21,13 @@ def ipv4(src, dst, proto, ttl=64, payload=b"", bad_checksum=False):
 
 def eth(dst, src, etype, body): return mac(dst) + mac(src) + struct.pack("!H", etype) + body
 
-def pcap(path, frames):
+def pcap(path, frames, times=None):
+    """times: (seconds, microseconds) per frame; one second apart by default."""
     with open(path, "wb") as f:
         f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
         for i, fr in enumerate(frames):
-            f.write(struct.pack("<IIII", 1700000000 + i, 0, len(fr), len(fr)))
+            sec, usec = times[i] if times else (1700000000 + i, 0)
+            f.write(struct.pack("<IIII", sec, usec, len(fr), len(fr)))
             f.write(fr)
 
 def write(name, cases):
@@ -74,3 +76,48 @@ for src, proto, port in [("10.0.0.1", 17, "drop"), ("10.0.0.1", 6, 1), ("192.168
     acl.append((f, port, f))
 acl.append((arp, 1, arp))
 write("acl", acl)
+
+# v1model features (v1model_features.json and .entries), every frame entering on port 0 (the TAP):
+# - MyIngress.learned: a source MAC other than A (00..0a) sends a digest [srcAddr, ingress_port];
+# - MyIngress.police on etherType with a direct meter: 0x88b5 forward(1), metered at CIR 1 packet/s burst 1,
+#   PIR 2 packets/s burst 2 (tokens counted from the first frame's time); 0x88b8 and 0x88b7 forward(1);
+#   a RED frame is dropped;
+# - MyIngress.ecmp, an action selector over crc16(srcAddr): 0x88b6 -> group of forward(0), forward(1), in
+#   member order: port = crc16(srcAddr) % 2;
+# - MyIngress.mirror: dstAddr 00..0e clones the frame as it entered to session 5 (port 0); the clone's
+#   egress (instance_type 1) sets srcAddr 02:00:00:00:c1:0e;
+# - MyIngress.again: 0x88b7 becomes 0x88b8 and recirculates; the second pass forwards it to port 1.
+def crc16(data):
+    """CRC-16/ARC (bmv2's crc16)."""
+    c = 0
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ 0xa001 if c & 1 else c >> 1
+    return c
+A, C, D, M = "00:00:00:00:00:0a", "00:00:00:00:00:0c", "00:00:00:00:00:0d", "00:00:00:00:00:0e"
+T0 = 1700000000
+def at(s): return (T0 + int(s), round((s - int(s)) * 1e6))
+feat = [  # (time, frame, [(port or "drop", frame out, what)], digest or None)
+    (0.0, eth(B, C, 0x88b5, PAYLOAD), [(1, None, "green")], (C, 0)),
+    (0.1, eth(B, A, 0x88b5, PAYLOAD), [(1, None, "yellow: forwarded")], None),
+    (0.2, eth(B, A, 0x88b5, PAYLOAD), [("drop", None, "red")], None),
+    (1.25, eth(B, A, 0x88b5, PAYLOAD), [(1, None, "green again")], None),
+    (1.3, eth(B, D, 0x88b6, PAYLOAD), [(crc16(mac(D)) % 2, None, "selector")], (D, 0)),
+    (1.4, eth(M, A, 0x88b8, PAYLOAD), [(1, None, "original"),
+                                       (0, eth(M, "02:00:00:00:c1:0e", 0x88b8, PAYLOAD), "ingress clone")], None),
+    (1.5, eth(B, A, 0x88b7, PAYLOAD), [(1, eth(B, A, 0x88b8, PAYLOAD), "recirculated")], None),
+]
+pcap("v1model_features.in.pcap", [f[1] for f in feat], [at(f[0]) for f in feat])
+outs, times, lines = [], [], []
+for t, fin, res, dig in feat:
+    for port, fout, what in res:
+        lines.append("%s %s" % (port, what))
+        if port != "drop":
+            outs.append(fout or fin)
+            times.append(at(t))
+    if dig:
+        lines.append("digest %s %d" % (dig[0], dig[1]))
+pcap("v1model_features.out.pcap", outs, times)
+with open("v1model_features.ports", "w") as f:
+    f.write("".join(l + "\n" for l in lines))

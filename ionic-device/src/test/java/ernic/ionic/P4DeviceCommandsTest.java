@@ -139,6 +139,44 @@ class P4DeviceCommandsTest {
         assertThat(status(P4_CONTROL, 7)).isEqualTo(EINVAL);
     }
 
+    /**
+     * v1model_features.json sends a digest [srcAddr, ingress_port] for a source MAC other than 00:..:0a; devcmd 71
+     * what 1 hands the waiting ones to the guest (104-byte entries: name[32], __le32 fields, rsvd, 16-byte
+     * little-endian values) and takes them.
+     */
+    @Test
+    void scopeTablesTakesDigests() throws IOException {
+        dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
+        dev.p4(P4Hooks.load(Files.readString(P4EthernetHookTest.PROGRAMS.resolve("v1model_features.json")),
+                "v1model_features.json", Files.readString(P4EthernetHookTest.PROGRAMS.resolve("v1model_features.entries")),
+                "v1model_features.entries", P4Scope.TABLES));
+        guest = new ModelGuest(dev, 16 << 20);
+        drv = guest.drv;
+        drv.bringUp();
+        p4 = new P4Control(drv);
+        for (long src : new long[] {0x0c, 0x0a, 0x02_00_00_00_00_0dL}) {
+            byte[] f = P4EthernetHookTest.frame(0x0b, src, 0x88b8, 30);
+            var seg = java.lang.foreign.Arena.ofAuto().allocate(f.length);
+            java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofArray(f), 0, seg, 0, f.length);
+            dev.receive(seg);
+        }
+        IonicDriverModel.Completion c = p4.raw(P4_TABLE_WRITE, 1, 0, 0);
+        assertThat(c.status()).isEqualTo(SUCCESS);
+        assertThat(c.le().getInt(4)).isEqualTo(2); // 00:..:0a is known: no digest
+        assertThat(c.le().getInt(8)).isEqualTo(2);
+        ByteBuffer d = drv.devcmdData(2 * 104);
+        byte[] name = new byte[32];
+        d.get(0, name);
+        assertThat(new String(name, java.nio.charset.StandardCharsets.US_ASCII)).startsWith("mac_learn\0");
+        assertThat(d.getInt(32)).isEqualTo(2);
+        assertThat(d.getLong(40)).isEqualTo(0x0c);      // srcAddr, low 64 bits
+        assertThat(d.getLong(48)).isZero();             // and high
+        assertThat(d.getLong(56)).isZero();             // ingress_port 0: the TAP
+        assertThat(d.getLong(104 + 40)).isEqualTo(0x02_00_00_00_00_0dL);
+        assertThat(p4.raw(P4_TABLE_WRITE, 1, 0, 0).le().getInt(4)).isZero(); // taken
+        assertThat(p4.raw(P4_TABLE_WRITE, 2, 0, 0).status()).isEqualTo(EINVAL);
+    }
+
     @Test
     void onTheAdminQueueTheyAreDeviceCommandsOnly() throws IOException {
         start(P4Scope.ALL);

@@ -194,6 +194,25 @@ class P4EthernetHookTest {
         assertThat(counter("p4.eth.tx_dropped")).isEqualTo(1);
     }
 
+    /**
+     * v1model_features.json: a frame to 00:..:0e is cloned to mirror session 5 (port 0); the hook sends the frame's
+     * own output (to the guest) and counts the clone it does not send; an unknown source MAC makes a digest,
+     * counted by the engine.
+     */
+    @Test
+    void clonesAreCountedNotSentAndDigestsCounted() throws IOException {
+        start(P4Hooks.load(resource("v1model_features.json"), "v1model_features.json",
+                resource("v1model_features.entries"), "v1model_features.entries", P4Scope.NONE));
+        byte[] mirrored = frame(0x0eL, 0x0aL, 0x88b8, 40);
+        assertThat(fromTap(mirrored)).isTrue();
+        assertThat(received()).isEqualTo(mirrored);
+        assertThat(wire).isEmpty();
+        assertThat(counter("p4.clones")).isEqualTo(1);
+        assertThat(counter("p4.eth.clones_not_sent")).isEqualTo(1);
+        assertThat(fromTap(frame(0x0bL, 0x0cL, 0x88b8, 40))).isTrue();
+        assertThat(counter("p4.digests")).isEqualTo(1);
+    }
+
     /** Ethernet + IPv4 (UDP, 8 bytes of payload) from 192.0.2.1 with a correct header checksum. */
     static byte[] ipv4Frame(long dst, long src, byte[] dstIp, int ttl) {
         byte[] f = frame(dst, src, 0x0800, 20 + 8);

@@ -2,8 +2,16 @@ package ernic.p4;
 
 import java.math.BigInteger;
 
-/** An action with its arguments, as a table entry, a default entry or an action profile member holds them. */
-record ActionData(Action action, long[] args, byte[][] wide) {
+/**
+ * An action with its arguments, as a table entry, a default entry or an action profile member holds them; or, for
+ * an entry of a table with an action selector, the group whose member the frame's hash picks ({@link #ofGroup}).
+ */
+record ActionData(Action action, long[] args, byte[][] wide, Table.Group group) {
+
+    /** An entry that points at an action selector group. */
+    static ActionData ofGroup(Table.Group g) {
+        return new ActionData(null, null, null, g);
+    }
 
     /** Encodes argument values for an action; refuses a value that does not fit its parameter. */
     static ActionData of(Action a, BigInteger[] values) {
@@ -26,7 +34,7 @@ record ActionData(Action action, long[] args, byte[][] wide) {
                 args[i] = v.longValue();
             }
         }
-        return new ActionData(a, args, wide);
+        return new ActionData(a, args, wide, null);
     }
 
     /** The value as exactly {@code n} big-endian bytes (it must fit). */

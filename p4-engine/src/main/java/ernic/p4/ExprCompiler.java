@@ -45,6 +45,11 @@ final class ExprCompiler {
                 HeaderType t = layout.typeOf[layout.stackMembers[s][0]];
                 yield fieldOf(new Expr.StackLast(s, t), v.at(1));
             }
+            case "union_stack_field" -> {
+                int s = unionStackMember(v);
+                HeaderType t = layout.typeOf[layout.stackMembers[s][0]];
+                yield fieldOf(new Expr.StackLast(s, t), v.at(2));
+            }
             case "runtime_data", "local" -> arg(v);
             case "lookahead" -> {
                 if (!parser) {
@@ -138,6 +143,19 @@ final class ExprCompiler {
         int s = layout.stack(v.text());
         if (s < 0) {
             throw v.malformed("no header stack '" + v.text() + "'");
+        }
+        return s;
+    }
+
+    /** [union stack, member]: the header stack that holds that member of every element of the union stack. */
+    int unionStackMember(J v) {
+        var members = layout.unionStacks.get(v.at(0).text());
+        if (members == null) {
+            throw v.at(0).malformed("no header union stack '" + v.at(0).text() + "'");
+        }
+        Integer s = members.get(v.at(1).text());
+        if (s == null) {
+            throw v.at(1).malformed("header union stack " + v.at(0).text() + " has no member '" + v.at(1).text() + "'");
         }
         return s;
     }

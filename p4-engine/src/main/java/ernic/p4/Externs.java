@@ -11,6 +11,9 @@ final class Externs {
     final long[][] counterPackets;
     final long[][] counterBytes;
     final Counters<P4Counter> counters = new Counters<>(P4Counter.class);
+    /** Indirect meter arrays (execute_meter): their specs and cells. Direct meters live on table entries. */
+    Meter.Spec[] meterSpecs = new Meter.Spec[0];
+    Meter[][] meters = new Meter[0][];
 
     Externs(String[] registerNames, int[] registerWidths, int[] registerSizes, String[] counterNames, int[] counterSizes) {
         this.registerNames = registerNames;
@@ -30,6 +33,15 @@ final class Externs {
 
     int register(String name) {
         return indexOf(registerNames, name);
+    }
+
+    int meter(String name) {
+        for (int i = 0; i < meterSpecs.length; i++) {
+            if (meterSpecs[i].name().equals(name)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     int counter(String name) {

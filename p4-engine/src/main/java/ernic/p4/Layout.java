@@ -21,12 +21,18 @@ final class Layout {
     final int[] stackScratch;
     final String[] unionNames;
     final int[][] unionMembers;
+    /** Header union stacks: name, then member name to the header stack that holds that member of every element. */
+    final Map<String, Map<String, Integer>> unionStacks;
+    /** For each header stack, every stack sharing its next index (itself alone, or a union stack's members). */
+    final int[][] siblings;
     private final Map<String, Integer> headerIndex = new HashMap<>();
     private final Map<String, Integer> stackIndex = new HashMap<>();
     private final Map<String, Integer> unionIndex = new HashMap<>();
 
     Layout(List<String> names, List<HeaderType> types, List<Boolean> meta, List<String> stacks,
-           List<int[]> stackHeaders, List<String> unions, List<int[]> unionHeaders) {
+           List<int[]> stackHeaders, List<String> unions, List<int[]> unionHeaders,
+           Map<String, Map<String, Integer>> unionStacks) {
+        this.unionStacks = unionStacks;
         int n = names.size() + stacks.size();
         headerNames = new String[n];
         typeOf = new HeaderType[n];
@@ -49,6 +55,16 @@ final class Layout {
             headerNames[h] = stacks.get(s) + "[out of bounds]";
             typeOf[h] = typeOf[stackMembers[s][0]];
             stackIndex.put(stacks.get(s), s);
+        }
+        siblings = new int[stacks.size()][];
+        for (int s = 0; s < stacks.size(); s++) {
+            siblings[s] = new int[] {s};
+        }
+        for (Map<String, Integer> members : unionStacks.values()) {
+            int[] all = members.values().stream().mapToInt(Integer::intValue).toArray();
+            for (int s : all) {
+                siblings[s] = all;
+            }
         }
         unionNames = unions.toArray(String[]::new);
         unionMembers = unionHeaders.toArray(int[][]::new);

@@ -23,7 +23,7 @@ public final class Loader {
             "header_stacks", "header_union_types", "header_unions", "header_union_stacks", "errors", "enums",
             "parsers", "parse_vsets", "deparsers", "meter_arrays", "counter_arrays", "register_arrays",
             "calculations", "learn_lists", "actions", "pipelines", "checksums", "force_arith", "extern_instances",
-            "field_aliases", "field_lists");
+            "field_aliases", "field_lists", "config_options");
 
     private Loader() {
     }
@@ -82,28 +82,21 @@ public final class Loader {
             J c = meta.opt("compiler");
             p.compiler = c == null ? null : c.text();
         }
+        p.configOptions = configOptions(r.opt("config_options"));
         J prog = r.opt("program");
         p.name = prog == null ? "(unnamed)" : prog.text();
-        for (String none : new String[] {"header_union_stacks", "meter_arrays", "learn_lists", "field_lists"}) {
-            List<J> l = r.list(none);
-            if (!l.isEmpty()) {
-                throw l.get(0).unsupported(switch (none) {
-                    case "header_union_stacks" -> "header union stacks";
-                    case "meter_arrays" -> "meters";
-                    case "learn_lists" -> "learn lists (digests)";
-                    default -> "field lists (clone, resubmit and digest field lists)";
-                });
-            }
-        }
         List<J> externs = r.list("extern_instances");
         if (!externs.isEmpty()) {
-            throw externs.get(0).get("type").unsupported("extern type '" + externs.get(0).str("type") + "'");
+            throw externs.get(0).get("type").unsupported("extern type '" + externs.get(0).str("type")
+                    + "' (v1model programs have no extern instances: a bmv2 test extern or another architecture's)");
         }
         layout(r, p);
         externs(r, p);
         ExprCompiler ec = new ExprCompiler(p.layout, p.externs, null, false);
         p.std = stdMeta(r, ec);
         p.errors = errors(r);
+        p.fieldLists = fieldLists(r.list("field_lists"), ec);
+        p.learnLists = fieldLists(r.list("learn_lists"), ec);
         ParserLoader parsers = new ParserLoader(p, ec);
         parsers.loadDeparser(r);
         p.calcs = new LinkedHashMap<>();
@@ -125,9 +118,32 @@ public final class Loader {
         return p;
     }
 
+    /** {@code config_options}: target options as names and scalar values, kept for whoever asks (bmv2 does the same). */
+    private static Map<String, String> configOptions(J c) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (c == null) {
+            return out;
+        }
+        if (!c.node().isObject()) {
+            throw c.malformed("config_options is not an object");
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it = c.node().fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (!e.getValue().isValueNode() || e.getValue().isNull()) {
+                throw c.get(e.getKey()).malformed("config option '" + e.getKey() + "' is not a string, number or boolean");
+            }
+            out.put(e.getKey(), e.getValue().asText());
+        }
+        return out;
+    }
+
     private void layout(J r, Program p) {
         Map<String, HeaderType> types = new HashMap<>();
         for (J t : r.list("header_types")) {
+            if (t.str("name").startsWith("psa_")) {
+                throw t.get("name").unsupported("another architecture's program: header type '" + t.str("name")
+                        + "' is PSA's (v1model programs are run)");
+            }
             HeaderType ht = headerType(t);
             types.put(ht.name(), ht);
         }
@@ -158,11 +174,50 @@ public final class Loader {
         }
         List<String> unions = new ArrayList<>();
         List<int[]> unionHeaders = new ArrayList<>();
+        Map<Integer, Integer> unionById = new HashMap<>();
         for (J u : r.list("header_unions")) {
+            unionById.put(u.num("id"), unions.size());
             unions.add(u.str("name"));
             unionHeaders.add(members(u.get("header_ids"), byId));
         }
-        p.layout = new Layout(names, htypes, meta, stacks, stackHeaders, unions, unionHeaders);
+        // A header union stack is kept as one header stack per member of its union type (element i of the
+        // stack for member m is member m of union i), the stacks sharing one next index: what is extracted,
+        // read through union_stack_field and emitted is then what header stacks already do.
+        Map<String, Map<String, Integer>> unionStacks = new LinkedHashMap<>();
+        for (J us : r.list("header_union_stacks")) {
+            int[] elems = members(us.get("header_union_ids"), unionById);
+            if (elems.length == 0) {
+                throw us.malformed("a header union stack without unions");
+            }
+            Map<String, Integer> byMember = new LinkedHashMap<>();
+            List<J> memberNames = unionTypeMembers(r, us);
+            for (int m = 0; m < memberNames.size(); m++) {
+                int[] hs = new int[elems.length];
+                for (int i = 0; i < elems.length; i++) {
+                    int[] uh = unionHeaders.get(elems[i]);
+                    if (uh.length != memberNames.size()) {
+                        throw us.malformed("union " + unions.get(elems[i]) + " is not of the stack's union type");
+                    }
+                    hs[i] = uh[m];
+                }
+                byMember.put(memberNames.get(m).at(0).text(), stacks.size());
+                stacks.add(us.str("name") + "." + memberNames.get(m).at(0).text());
+                stackHeaders.add(hs);
+            }
+            unionStacks.put(us.str("name"), byMember);
+        }
+        p.layout = new Layout(names, htypes, meta, stacks, stackHeaders, unions, unionHeaders, unionStacks);
+    }
+
+    /** The members ([name, header type]) of the union type of a header union stack. */
+    private static List<J> unionTypeMembers(J r, J us) {
+        String tn = us.str("union_type");
+        for (J t : r.list("header_union_types")) {
+            if (t.str("name").equals(tn)) {
+                return t.get("headers").items();
+            }
+        }
+        throw us.get("union_type").malformed("no header union type '" + tn + "'");
     }
 
     private static int[] members(J ids, Map<Integer, Integer> byId) {
@@ -247,6 +302,66 @@ public final class Loader {
             }
         }
         p.externs = new Externs(rn, rw, rs, cn, cs);
+        meters(r, p);
+    }
+
+    /** meter_arrays: indirect ones get their cells here; direct ones are attached to their table's entries. */
+    private static void meters(J r, Program p) {
+        List<Meter.Spec> specs = new ArrayList<>();
+        p.directMeters = new HashMap<>();
+        for (J m : r.list("meter_arrays")) {
+            String type = m.str("type");
+            if (!type.equals("packets") && !type.equals("bytes")) {
+                throw m.get("type").malformed("meter type '" + type + "' (packets or bytes)");
+            }
+            int rc = m.has("rate_count") ? m.num("rate_count") : 2;
+            if (rc < 1 || rc > 8) {
+                throw m.get("rate_count").unsupported("a meter with " + rc + " rates");
+            }
+            boolean direct = m.boolOr("is_direct", false);
+            int size = direct ? 0 : m.num("size");
+            if (size < 0) {
+                throw m.get("size").malformed("negative size");
+            }
+            Meter.Spec s = new Meter.Spec(m.str("name"), type.equals("bytes"), rc, size);
+            if (direct) {
+                p.directMeters.put(s.name(), m);
+            } else {
+                specs.add(s);
+            }
+        }
+        Externs x = p.externs;
+        x.meterSpecs = specs.toArray(Meter.Spec[]::new);
+        x.meters = new Meter[specs.size()][];
+        for (int i = 0; i < specs.size(); i++) {
+            x.meters[i] = new Meter[specs.get(i).size()];
+            for (int c = 0; c < x.meters[i].length; c++) {
+                x.meters[i][c] = new Meter(specs.get(i).rateCount());
+            }
+        }
+    }
+
+    /** field_lists or learn_lists by id: their elements must be fields. */
+    private static Map<Integer, FieldList> fieldLists(List<J> lists, ExprCompiler ec) {
+        Map<Integer, FieldList> out = new HashMap<>();
+        for (J l : lists) {
+            List<J> el = l.get("elements").items();
+            Expr.Field[] fs = new Expr.Field[el.size()];
+            String[] names = new String[el.size()];
+            for (int i = 0; i < fs.length; i++) {
+                J e = el.get(i);
+                if (!e.str("type").equals("field") || !(ec.field(e.get("value")) instanceof Expr.Field f) || f.var) {
+                    throw e.unsupported("a " + e.str("type") + " in a field list (fields of fixed width are supported)");
+                }
+                fs[i] = f;
+                names[i] = e.get("value").at(0).text() + "." + e.get("value").at(1).text();
+            }
+            int id = l.num("id");
+            if (id == 0 || out.put(id, new FieldList(l.str("name"), fs, names)) != null) {
+                throw l.get("id").malformed("field list id " + id + " is 0 or used twice");
+            }
+        }
+        return out;
     }
 
     private static StdMeta stdMeta(J r, ExprCompiler ec) {

@@ -27,7 +27,17 @@ public enum P4Counter implements Counter {
     COUNTER_UPDATES("counter_updates"),
     HASHES("hashes"),
     LOG_MSGS("log_msgs"),
-    DIVISIONS_BY_ZERO("divisions_by_zero");
+    DIVISIONS_BY_ZERO("divisions_by_zero"),
+    /** Clones made (a clone primitive with a mirror session that exists). */
+    CLONES("clones"),
+    /** Clone primitives naming a mirror session no mirroring_add made: no clone, as in simple_switch. */
+    CLONES_NO_SESSION("clones_no_session"),
+    RESUBMITS("resubmits"),
+    RECIRCULATIONS("recirculations"),
+    /** Digests made (generate_digest). */
+    DIGESTS("digests"),
+    /** Dropped because a frame was resubmitted or recirculated too often, or made too many clones. */
+    DROPS_LOOP("drops_loop");
 
     private final String key;
 

@@ -33,6 +33,21 @@ public final class P4Engine {
     public static final int DROPPED_MULTICAST = -3;
     public static final int DROPPED_ASSERT = -4;
     public static final int DROPPED_TOO_BIG = -5;
+    /** Dropped because it was resubmitted or recirculated more than {@value Replication#MAX_PASSES} times. */
+    public static final int DROPPED_LOOP = -6;
+    /** The bits of a mirror session id (as simple_switch keeps them). */
+    static final int MIRROR_SESSION_MASK = 0x7fff;
+
+    /**
+     * A copy the last frame made (a clone, ingress or egress): its verdict (a port or a DROPPED value), its bytes as
+     * they left (empty when dropped) and its instance_type (1 ingress clone, 2 egress clone).
+     */
+    public record Copy(int verdict, byte[] frame, int instanceType) {
+    }
+
+    /** A digest (generate_digest): the learn list's name, its fields' names and their values when it was made. */
+    public record Digest(String name, List<String> fields, List<java.math.BigInteger> values) {
+    }
 
     final Program program;
     private final Packet pkt;
@@ -44,6 +59,13 @@ public final class P4Engine {
     private final Program.Checksum[] checksums;
     private final long[] hits;
     private final long[] misses;
+    private final Replication replication;
+    private final java.util.ArrayDeque<Replication.Job> jobs = new java.util.ArrayDeque<>();
+    private final List<Copy> copies = new java.util.ArrayList<>();
+    /** The clock meters read, in nanoseconds, and its value at the time origin. */
+    private java.util.function.LongSupplier clock = System::nanoTime;
+    private long origin = System.nanoTime();
+    private final boolean timed;
 
     P4Engine(Program program) {
         this.program = program;
@@ -53,6 +75,18 @@ public final class P4Engine {
         this.checksums = program.checksums.toArray(Program.Checksum[]::new);
         this.hits = new long[tables.length];
         this.misses = new long[tables.length];
+        this.replication = new Replication(program);
+        boolean anyDirect = program.tables.stream().anyMatch(t -> t.directMeter != null);
+        this.timed = anyDirect || program.externs.meters.length > 0;
+    }
+
+    /**
+     * The clock meters read (nanoseconds; the device's clock, a test's, or the pcap's time stamps in {@code p4 run}).
+     * Its current value becomes the time origin.
+     */
+    public void clock(java.util.function.LongSupplier nanos) {
+        this.clock = nanos;
+        this.origin = nanos.getAsLong();
     }
 
     /** Runs one frame that entered on {@code inPort}. Returns the egress port, or a DROPPED verdict. */
@@ -87,6 +121,9 @@ public final class P4Engine {
     private int run(byte[] frame, int off, int len, int inPort, boolean anyPort) {
         Counters<P4Counter> c = program.externs.counters;
         c.inc(P4Counter.FRAMES_IN);
+        if (!copies.isEmpty()) {
+            copies.clear();
+        }
         if (len > Packet.MAX_FRAME) {
             c.inc(P4Counter.DROPS_TOO_BIG);
             return DROPPED_TOO_BIG;
@@ -97,55 +134,127 @@ public final class P4Engine {
         } else {
             p.started(len);
         }
+        if (timed) {
+            p.micros = (clock.getAsLong() - origin) / 1000;
+        }
+        StdMeta.set(program.std.ingressPort(), p, inPort);
+        StdMeta.set(program.std.packetLength(), p, len);
+        int v = passes(p, -1, anyPort);
+        if (jobs.isEmpty()) {
+            return v;
+        }
+        // Copies made on the way: the frame's own output is kept aside while they run through egress.
+        byte[] own = java.util.Arrays.copyOf(p.out, p.outLen);
+        int made = 0;
+        while (!jobs.isEmpty()) {
+            Replication.Job j = jobs.poll();
+            if (++made > Replication.MAX_COPIES) {
+                c.inc(P4Counter.DROPS_LOOP);
+                continue;
+            }
+            int cv = passes(p, j.restore(p, program), anyPort);
+            copies.add(new Copy(cv, cv >= 0 ? java.util.Arrays.copyOf(p.out, p.outLen) : new byte[0], j.instanceType()));
+        }
+        jobs.clear();
+        // The frame's own output back where output() is: the hooks wrap that one array once.
+        System.arraycopy(own, 0, p.out, 0, own.length);
+        p.outLen = own.length;
+        return v;
+    }
+
+    /**
+     * One frame's way through the switch, from ingress (or, for a clone, from egress on {@code egressPort}) through
+     * every resubmission and recirculation, as simple_switch takes it: after ingress the ingress clone, the digest,
+     * resubmit, multicast and drop; after egress the egress clone, drop, the deparser, recirculate.
+     */
+    private int passes(Packet p, int egressPort, boolean anyPort) {
+        Counters<P4Counter> c = program.externs.counters;
         StdMeta sm = program.std;
-        StdMeta.set(sm.ingressPort(), p, inPort);
-        StdMeta.set(sm.packetLength(), p, len);
-        int err = program.parser.parse(p, run);
-        if (err != program.errors.noError()) {
-            c.inc(P4Counter.PARSER_ERRORS);
-            StdMeta.set(sm.parserError(), p, err);
+        int loops = 0;
+        while (true) {
+            long port = egressPort;
+            if (egressPort < 0) {
+                int ingressLen = p.inLen;
+                int err = program.parser.parse(p, run);
+                if (err != program.errors.noError()) {
+                    c.inc(P4Counter.PARSER_ERRORS);
+                }
+                // Always, as simple_switch does: a program whose errors number NoError 1 must read 1, not 0.
+                StdMeta.set(sm.parserError(), p, err);
+                checksums(p, true);
+                Node.runPipeline(program.ingress, p);
+                p.exit = false;
+                if (p.assertFailed) {
+                    c.inc(P4Counter.DROPS_ASSERT);
+                    return DROPPED_ASSERT;
+                }
+                if (p.cloneSession >= 0) {
+                    replication.ingressClone(p, jobs);
+                }
+                if (p.learnList != 0) {
+                    replication.digest(p);
+                }
+                if (p.resubmitList != 0) {
+                    if (++loops > Replication.MAX_PASSES) {
+                        c.inc(P4Counter.DROPS_LOOP);
+                        return DROPPED_LOOP;
+                    }
+                    replication.again(p, p.resubmitList, Replication.RESUBMIT, ingressLen);
+                    continue;
+                }
+                if (StdMeta.get(sm.mcastGrp(), p) != 0) {
+                    c.inc(P4Counter.DROPS_MULTICAST);
+                    return DROPPED_MULTICAST;
+                }
+                port = StdMeta.get(sm.egressSpec(), p);
+                if (port == StdMeta.DROP_PORT) {
+                    c.inc(P4Counter.DROPS);
+                    return DROPPED;
+                }
+                StdMeta.set(sm.instanceType(), p, Replication.NORMAL);
+            }
+            egressPort = -1;
+            StdMeta.set(sm.egressPort(), p, port);
+            StdMeta.set(sm.packetLength(), p, p.lengthRegister);
+            // simple_switch starts egress with egress_spec one past the drop port (in 9 bits: 0), so only an egress
+            // that drops leaves 511 there.
+            StdMeta.set(sm.egressSpec(), p, StdMeta.DROP_PORT + 1);
+            Node.runPipeline(program.egress, p);
+            p.exit = false;
+            if (p.assertFailed) {
+                c.inc(P4Counter.DROPS_ASSERT);
+                return DROPPED_ASSERT;
+            }
+            if (p.cloneSession >= 0) {
+                replication.egressClone(p, jobs);
+            }
+            if (StdMeta.get(sm.egressSpec(), p) == StdMeta.DROP_PORT) {
+                c.inc(P4Counter.DROPS);
+                return DROPPED;
+            }
+            checksums(p, false);
+            if (!program.deparser.deparse(p)) {
+                c.inc(P4Counter.DROPS_TOO_BIG);
+                return DROPPED_TOO_BIG;
+            }
+            if (p.truncateTo >= 0 && p.truncateTo < p.outLen) {
+                p.outLen = p.truncateTo;
+            }
+            if (p.recirculateList != 0) {
+                if (++loops > Replication.MAX_PASSES) {
+                    c.inc(P4Counter.DROPS_LOOP);
+                    return DROPPED_LOOP;
+                }
+                replication.recirculate(p);
+                continue;
+            }
+            if (!anyPort && port != PORT_TAP && port != PORT_GUEST) {
+                c.inc(P4Counter.DROPS_NO_SUCH_PORT);
+                return DROPPED_NO_SUCH_PORT;
+            }
+            c.inc(P4Counter.FRAMES_OUT);
+            return (int) port;
         }
-        checksums(p, true);
-        Node.runPipeline(program.ingress, p);
-        p.exit = false;
-        if (p.assertFailed) {
-            c.inc(P4Counter.DROPS_ASSERT);
-            return DROPPED_ASSERT;
-        }
-        if (StdMeta.get(sm.mcastGrp(), p) != 0) {
-            c.inc(P4Counter.DROPS_MULTICAST);
-            return DROPPED_MULTICAST;
-        }
-        long port = StdMeta.get(sm.egressSpec(), p);
-        if (port == StdMeta.DROP_PORT) {
-            c.inc(P4Counter.DROPS);
-            return DROPPED;
-        }
-        StdMeta.set(sm.egressPort(), p, port);
-        Node.runPipeline(program.egress, p);
-        p.exit = false;
-        if (p.assertFailed) {
-            c.inc(P4Counter.DROPS_ASSERT);
-            return DROPPED_ASSERT;
-        }
-        if (StdMeta.get(sm.egressSpec(), p) == StdMeta.DROP_PORT) {
-            c.inc(P4Counter.DROPS);
-            return DROPPED;
-        }
-        checksums(p, false);
-        if (!program.deparser.deparse(p)) {
-            c.inc(P4Counter.DROPS_TOO_BIG);
-            return DROPPED_TOO_BIG;
-        }
-        if (p.truncateTo >= 0 && p.truncateTo < p.outLen) {
-            p.outLen = p.truncateTo;
-        }
-        if (!anyPort && port != PORT_TAP && port != PORT_GUEST) {
-            c.inc(P4Counter.DROPS_NO_SUCH_PORT);
-            return DROPPED_NO_SUCH_PORT;
-        }
-        c.inc(P4Counter.FRAMES_OUT);
-        return (int) port;
     }
 
     private void checksums(Packet p, boolean verify) {
@@ -173,9 +282,24 @@ public final class P4Engine {
         return pkt;
     }
 
-    /** The frame the last {@link #process} sent: valid until the next call. */
+    /** The frame the last {@link #process} sent: valid until the next call; one array for the engine's life. */
     public byte[] output() {
         return pkt.out;
+    }
+
+    /** The copies (clones) the last {@link #process} made, in the order they were made; valid until the next call. */
+    public List<Copy> copies() {
+        return List.copyOf(copies);
+    }
+
+    /** How many copies the last {@link #process} made (without the list {@link #copies()} builds). */
+    public int copyCount() {
+        return copies.size();
+    }
+
+    /** Where digests go (generate_digest): called on the caller's thread, after the ingress that made them. */
+    public void onDigest(java.util.function.Consumer<Digest> listener) {
+        replication.digestListener = listener;
     }
 
     public int outputLength() {
@@ -192,6 +316,7 @@ public final class P4Engine {
             case DROPPED_MULTICAST -> "dropped (mcast_grp set: no multicast)";
             case DROPPED_ASSERT -> "dropped (assert/assume failed)";
             case DROPPED_TOO_BIG -> "dropped (frame too big)";
+            case DROPPED_LOOP -> "dropped (resubmitted or recirculated too many times)";
             default -> "port " + verdict;
         };
     }
@@ -237,6 +362,11 @@ public final class P4Engine {
      */
     public void applyEntries(String text, String source, boolean tablesOnly) {
         new RuntimeCommands(program, tablesOnly).apply(text, source);
+    }
+
+    /** The program's {@code config_options}, name to value (empty when it has none). */
+    public java.util.Map<String, String> configOptions() {
+        return java.util.Collections.unmodifiableMap(program.configOptions);
     }
 
     /** The program's name ({@code program} in the JSON). */
@@ -307,14 +437,23 @@ public final class P4Engine {
         Program p = program;
         StringJoiner j = new StringJoiner("\n");
         j.add("program " + p.name + (p.compiler != null ? " (compiled by " + p.compiler + ")" : ""));
+        if (!p.configOptions.isEmpty()) {
+            j.add("  config options " + p.configOptions);
+        }
+        int unionStackParts = p.layout.unionStacks.values().stream().mapToInt(java.util.Map::size).sum();
         j.add("  header types " + p.headerTypes + ", headers " + (p.layout.headers() - p.layout.stackNames.length)
-                + ", header stacks " + p.layout.stackNames.length + ", header unions " + p.layout.unionNames.length);
+                + ", header stacks " + (p.layout.stackNames.length - unionStackParts) + ", header unions "
+                + p.layout.unionNames.length + ", header union stacks " + p.layout.unionStacks.size());
         j.add("  parser " + p.parser.name + ": " + p.parseStates + " states, " + p.vsets.size() + " parse value sets");
         j.add("  deparser " + p.deparser.name + ": " + p.deparser.order.length + " headers");
         j.add("  actions " + p.actions.size() + ", conditionals " + p.conditionals + ", checksums "
                 + p.checksums.size() + ", calculations " + p.calcs.size());
         j.add("  registers " + p.externs.registerNames.length + ", counters " + p.externs.counterNames.length
-                + ", action profiles " + p.profiles.size());
+                + ", action profiles " + p.profiles.size() + " (" + p.profiles.values().stream()
+                .filter(x -> x.selector != null).count() + " with a selector), field lists " + p.fieldLists.size()
+                + ", learn lists " + p.learnLists.size());
+        j.add("  meters " + p.externs.meterSpecs.length + " indirect, "
+                + p.tables.stream().filter(t -> t.directMeter != null).count() + " direct");
         for (Table t : p.tables) {
             StringJoiner k = new StringJoiner(", ");
             for (Table.Key key : t.keys) {

@@ -25,6 +25,20 @@ final class Packet {
     boolean assertFailed;
     /** truncate(n): at most n bytes leave, or -1. */
     int truncateTo = -1;
+    /**
+     * simple_switch's packet length register: the frame's length, plus the bytes of headers add_header made valid,
+     * minus those remove_header made invalid; egress starts with standard_metadata.packet_length set to it.
+     */
+    long lengthRegister;
+    /** clone_*_pkt_to_egress: the mirror session (-1: none) and the field list id (0: none). */
+    int cloneSession = -1;
+    int cloneFieldList;
+    /** resubmit, recirculate, generate_digest: the field or learn list id, 0 when not asked for. */
+    int resubmitList;
+    int recirculateList;
+    int learnList;
+    /** Microseconds since the engine's time origin when the frame entered (what meters read). */
+    long micros;
     final byte[] out = new byte[MAX_FRAME + HEADROOM];
     int outLen;
 
@@ -42,11 +56,17 @@ final class Packet {
     /** Starts a frame of {@code len} bytes already copied into {@link #in}. */
     void started(int len) {
         inLen = len;
+        lengthRegister = len;
         cursor = 0;
         exit = false;
         assertFailed = false;
         truncateTo = -1;
         outLen = 0;
+        cloneSession = -1;
+        cloneFieldList = 0;
+        resubmitList = 0;
+        recirculateList = 0;
+        learnList = 0;
         phv.reset();
     }
 }

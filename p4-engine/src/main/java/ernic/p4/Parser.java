@@ -36,21 +36,68 @@ final class Parser {
         }
     }
 
-    record Transition(byte[] value, byte[] mask, ParseVset vset, State next, boolean isDefault) {
+    record Transition(byte[] value, byte[] mask, VsetUse vset, State next, boolean isDefault) {
     }
 
-    /** A parse value set: values the control plane adds (pvs_add), matched like a transition value. */
+    /**
+     * A parse value set: values the control plane adds (pvs_add), kept as given (its compressed width) and spread,
+     * for each transition that uses it, over that transition's key fields, as bmv2 keeps one copy per use. So one
+     * set may serve keys of different layouts.
+     */
     static final class ParseVset {
         final String name;
         final int compressedBits;
         final int maxSize;
-        int[] partWidths;
-        final List<byte[]> values = new ArrayList<>();
+        final List<java.math.BigInteger> values = new ArrayList<>();
+        final List<VsetUse> uses = new ArrayList<>();
 
         ParseVset(String name, int compressedBits, int maxSize) {
             this.name = name;
             this.compressedBits = compressedBits;
             this.maxSize = maxSize;
+        }
+
+        void add(java.math.BigInteger v) {
+            values.add(v);
+            for (VsetUse u : uses) {
+                u.values.add(u.expand(v));
+            }
+        }
+
+        void clear() {
+            values.clear();
+            for (VsetUse u : uses) {
+                u.values.clear();
+            }
+        }
+    }
+
+    /** One transition's view of a parse value set: the values laid out as its key (each field byte-padded). */
+    static final class VsetUse {
+        final int[] partWidths;
+        final List<byte[]> values = new ArrayList<>();
+
+        VsetUse(int[] partWidths) {
+            this.partWidths = partWidths;
+        }
+
+        /** A compressed value spread over the byte-padded key fields, the last field taking the low bits. */
+        byte[] expand(java.math.BigInteger v) {
+            int total = 0;
+            for (int w : partWidths) {
+                total += (w + 7) / 8;
+            }
+            byte[] out = new byte[total];
+            int off = total;
+            for (int i = partWidths.length - 1; i >= 0; i--) {
+                int w = partWidths[i];
+                int n = (w + 7) / 8;
+                off -= n;
+                java.math.BigInteger part = v.and(java.math.BigInteger.ONE.shiftLeft(w).subtract(java.math.BigInteger.ONE));
+                System.arraycopy(ActionData.toBytes(part, n), 0, out, off, n);
+                v = v.shiftRight(w);
+            }
+            return out;
         }
     }
 
@@ -199,7 +246,9 @@ final class Parser {
             }
             phv.setValid(h, true);
             if (stack >= 0) {
-                phv.stackNext[stack]++;
+                for (int sib : phv.layout.siblings[stack]) {
+                    phv.stackNext[sib]++;
+                }
             }
             p.cursor = b >> 3;
             return true;
@@ -264,6 +313,8 @@ final class Parser {
     static final class Deparser {
         final String name;
         final int[] order;
+        /** Primitives bmv2 runs in the deparser (any action primitive), before the headers are emitted. */
+        Prim[] prims = new Prim[0];
 
         Deparser(String name, int[] order) {
             this.name = name;
@@ -272,6 +323,10 @@ final class Parser {
 
         /** Writes the frame into {@code p.out}; false when it would not fit. */
         boolean deparse(Packet p) {
+            if (prims.length != 0) {
+                Prim.runAll(prims, p);
+                p.exit = false;
+            }
             Phv phv = p.phv;
             int bit = 0;
             byte[] out = p.out;

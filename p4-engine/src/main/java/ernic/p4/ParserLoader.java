@@ -24,20 +24,25 @@ final class ParserLoader {
             p.vsets.put(v.str("name"), new Parser.ParseVset(v.str("name"), v.num("compressed_bitwidth"), max));
         }
         List<J> parsers = r.list("parsers");
-        if (parsers.size() != 1) {
-            throw P4Refusal.unsupported(parsers.isEmpty() ? "a program without a parser"
-                    : "more than one parser (v1model has one)", "$.parsers");
+        if (parsers.size() > 1) {
+            throw P4Refusal.unsupported("more than one parser (v1model has one)", "$.parsers");
         }
-        p.parser = parser(parsers.getFirst());
+        // Without a parser nothing is extracted: the whole frame is payload.
+        p.parser = parsers.isEmpty() ? new Parser("(none)", p.errors) : parser(parsers.getFirst());
+        List<J> deparsers = r.list("deparsers");
+        if (!deparsers.isEmpty()) {
+            PrimCompiler pc = new PrimCompiler(new ExprCompiler(ec.layout, ec.externs, null, false), p);
+            p.deparser.prims = pc.compileAll(deparsers.getFirst().list("primitives"));
+        }
     }
 
     void loadDeparser(J r) {
         List<J> deparsers = r.list("deparsers");
-        if (deparsers.size() != 1) {
-            throw P4Refusal.unsupported(deparsers.isEmpty() ? "a program without a deparser"
-                    : "more than one deparser (v1model has one)", "$.deparsers");
+        if (deparsers.size() > 1) {
+            throw P4Refusal.unsupported("more than one deparser (v1model has one)", "$.deparsers");
         }
-        p.deparser = deparser(deparsers.getFirst());
+        // Without a deparser no header is emitted: what leaves is the payload the parser left.
+        p.deparser = deparsers.isEmpty() ? new Parser.Deparser("(none)", new int[0]) : deparser(deparsers.getFirst());
     }
 
     private Parser parser(J pj) {
@@ -108,11 +113,9 @@ final class ParserLoader {
                     if (vs == null) {
                         throw t.get("value").malformed("no parse value set '" + t.str("value") + "'");
                     }
-                    if (vs.partWidths != null && !java.util.Arrays.equals(vs.partWidths, widths)) {
-                        throw t.unsupported("a parse value set used with two different key layouts");
-                    }
-                    vs.partWidths = widths;
-                    yield new Parser.Transition(null, mask, vs, ns, false);
+                    Parser.VsetUse use = new Parser.VsetUse(widths);
+                    vs.uses.add(use);
+                    yield new Parser.Transition(null, mask, use, ns, false);
                 }
                 default -> throw t.get("type").unsupported("transition type '" + type + "'");
             };
@@ -147,7 +150,10 @@ final class ParserLoader {
                         s = ec.stack(target.get("value"));
                         t = p.layout.typeOf[p.layout.stackMembers[s][0]];
                     }
-                    case "union_stack" -> throw target.unsupported("extract into a header union stack");
+                    case "union_stack" -> {
+                        s = ec.unionStackMember(target.get("value"));
+                        t = p.layout.typeOf[p.layout.stackMembers[s][0]];
+                    }
                     default -> throw target.get("type").unsupported("extract target type '" + type + "'");
                 }
                 checkByteAligned(t, target);
@@ -184,7 +190,7 @@ final class ParserLoader {
                 yield new Parser.Advance(e, op.equals("shift") ? 8 : 1, p.errors);
             }
             case "primitive" -> {
-                PrimCompiler pc = new PrimCompiler(ec, p.std, p.calcs);
+                PrimCompiler pc = new PrimCompiler(ec, p);
                 yield new Parser.Primitive(pc.compile(a.getFirst()));
             }
             default -> throw o.get("op").unsupported("parser operation '" + op + "'");
@@ -199,10 +205,6 @@ final class ParserLoader {
     }
 
     private Parser.Deparser deparser(J d) {
-        List<J> prims = d.list("primitives");
-        if (!prims.isEmpty()) {
-            throw prims.getFirst().unsupported("deparser primitives");
-        }
         List<Integer> order = new ArrayList<>();
         for (J h : d.list("order")) {
             int idx = ec.header(h).h;

@@ -21,6 +21,19 @@ public final class Pcap {
     private Pcap() {
     }
 
+    /** True when the file's time stamps count nanoseconds (its magic says so), false for microseconds. */
+    public static boolean nanosecond(Path file) throws IOException {
+        byte[] h = new byte[4];
+        try (var in = Files.newInputStream(file)) {
+            if (in.readNBytes(h, 0, 4) < 4) {
+                return false;
+            }
+        }
+        int le = ByteBuffer.wrap(h).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        int be = ByteBuffer.wrap(h).order(ByteOrder.BIG_ENDIAN).getInt();
+        return le == MAGIC_NS || be == MAGIC_NS;
+    }
+
     public static List<Frame> read(Path file) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.LITTLE_ENDIAN);
         if (b.remaining() < 24) {

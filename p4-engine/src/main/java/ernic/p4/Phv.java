@@ -55,6 +55,33 @@ final class Phv {
         Arrays.fill(stackNext, 0);
     }
 
+    /** This state becomes a copy of {@code o} (a PHV of the same layout): a clone's headers and metadata. */
+    void copyFrom(Phv o) {
+        System.arraycopy(o.val, 0, val, 0, val.length);
+        System.arraycopy(o.varBits, 0, varBits, 0, varBits.length);
+        for (int slot : wideSlots) {
+            System.arraycopy(o.wide[slot], 0, wide[slot], 0, wide[slot].length);
+        }
+        System.arraycopy(o.valid, 0, valid, 0, valid.length);
+        System.arraycopy(o.stackNext, 0, stackNext, 0, stackNext.length);
+    }
+
+    /** Zeroes every metadata header's fields (what a clone, resubmit or recirculation does before its field list). */
+    void resetMetadata() {
+        for (int h = 0; h < layout.headers(); h++) {
+            if (layout.metadata[h]) {
+                clearHeader(h);
+            }
+        }
+    }
+
+    /** The bytes header {@code h} takes on the wire now (its fixed fields and its variable-length field's bits). */
+    int wireBytes(int h) {
+        HeaderType t = layout.typeOf[h];
+        int vbits = t.varField() >= 0 ? varBits[layout.first[h] + t.varField()] : 0;
+        return (t.fixedBits() + vbits) / 8;
+    }
+
     /** Zeroes the fields of one header (a header made valid starts from zero, as bmv2's add_header does). */
     void clearHeader(int h) {
         int base = layout.first[h];

@@ -23,6 +23,11 @@ final class PipelineLoader {
     }
 
     Calc calculation(J c) {
+        return calculation(c, c.str("name"));
+    }
+
+    /** A calculation ({@code calculations}, or an action selector's {@code selector}, which has no name). */
+    Calc calculation(J c, String name) {
         String algo = c.str("algo");
         if (!Calc.ALGORITHMS.contains(algo)) {
             throw c.get("algo").unsupported("hash algorithm '" + algo + "'");
@@ -71,7 +76,7 @@ final class PipelineLoader {
             }
         }
         int maxBytes = (maxBits + 7) / 8 + (payload ? Packet.MAX_FRAME + Packet.HEADROOM : 0);
-        return new Calc(c.str("name"), algo, inputs, maxBytes);
+        return new Calc(name, algo, inputs, maxBytes);
     }
 
     /** Header instances after {@code h} in deparser order. */
@@ -98,7 +103,7 @@ final class PipelineLoader {
             widths[i] = rd.get(i).num("bitwidth");
         }
         Action act = new Action(a.str("name"), a.num("id"), names, widths);
-        act.prims = new PrimCompiler(ec.forAction(widths), p.std, p.calcs).compileAll(a.list("primitives"));
+        act.prims = new PrimCompiler(ec.forAction(widths), p).compileAll(a.list("primitives"));
         return act;
     }
 
@@ -127,7 +132,8 @@ final class PipelineLoader {
         for (J pl : pipelines) {
             String name = pl.str("name");
             if (!name.equals("ingress") && !name.equals("egress")) {
-                throw pl.get("name").unsupported("pipeline '" + name + "' (v1model has ingress and egress)");
+                throw pl.get("name").unsupported("another architecture's program: pipeline '" + name
+                        + "' (v1model has ingress and egress)");
             }
             Node init = pipeline(pl);
             if (name.equals("ingress")) {
@@ -140,12 +146,8 @@ final class PipelineLoader {
 
     private Node pipeline(J pl) {
         for (J ap : pl.list("action_profiles")) {
-            if (ap.has("selector")) {
-                throw ap.get("selector").unsupported("action selectors (action profiles with a selector)");
-            }
-            if (p.profiles.put(ap.str("name"), new Table.Profile(ap.str("name"), ap.num("max_size"))) != null) {
-                throw ap.get("name").malformed("a second action profile named '" + ap.str("name") + "'");
-            }
+            J sel = ap.opt("selector");
+            addProfile(ap.get("name"), ap.has("max_size") ? ap.num("max_size") : 1024, sel);
         }
         Map<String, Node> nodes = new HashMap<>();
         Map<Node, J> json = new LinkedHashMap<>();
@@ -197,27 +199,58 @@ final class PipelineLoader {
         return n;
     }
 
+    private Table.Profile addProfile(J name, int maxSize, J selector) {
+        String n = name.text();
+        Calc sel = selector == null || selector.node().isNull() ? null : calculation(selector, n + " selector");
+        Table.Profile prof = new Table.Profile(n, maxSize, sel);
+        if (p.profiles.put(n, prof) != null) {
+            throw name.malformed("a second action profile named '" + n + "'");
+        }
+        return prof;
+    }
+
     private Table table(J t) {
         String type = t.has("type") ? t.str("type") : "simple";
         Table.Profile profile = null;
         switch (type) {
             case "simple" -> {
             }
-            case "indirect" -> {
-                String pn = t.str("action_profile");
-                profile = p.profiles.get(pn);
-                if (profile == null) {
-                    throw t.get("action_profile").malformed("no action profile '" + pn + "'");
+            case "indirect", "indirect_ws" -> {
+                J ap = t.opt("action_profile");
+                if (ap != null && !ap.node().isNull()) {
+                    profile = p.profiles.get(ap.text());
+                    if (profile == null) {
+                        throw ap.malformed("no action profile '" + ap.text() + "'");
+                    }
+                } else if (t.has("act_prof_name")) {
+                    // bmv2's older form: the table names its own profile, and an indirect_ws table carries the selector.
+                    profile = addProfile(t.get("act_prof_name"), t.has("max_size") ? t.num("max_size") : 1024,
+                            type.equals("indirect_ws") ? t.get("selector") : null);
+                } else {
+                    throw t.malformed("an indirect table without action_profile or act_prof_name");
+                }
+                if (type.equals("indirect_ws") && profile.selector == null) {
+                    throw t.get("type").malformed("an indirect_ws table whose action profile has no selector");
                 }
             }
-            case "indirect_ws" -> throw t.get("type").unsupported("action selectors (table type indirect_ws)");
             default -> throw t.get("type").unsupported("table type '" + type + "'");
         }
-        if (t.boolOr("support_timeout", false)) {
-            throw t.get("support_timeout").unsupported("table entry ageing (support_timeout)");
-        }
-        if (t.has("direct_meters")) {
-            throw t.get("direct_meters").unsupported("direct meters");
+        // support_timeout: bmv2 ages entries only when a controller sets a TTL and listens for the notices; the
+        // engine has no such controller, so its entries never age (table_set_timeout is not a command here).
+        Meter.Spec direct = null;
+        Expr.Field directTarget = null;
+        J dm = t.opt("direct_meters");
+        if (dm != null && !dm.node().isNull()) {
+            J m = p.directMeters.get(dm.text());
+            if (m == null) {
+                throw dm.malformed("no direct meter '" + dm.text() + "'");
+            }
+            direct = new Meter.Spec(m.str("name"), m.str("type").equals("bytes"),
+                    m.has("rate_count") ? m.num("rate_count") : 2, 0);
+            if (!(ec.field(m.get("result_target")) instanceof Expr.Field f) || f.kind != Expr.Kind.DATA) {
+                throw m.get("result_target").unsupported("a direct meter's result in something but a field of at most 64 bits");
+            }
+            directTarget = f;
         }
         Table.MatchKind mk = matchKind(t.get("match_type"), false);
         List<J> kj = t.list("key");
@@ -269,12 +302,15 @@ final class PipelineLoader {
         }
         int max = t.has("max_size") ? t.num("max_size") : 1024;
         Table tab = new Table(t.str("name"), mk, keys, actions, max, t.boolOr("with_counters", false), profile);
+        tab.directMeter = direct;
+        tab.directMeterTarget = directTarget;
         J de = t.opt("default_entry");
         if (de != null) {
             Action a = actionById(de.get("action_id"));
             tab.defaultEntry = actionData(a, de.opt("action_data"));
             tab.defaultActionConst = de.boolOr("action_const", false);
             tab.defaultEntryConst = de.boolOr("action_entry_const", false) && de.has("action_data");
+            tab.programDefault = tab.defaultEntry;
         }
         List<J> entries = t.list("entries");
         for (J e : entries) {

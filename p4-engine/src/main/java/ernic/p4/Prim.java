@@ -72,13 +72,19 @@ interface Prim {
         }
     }
 
-    /** add_header (setValid: fields start at zero) and remove_header (setInvalid). */
+    /**
+     * add_header (setValid: fields start at zero) and remove_header (setInvalid); each moves the packet length
+     * register by the header's bytes when it changes the header's validity, as simple_switch's primitives do.
+     */
     record SetValid(Expr header, boolean valid) implements Prim {
         @Override
         public int exec(Packet p, int pc) {
             int h = header.ref(p);
             if (valid && !p.phv.valid[h]) {
                 p.phv.clearHeader(h);
+                p.lengthRegister += p.phv.wireBytes(h);
+            } else if (!valid && p.phv.valid[h]) {
+                p.lengthRegister -= p.phv.wireBytes(h);
             }
             p.phv.setValid(h, valid);
             return pc + 1;
@@ -176,6 +182,53 @@ interface Prim {
                 p.externs.counterBytes[counter][(int) i] += p.inLen;
                 p.externs.counters.inc(P4Counter.COUNTER_UPDATES);
             }
+            return pc + 1;
+        }
+    }
+
+    /** execute_meter(meter_array, index, dst): the colour of this frame on that cell. */
+    record ExecuteMeter(int meter, Expr index, Field dst) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            Meter[] cells = p.externs.meters[meter];
+            long i = index.num(p);
+            if (i < 0 || i >= cells.length) {
+                p.externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
+            } else {
+                dst.set(p, cells[(int) i].execute(p.micros, p.externs.meterSpecs[meter].bytes() ? p.inLen : 1));
+            }
+            return pc + 1;
+        }
+    }
+
+    /** clone_ingress_pkt_to_egress / clone_egress_pkt_to_egress: a copy to a mirror session, after this pipeline. */
+    record Clone(Expr session, int fieldList) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            p.cloneSession = (int) (session.num(p) & P4Engine.MIRROR_SESSION_MASK);
+            p.cloneFieldList = fieldList;
+            return pc + 1;
+        }
+    }
+
+    /** resubmit (after ingress) and recirculate (after the deparser), keeping a field list; id 0 does nothing. */
+    record Again(boolean resubmit, int fieldList) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            if (resubmit) {
+                p.resubmitList = fieldList;
+            } else {
+                p.recirculateList = fieldList;
+            }
+            return pc + 1;
+        }
+    }
+
+    /** generate_digest(receiver, learn list): the list's values go to the digest listeners after ingress. */
+    record Digest(int learnList) implements Prim {
+        @Override
+        public int exec(Packet p, int pc) {
+            p.learnList = learnList;
             return pc + 1;
         }
     }

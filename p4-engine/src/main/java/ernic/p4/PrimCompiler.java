@@ -11,11 +11,13 @@ final class PrimCompiler {
     private final ExprCompiler ec;
     private final StdMeta sm;
     private final Map<String, Calc> calcs;
+    private final Program program;
 
-    PrimCompiler(ExprCompiler ec, StdMeta sm, Map<String, Calc> calcs) {
+    PrimCompiler(ExprCompiler ec, Program program) {
         this.ec = ec;
-        this.sm = sm;
-        this.calcs = calcs;
+        this.sm = program.std;
+        this.calcs = program.calcs;
+        this.program = program;
     }
 
     Prim[] compileAll(List<J> prims) {
@@ -166,11 +168,28 @@ final class PrimCompiler {
                 };
                 yield assign(ec.lvalue(a.get(0)), ExprCompiler.arith(sym, data(a.get(1)), data(a.get(2)), where), null, where);
             }
-            case "clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress", "resubmit", "recirculate" ->
-                    throw where.unsupported("primitive '" + op + "' (the NIC has no packet replication: no clone,"
-                            + " resubmit or recirculate)");
-            case "generate_digest" -> throw where.unsupported("primitive 'generate_digest' (no learning channel)");
-            case "execute_meter" -> throw where.unsupported("primitive 'execute_meter' (meters)");
+            case "clone_ingress_pkt_to_egress", "clone_egress_pkt_to_egress" -> {
+                need(a, 1, op, where);
+                int fl = a.size() > 1 ? listId(a.get(1), program.fieldLists, "field list") : 0;
+                yield new Prim.Clone(exact(a.get(0), "mirror session"), fl);
+            }
+            case "resubmit", "recirculate" -> {
+                int fl = a.isEmpty() ? 0 : listId(a.get(0), program.fieldLists, "field list");
+                yield new Prim.Again(op.equals("resubmit"), fl);
+            }
+            case "generate_digest" -> {
+                need(a, 2, op, where);
+                yield new Prim.Digest(listId(a.get(1), program.learnLists, "learn list"));
+            }
+            case "execute_meter" -> {
+                need(a, 3, op, where);
+                String mn = a.get(0).get("value").text();
+                int m = ec.externs.meter(mn);
+                if (m < 0) {
+                    throw a.get(0).malformed("no indirect meter array '" + mn + "'");
+                }
+                yield new Prim.ExecuteMeter(m, exact(a.get(1), "meter index"), ec.lvalue(a.get(2)));
+            }
             case "modify_field_rng_uniform" -> throw where.unsupported("primitive 'modify_field_rng_uniform' (random numbers)");
             default -> throw where.unsupported(op.startsWith("_") ? "extern method '" + op + "'" : "primitive '" + op + "'");
         };
@@ -190,6 +209,21 @@ final class PrimCompiler {
             throw where.unsupported("modify_field with a mask on a field wider than 64 bits");
         }
         return new Prim.Assign(dst, src, mask);
+    }
+
+    /** A field or learn list id: a constant naming a list of the program (0: none, as in bmv2). */
+    private static int listId(J tv, Map<Integer, FieldList> lists, String what) {
+        if (!tv.str("type").equals("hexstr")) {
+            throw tv.unsupported("a " + what + " id that is not a constant");
+        }
+        java.math.BigInteger v = tv.get("value").hex();
+        if (v.signum() == 0) {
+            return 0;
+        }
+        if (v.bitLength() > 31 || !lists.containsKey(v.intValue())) {
+            throw tv.get("value").malformed("no " + what + " with id " + v);
+        }
+        return v.intValue();
     }
 
     private Expr data(J tv) {

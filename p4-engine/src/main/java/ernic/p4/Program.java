@@ -10,6 +10,8 @@ final class Program {
 
     String name;
     String compiler;
+    /** {@code config_options}: name to value, in JSON order. */
+    Map<String, String> configOptions;
     Layout layout;
     Externs externs;
     StdMeta std;
@@ -24,6 +26,13 @@ final class Program {
     Map<String, Parser.ParseVset> vsets;
     Map<String, Calc> calcs;
     List<Checksum> checksums;
+    /** Direct meter arrays by name, as JSON, until their tables are loaded. */
+    Map<String, J> directMeters;
+    /** Field lists (clone, resubmit, recirculate) and learn lists (digests) by id. */
+    Map<Integer, FieldList> fieldLists;
+    Map<Integer, FieldList> learnLists;
+    /** Mirror sessions (mirroring_add): session id to egress port. */
+    final Map<Integer, Integer> mirrorSessions = new java.util.HashMap<>();
     int headerTypes;
     int parseStates;
     int conditionals;

@@ -13,20 +13,40 @@ import java.util.Map;
  * <pre>
  * table_add TABLE ACTION KEY... =&gt; ARG... [PRIORITY]    table_set_default TABLE ACTION ARG...
  * table_delete TABLE HANDLE    table_modify TABLE ACTION HANDLE =&gt; ARG...    table_clear TABLE
- * act_prof_create_member PROFILE ACTION ARG...    table_indirect_add TABLE KEY... =&gt; MEMBER [PRIORITY]
- * table_indirect_set_default TABLE MEMBER    register_write REGISTER INDEX VALUE    register_reset REGISTER
+ * act_prof_create_member PROFILE ACTION ARG...    act_prof_delete_member PROFILE MEMBER
+ * act_prof_create_group PROFILE    act_prof_delete_group PROFILE GROUP
+ * act_prof_add_member_to_group PROFILE MEMBER GROUP    act_prof_remove_member_from_group PROFILE MEMBER GROUP
+ * table_indirect_add TABLE KEY... =&gt; MEMBER [PRIORITY]    table_indirect_add_with_group TABLE KEY... =&gt; GROUP [PRIORITY]
+ * table_indirect_set_default TABLE MEMBER    table_indirect_set_default_with_group TABLE GROUP
+ * (and the older table_indirect_create_member... forms, naming the table for its profile)
+ * register_write REGISTER INDEX VALUE    register_reset REGISTER
  * counter_reset COUNTER    pvs_add VSET VALUE    pvs_clear VSET
  * </pre>
  * Keys: exact {@code V}, lpm {@code V/LEN}, ternary {@code V&&&MASK}, range {@code LO->HI}; values are
  * decimal, 0x hex, 0b binary, dotted IPv4, colon MAC or IPv6. Table and action names may be given in full
  * or by a unique dotted suffix. Handles count from 0 per table, in the order entries were added.
- * {@code mirroring_add} is refused: the engine runs no clone primitives, so mirror sessions have no use.
+ * {@code mirroring_add SESSION PORT} and {@code mirroring_delete SESSION} manage mirror sessions;
+ * {@code meter_array_set_rates}, {@code meter_set_rates} and {@code meter_reset} set meters.
  */
 final class RuntimeCommands {
     /** The commands a guest given the {@code tables} scope may send (devcmd 71). */
     static final java.util.Set<String> TABLE_COMMANDS = java.util.Set.of("table_add", "table_set_default",
-            "table_delete", "table_modify", "table_clear", "act_prof_create_member", "table_indirect_add",
-            "table_indirect_set_default");
+            "table_delete", "table_modify", "table_clear", "table_reset_default", "act_prof_create_member",
+            "act_prof_modify_member", "act_prof_delete_member",
+            "act_prof_create_group", "act_prof_delete_group", "act_prof_add_member_to_group",
+            "act_prof_remove_member_from_group", "table_indirect_add", "table_indirect_add_with_group",
+            "table_indirect_set_default", "table_indirect_set_default_with_group", "table_indirect_create_member",
+            "table_indirect_modify_member", "table_indirect_delete_member", "table_indirect_create_group", "table_indirect_delete_group",
+            "table_indirect_add_member_to_group", "table_indirect_remove_member_from_group");
+    /** simple_switch_CLI's older per-table names of the action profile commands (the table names its profile). */
+    private static final Map<String, String> TABLE_INDIRECT_ALIASES = Map.of(
+            "table_indirect_create_member", "act_prof_create_member",
+            "table_indirect_modify_member", "act_prof_modify_member",
+            "table_indirect_delete_member", "act_prof_delete_member",
+            "table_indirect_create_group", "act_prof_create_group",
+            "table_indirect_delete_group", "act_prof_delete_group",
+            "table_indirect_add_member_to_group", "act_prof_add_member_to_group",
+            "table_indirect_remove_member_from_group", "act_prof_remove_member_from_group");
 
     private final Program p;
     private final boolean tablesOnly;
@@ -61,6 +81,18 @@ final class RuntimeCommands {
         if (tablesOnly && !TABLE_COMMANDS.contains(cmd)) {
             throw new IllegalArgumentException("'" + cmd + "' is not a table command");
         }
+        String alias = TABLE_INDIRECT_ALIASES.get(cmd);
+        if (alias != null) {
+            Table t = table(arg(w, 1));
+            if (t.profile == null) {
+                throw new IllegalArgumentException("table " + t.name + " has no action profile");
+            }
+            String[] v = w.clone();
+            v[0] = alias;
+            v[1] = t.profile.name;
+            command(v);
+            return;
+        }
         switch (cmd) {
             case "table_add" -> {
                 Table t = table(arg(w, 1));
@@ -85,6 +117,10 @@ final class RuntimeCommands {
             }
             case "table_delete" -> table(arg(w, 1)).delete(handle(arg(w, 2)));
             case "table_clear" -> table(arg(w, 1)).clear();
+            case "table_reset_default" -> {
+                Table t = table(arg(w, 1));
+                t.defaultEntry = t.programDefault;
+            }
             case "table_modify" -> {
                 Table t = table(arg(w, 1));
                 Action a = action(t, arg(w, 2));
@@ -93,13 +129,70 @@ final class RuntimeCommands {
             }
             case "act_prof_create_member" -> {
                 Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
-                Action a = byName(p.actions, arg(w, 2), "action");
+                Action a = action(prof, arg(w, 2));
                 if (prof.members.size() >= prof.maxSize) {
                     throw new IllegalArgumentException("action profile " + prof.name + " is full");
                 }
                 prof.members.add(data(a, Arrays.copyOfRange(w, 3, w.length)));
             }
-            case "table_indirect_add" -> {
+            case "act_prof_modify_member" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                Action a = action(prof, arg(w, 2));
+                int m = handle(arg(w, 3));
+                ActionData old = prof.member(m);
+                ActionData now = data(a, Arrays.copyOfRange(w, 4, w.length));
+                prof.members.set(m, now);
+                // Entries hold the member itself (groups hold its handle): they follow it to its new action.
+                for (Table t : p.tables) {
+                    if (t.profile == prof) {
+                        t.replaceData(old, now);
+                    }
+                }
+            }
+            case "act_prof_delete_member" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                int m = handle(arg(w, 2));
+                ActionData d = prof.member(m);
+                for (Table.Group g : prof.groups) {
+                    if (g != null && Arrays.stream(g.members).anyMatch(x -> x == m)) {
+                        throw new IllegalArgumentException("member " + m + " is in group " + g.handle);
+                    }
+                }
+                if (usedByAnEntry(prof, d)) {
+                    throw new IllegalArgumentException("member " + m + " is used by a table entry");
+                }
+                prof.members.set(m, null);
+            }
+            case "act_prof_create_group" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                if (prof.selector == null) {
+                    throw new IllegalArgumentException("action profile " + prof.name + " has no selector: no groups");
+                }
+                prof.groups.add(new Table.Group(prof, prof.groups.size()));
+            }
+            case "act_prof_delete_group" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                Table.Group g = prof.group(handle(arg(w, 2)));
+                if (usedByAnEntry(prof, ActionData.ofGroup(g))) {
+                    throw new IllegalArgumentException("group " + g.handle + " is used by a table entry");
+                }
+                prof.groups.set(g.handle, null);
+            }
+            case "act_prof_add_member_to_group", "act_prof_remove_member_from_group" -> {
+                Table.Profile prof = byName(p.profiles, arg(w, 1), "action profile");
+                int m = handle(arg(w, 2));
+                prof.member(m);
+                Table.Group g = prof.group(handle(arg(w, 3)));
+                boolean in = Arrays.stream(g.members).anyMatch(x -> x == m);
+                boolean add = cmd.equals("act_prof_add_member_to_group");
+                if (in == add) {
+                    throw new IllegalArgumentException("member " + m + (add ? " is already" : " is not") + " in group "
+                            + g.handle);
+                }
+                g.members = add ? java.util.stream.IntStream.concat(Arrays.stream(g.members), java.util.stream.IntStream.of(m))
+                        .sorted().toArray() : Arrays.stream(g.members).filter(x -> x != m).toArray();
+            }
+            case "table_indirect_add", "table_indirect_add_with_group" -> {
                 Table t = table(arg(w, 1));
                 int arrow = arrow(w);
                 MatchParam[] key = keys(t, Arrays.copyOfRange(w, 2, arrow));
@@ -108,11 +201,15 @@ final class RuntimeCommands {
                     throw new IllegalArgumentException("table_indirect_add needs a member handle (and a priority)");
                 }
                 int prio = rest.length == 2 ? (int) parseNumber(rest[1], 31).longValue() : -1;
-                MatchParam.addTo(t, key, prio, member(t, rest[0]), false);
+                MatchParam.addTo(t, key, prio, cmd.endsWith("group") ? group(t, rest[0]) : member(t, rest[0]), false);
             }
             case "table_indirect_set_default" -> {
                 Table t = table(arg(w, 1));
                 t.setDefault(member(t, arg(w, 2)));
+            }
+            case "table_indirect_set_default_with_group" -> {
+                Table t = table(arg(w, 1));
+                t.setDefault(group(t, arg(w, 2)));
             }
             case "register_write" -> {
                 int r = index(p.externs.registerNames, arg(w, 1), "register");
@@ -135,38 +232,112 @@ final class RuntimeCommands {
             }
             case "pvs_add" -> {
                 Parser.ParseVset vs = byName(p.vsets, arg(w, 1), "parse value set");
-                if (vs.partWidths == null) {
+                if (vs.uses.isEmpty()) {
                     throw new IllegalArgumentException("parse value set " + vs.name + " is used by no parse state");
                 }
                 if (vs.values.size() >= vs.maxSize) {
                     throw new IllegalArgumentException("parse value set " + vs.name + " is full");
                 }
-                vs.values.add(expand(vs, parseNumber(arg(w, 2), vs.compressedBits)));
+                vs.add(parseNumber(arg(w, 2), vs.compressedBits));
             }
-            case "pvs_clear" -> byName(p.vsets, arg(w, 1), "parse value set").values.clear();
-            case "mirroring_add" -> throw new IllegalArgumentException("mirroring_add: the engine runs no clone"
-                    + " primitives (they are refused at load), so mirror sessions have no use");
+            case "meter_array_set_rates" -> {
+                int m = meterArray(arg(w, 1));
+                Rates r = rates(w, 2, p.externs.meterSpecs[m].rateCount());
+                for (Meter cell : p.externs.meters[m]) {
+                    cell.setRates(r.rates, r.bursts);
+                }
+            }
+            case "meter_set_rates" -> {
+                String name = arg(w, 1);
+                Table direct = directMeterTable(name);
+                if (direct != null) {
+                    Rates r = rates(w, 3, direct.directMeter.rateCount());
+                    direct.entry(handle(arg(w, 2))).meter.setRates(r.rates, r.bursts);
+                } else {
+                    int m = meterArray(name);
+                    Meter[] cells = p.externs.meters[m];
+                    Rates r = rates(w, 3, p.externs.meterSpecs[m].rateCount());
+                    cells[cell(arg(w, 2), cells.length)].setRates(r.rates, r.bursts);
+                }
+            }
+            case "meter_reset" -> {
+                Table direct = directMeterTable(arg(w, 1));
+                if (direct != null) {
+                    for (Table.Entry e : direct.entries()) {
+                        e.meter.reset();
+                    }
+                } else {
+                    for (Meter cell : p.externs.meters[meterArray(arg(w, 1))]) {
+                        cell.reset();
+                    }
+                }
+            }
+            case "pvs_clear" -> byName(p.vsets, arg(w, 1), "parse value set").clear();
+            case "mirroring_add" -> {
+                int session = (int) parseNumber(arg(w, 1), 15).longValue();
+                int port = (int) parseNumber(arg(w, 2), 9).longValue();
+                if (w.length > 3) {
+                    throw new IllegalArgumentException("mirroring_add takes a session and a port");
+                }
+                p.mirrorSessions.put(session, port);
+            }
+            case "mirroring_delete" -> {
+                int session = (int) parseNumber(arg(w, 1), 15).longValue();
+                if (p.mirrorSessions.remove(session) == null) {
+                    throw new IllegalArgumentException("no mirror session " + session);
+                }
+            }
+            case "mirroring_add_mc" -> throw new IllegalArgumentException("mirroring_add_mc: there is no multicast"
+                    + " (no replication engine on a NIC); give the session a port with mirroring_add");
             default -> throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
         }
     }
 
-    /** A compressed parse value set value spread over its byte-padded key fields. */
-    private static byte[] expand(Parser.ParseVset vs, BigInteger v) {
-        int total = 0;
-        for (int w : vs.partWidths) {
-            total += (w + 7) / 8;
+    private record Rates(double[] rates, long[] bursts) {
+    }
+
+    /** RATE:BURST pairs from word {@code from} on: rates in units per microsecond, bursts in units. */
+    private static Rates rates(String[] w, int from, int count) {
+        int n = w.length - from;
+        if (n != count) {
+            throw new IllegalArgumentException(w[0] + ": expected " + count + " RATE:BURST pairs, got " + Math.max(0, n));
         }
-        byte[] out = new byte[total];
-        int off = total;
-        for (int i = vs.partWidths.length - 1; i >= 0; i--) {
-            int w = vs.partWidths[i];
-            int n = (w + 7) / 8;
-            off -= n;
-            BigInteger part = v.and(BigInteger.ONE.shiftLeft(w).subtract(BigInteger.ONE));
-            System.arraycopy(ActionData.toBytes(part, n), 0, out, off, n);
-            v = v.shiftRight(w);
+        double[] r = new double[n];
+        long[] b = new long[n];
+        for (int i = 0; i < n; i++) {
+            String s = w[from + i];
+            int colon = separator(s, s.indexOf(':'), "meter rate", "RATE:BURST");
+            try {
+                r[i] = Double.parseDouble(s.substring(0, colon));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("not a rate: '" + s.substring(0, colon) + "'");
+            }
+            b[i] = parseNumber(s.substring(colon + 1), 32).longValue();
         }
-        return out;
+        return new Rates(r, b);
+    }
+
+    private int meterArray(String name) {
+        if (directMeterTable(name) != null) {
+            throw new IllegalArgumentException("meter " + name + " is direct: set its rates per entry with meter_set_rates");
+        }
+        return index(java.util.Arrays.stream(p.externs.meterSpecs).map(Meter.Spec::name).toArray(String[]::new),
+                name, "meter array");
+    }
+
+    /** The table whose direct meter has this name (in full or by a unique suffix), or null. */
+    private Table directMeterTable(String name) {
+        Map<String, Table> m = new java.util.LinkedHashMap<>();
+        for (Table t : p.tables) {
+            if (t.directMeter != null) {
+                m.put(t.directMeter.name(), t);
+            }
+        }
+        try {
+            return byName(m, name, "direct meter");
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     private static String arg(String[] w, int i) {
@@ -205,23 +376,67 @@ final class RuntimeCommands {
         return byName(m, name, "table");
     }
 
+    /**
+     * An action of table {@code t} by name (in full or by a unique suffix). p4c may emit one action under one name
+     * several times, once per table, so the name is looked up among the table's actions, as simple_switch_CLI does.
+     */
     private Action action(Table t, String name) {
-        Action a = byName(p.actions, name, "action");
-        if (t.actionIndex(a) < 0) {
+        Map<String, Action> own = new java.util.LinkedHashMap<>();
+        for (Action a : t.actions) {
+            own.put(a.name, a);
+        }
+        try {
+            return byName(own, name, "action");
+        } catch (IllegalArgumentException e) {
+            Action a = byName(p.actions, name, "action");
             throw new IllegalArgumentException("action " + a.name + " is not an action of table " + t.name);
         }
-        return a;
+    }
+
+    /** An action of a table over action profile {@code prof} (the first such table's), by name. */
+    private Action action(Table.Profile prof, String name) {
+        for (Table t : p.tables) {
+            if (t.profile == prof) {
+                return action(t, name);
+            }
+        }
+        return byName(p.actions, name, "action");
     }
 
     private ActionData member(Table t, String handle) {
         if (t.profile == null) {
             throw new IllegalArgumentException("table " + t.name + " has no action profile");
         }
-        int h = handle(handle);
-        if (h >= t.profile.members.size()) {
-            throw new IllegalArgumentException("action profile " + t.profile.name + " has no member " + h);
+        return t.profile.member(handle(handle));
+    }
+
+    private ActionData group(Table t, String handle) {
+        if (t.profile == null) {
+            throw new IllegalArgumentException("table " + t.name + " has no action profile");
         }
-        return t.profile.members.get(h);
+        return ActionData.ofGroup(t.profile.group(handle(handle)));
+    }
+
+    /** True when an entry or default entry of a table over {@code prof} holds {@code d} (a member or a group). */
+    private boolean usedByAnEntry(Table.Profile prof, ActionData d) {
+        for (Table t : p.tables) {
+            if (t.profile != prof) {
+                continue;
+            }
+            if (same(t.defaultEntry, d)) {
+                return true;
+            }
+            for (Table.Entry e : t.entries()) {
+                if (same(e.data, d)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean same(ActionData a, ActionData b) {
+        return a != null && (a == b || (a.group() != null && a.group() == b.group()));
     }
 
     /** A name in full, or a unique suffix after a dot ("ipv4_lpm" for "MyIngress.ipv4_lpm"). */

@@ -17,15 +17,62 @@ final class Table extends Node {
     record Key(String name, MatchKind kind, Expr source, int offset, int bytes, int bits, byte[] staticMask) {
     }
 
-    /** A member of an action profile: an action with its data, referred to by handle. */
+    /**
+     * An action profile: members (an action with its data) by handle, and, with a selector, groups of members and
+     * the calculation whose hash picks a group's member for a frame. A deleted member or group leaves a null.
+     */
     static final class Profile {
         final String name;
         final int maxSize;
+        final Calc selector;
         final List<ActionData> members = new ArrayList<>();
+        final List<Group> groups = new ArrayList<>();
 
-        Profile(String name, int maxSize) {
+        Profile(String name, int maxSize, Calc selector) {
             this.name = name;
             this.maxSize = maxSize;
+            this.selector = selector;
+        }
+
+        ActionData member(int h) {
+            if (h < 0 || h >= members.size() || members.get(h) == null) {
+                throw new IllegalArgumentException("action profile " + name + " has no member " + h);
+            }
+            return members.get(h);
+        }
+
+        Group group(int h) {
+            if (selector == null) {
+                throw new IllegalArgumentException("action profile " + name + " has no selector: no groups");
+            }
+            if (h < 0 || h >= groups.size() || groups.get(h) == null) {
+                throw new IllegalArgumentException("action profile " + name + " has no group " + h);
+            }
+            return groups.get(h);
+        }
+    }
+
+    /**
+     * A group of an action selector: member handles in ascending order; a frame's selector hash modulo the group's
+     * size picks one (simple_switch's rule), so every frame of one flow takes the same member.
+     */
+    static final class Group {
+        final Profile profile;
+        final int handle;
+        int[] members = new int[0];
+
+        Group(Profile profile, int handle) {
+            this.profile = profile;
+            this.handle = handle;
+        }
+
+        /** The member for this frame, or null for an empty group (the entry then does nothing, as in bmv2). */
+        ActionData choose(Packet p) {
+            if (members.length == 0) {
+                return null;
+            }
+            long h = profile.selector.compute(p);
+            return profile.members.get(members[(int) Long.remainderUnsigned(h, members.length)]);
         }
     }
 
@@ -41,6 +88,8 @@ final class Table extends Node {
         ActionData data;
         long packets;
         long bytes;
+        /** The entry's cell of the table's direct meter, or null. */
+        Meter meter;
 
         Entry(int handle, byte[] value, byte[] mask, byte[] lo, byte[] hi, int prefix, int priority, long age,
               ActionData data) {
@@ -63,11 +112,16 @@ final class Table extends Node {
     final int maxSize;
     final boolean withCounters;
     final Profile profile;
+    /** The table's direct meter (its spec) and the field its colour goes to on a hit, or null. */
+    Meter.Spec directMeter;
+    Expr.Field directMeterTarget;
     /** Entries from the JSON make the table immutable (the default entry aside). */
     boolean immutable;
     boolean defaultActionConst;
     boolean defaultEntryConst;
     ActionData defaultEntry;
+    /** The default entry the program gave (table_reset_default goes back to it). */
+    ActionData programDefault;
     Node[] nextByAction;
     /** The actions next_tables names (possibly with a null next); the others go to base_default_next. */
     boolean[] explicitNext;
@@ -125,11 +179,17 @@ final class Table extends Node {
                 e.packets++;
                 e.bytes += p.inLen;
             }
+            if (e.meter != null) {
+                directMeterTarget.set(p, e.meter.execute(p.micros, directMeter.bytes() ? p.inLen : 1));
+            }
             d = e.data;
         } else {
             misses++;
             p.externs.counters.inc(P4Counter.TABLE_MISSES);
             d = defaultEntry;
+        }
+        if (d != null && d.group() != null) {
+            d = d.group().choose(p);
         }
         if (d != null) {
             d.run(p);
@@ -213,7 +273,7 @@ final class Table extends Node {
         if (live.size() >= maxSize) {
             throw new IllegalArgumentException("table " + name + " is full (" + maxSize + " entries)");
         }
-        checkAction(data.action());
+        checkAction(data);
         for (int i = 0; i < value.length; i++) {
             value[i] &= mask[i];
         }
@@ -224,6 +284,9 @@ final class Table extends Node {
             }
         }
         Entry e = new Entry(nextHandle++, value, mask, lo, hi, prefix, priority, ages++, data);
+        if (directMeter != null) {
+            e.meter = new Meter(directMeter.rateCount());
+        }
         live.add(e);
         resort();
         return e.handle;
@@ -247,7 +310,7 @@ final class Table extends Node {
         if (immutable) {
             throw new IllegalArgumentException("table " + name + " has const entries and cannot be changed");
         }
-        checkAction(data.action());
+        checkAction(data);
         for (Entry e : live) {
             if (e.handle == handle) {
                 e.data = data;
@@ -272,15 +335,47 @@ final class Table extends Node {
         if (defaultEntryConst) {
             throw new IllegalArgumentException("table " + name + " has a const default entry");
         }
-        checkAction(data.action());
+        checkAction(data);
         defaultEntry = data;
+    }
+
+    /** Every entry (and the default) that holds {@code old} holds {@code now} instead (a modified profile member). */
+    void replaceData(ActionData old, ActionData now) {
+        for (Entry e : live) {
+            if (e.data == old) {
+                e.data = now;
+            }
+        }
+        if (defaultEntry == old) {
+            defaultEntry = now;
+        }
+    }
+
+    /** The live entry with this handle. */
+    Entry entry(int handle) {
+        for (Entry e : live) {
+            if (e.handle == handle) {
+                return e;
+            }
+        }
+        throw new IllegalArgumentException("table " + name + " has no entry with handle " + handle);
     }
 
     List<Entry> entries() {
         return List.copyOf(live);
     }
 
-    private void checkAction(Action a) {
+    private void checkAction(ActionData d) {
+        if (d.group() != null) {
+            if (d.group().profile != profile) {
+                throw new IllegalArgumentException("group " + d.group().handle + " is not of table " + name + "'s profile");
+            }
+            if (d.group().members.length == 0) {
+                throw new IllegalArgumentException("group " + d.group().handle + " is empty");
+            }
+            return;
+        }
+        Action a = d.action();
         if (actionIndex(a) < 0) {
             throw new IllegalArgumentException("action " + a.name + " is not an action of table " + name);
         }

@@ -60,7 +60,10 @@ class ControlFeaturesTest {
                 .isInstanceOf(P4EntryError.class).hasMessage("f.txt:3: table tern is range: entries need a priority");
         assertThatThrownBy(() -> e.applyEntries("table_add tern setout 0x100&&&0xff 0->1 => 1 1", "f.txt"))
                 .hasMessageContaining("does not fit 8 bits");
-        assertThatThrownBy(() -> e.applyEntries("mirroring_add 1 0", "f.txt")).hasMessageContaining("clone");
+        e.applyEntries("table_set_default tern setout 0x33\ntable_reset_default tern", "entries");
+        assertThat(run(e, 0x15, 200)).as("the program's default again").isEqualTo(0xee);
+        assertThatThrownBy(() -> e.applyEntries("mirroring_add_mc 1 0", "f.txt"))
+                .hasMessageStartingWith("f.txt:1: mirroring_add_mc: there is no multicast");
     }
 
     @Test

@@ -131,4 +131,47 @@ class ProgramsTest {
             assertThat(e.process(f, 0, f.length, 0)).as("mac %x", mac).isEqualTo(want);
         }
     }
+
+    @Test
+    void v1modelFeaturesDigestMeterSelectCloneAndRecirculateAsTheFixturesSay() throws IOException {
+        P4Engine e = load("v1model_features");
+        List<Pcap.Frame> in = input("v1model_features");
+        long[] now = {0};
+        e.clock(() -> now[0]);
+        List<String> events = new ArrayList<>();
+        List<String> digests = new ArrayList<>();
+        List<byte[]> got = new ArrayList<>();
+        e.onDigest(d -> digests.add("digest " + mac(d.values().get(0)) + " " + d.values().get(1)));
+        for (Pcap.Frame f : in) {
+            // The capture's time stamps are the meter's clock (microseconds in this file).
+            now[0] = (f.seconds() - in.getFirst().seconds()) * 1_000_000_000L + f.fraction() * 1000;
+            int v = process(e, f, P4Engine.PORT_TAP);
+            events.add(v >= 0 ? Integer.toString(v) : "drop");
+            if (v >= 0) {
+                got.add(Arrays.copyOf(e.output(), e.outputLength()));
+            }
+            for (P4Engine.Copy c : e.copies()) {
+                events.add(Integer.toString(c.verdict()));
+                got.add(c.frame());
+                assertThat(c.instanceType()).isEqualTo(1);
+            }
+            events.addAll(digests);
+            digests.clear();
+        }
+        List<String> want = Files.readAllLines(DIR.resolve("v1model_features.ports")).stream()
+                .map(l -> l.startsWith("digest") ? l : l.split(" ")[0]).toList();
+        assertThat(events).containsExactlyElementsOf(want);
+        List<Pcap.Frame> out = Pcap.read(DIR.resolve("v1model_features.out.pcap"));
+        assertThat(got).hasSameSizeAs(out);
+        for (int i = 0; i < got.size(); i++) {
+            assertThat(got.get(i)).as("frame %d out", i).isEqualTo(out.get(i).data());
+        }
+        assertThat(e.counters().get(P4Counter.RECIRCULATIONS)).isEqualTo(1);
+    }
+
+    static String mac(BigInteger v) {
+        String h = String.format("%012x", v);
+        return String.join(":", h.substring(0, 2), h.substring(2, 4), h.substring(4, 6), h.substring(6, 8),
+                h.substring(8, 10), h.substring(10, 12));
+    }
 }

@@ -33,6 +33,17 @@ class RefusalTest {
         throw new AssertionError("loaded");
     }
 
+    /** The one-line refusal of a program's text. */
+    static String refusalOf(String json) {
+        try {
+            Loader.load(json);
+        } catch (P4Refusal r) {
+            assertThat(r.getMessage()).doesNotContain("\n");
+            return r.getMessage();
+        }
+        throw new AssertionError("loaded");
+    }
+
     static ObjectNode action(ObjectNode p, int i) {
         return (ObjectNode) p.get("actions").get(i);
     }
@@ -55,25 +66,27 @@ class RefusalTest {
 
     @Test
     void features() throws IOException {
-        assertThat(refusal(p -> p.putArray("meter_arrays").addObject().put("name", "m")).getMessage())
-                .isEqualTo("unsupported: meters (at $.meter_arrays[0])");
+        assertThat(refusal(p -> p.putArray("meter_arrays").addObject().put("name", "m").put("type", "volts"))
+                .getMessage()).isEqualTo("malformed program: meter type 'volts' (packets or bytes) (at $.meter_arrays[0].type)");
         assertThat(refusal(p -> p.putArray("extern_instances").addObject().put("name", "x").put("type", "Random"))
-                .getMessage()).isEqualTo("unsupported: extern type 'Random' (at $.extern_instances[0].type)");
+                .getMessage()).isEqualTo("unsupported: extern type 'Random' (v1model programs have no extern instances: a bmv2 test extern or another architecture's) (at $.extern_instances[0].type)");
+        assertThat(refusal(p -> ((ObjectNode) p.get("pipelines").get(0)).put("name", "main_control")).getMessage())
+                .isEqualTo("unsupported: another architecture's program: pipeline 'main_control' (v1model has ingress"
+                        + " and egress) (at $.pipelines[0].name)");
+        assertThat(refusal(p -> ((ObjectNode) p.get("header_types").get(0)).put("name", "psa_ingress_input_metadata_t"))
+                .getMessage()).startsWith("unsupported: another architecture's program: header type"
+                        + " 'psa_ingress_input_metadata_t' is PSA's");
         assertThat(refusal(p -> p.put("mystery", 1)).getMessage())
                 .isEqualTo("unsupported: top-level attribute 'mystery' (at $.mystery)");
-        assertThat(refusal(p -> ((ObjectNode) action(p, 1).get("primitives").get(0)).put("op", "clone_ingress_pkt_to_egress"))
-                .getMessage()).startsWith("unsupported: primitive 'clone_ingress_pkt_to_egress'")
+        assertThat(refusal(p -> ((ObjectNode) action(p, 1).get("primitives").get(0)).put("op", "modify_field_rng_uniform"))
+                .getMessage()).startsWith("unsupported: primitive 'modify_field_rng_uniform'")
                 .endsWith("(at $.actions[1].primitives[0].op)");
         assertThat(refusal(p -> ((ObjectNode) action(p, 1).get("primitives").get(0)).put("op", "_Random_read"))
                 .getMessage()).startsWith("unsupported: extern method '_Random_read'");
         assertThat(refusal(p -> ((ObjectNode) p.get("calculations").get(0)).put("algo", "xxh64")).getMessage())
                 .isEqualTo("unsupported: hash algorithm 'xxh64' (at $.calculations[0].algo)");
-        assertThat(refusal(p -> ((ObjectNode) p.get("pipelines").get(0).get("tables").get(0)).put("support_timeout", true))
-                .path()).isEqualTo("$.pipelines[0].tables[0].support_timeout");
         assertThat(refusal(p -> ((ObjectNode) p.get("pipelines").get(0).get("tables").get(0)).put("type", "indirect_ws"))
-                .getMessage()).contains("action selectors");
-        assertThat(refusal(p -> p.putArray("header_union_stacks").addObject().put("name", "u")).getMessage())
-                .contains("header union stacks");
+                .getMessage()).contains("an indirect table without action_profile or act_prof_name");
         assertThat(refusal(p -> p.putArray("register_arrays").addObject().put("name", "r").put("id", 0)
                 .put("size", 4).put("bitwidth", 128)).getMessage())
                 .isEqualTo("unsupported: a register of 128 bits (1 to 64 are supported) (at $.register_arrays[0].bitwidth)");

@@ -122,8 +122,10 @@ public final class P4Command implements Runnable {
                 return 2;
             }
             List<Pcap.Frame> frames;
+            long fractionNanos;
             try {
                 frames = Pcap.read(in);
+                fractionNanos = Pcap.nanosecond(in) ? 1 : 1000;
             } catch (IOException x) {
                 err.println("ernic p4: " + x.getMessage());
                 err.flush();
@@ -131,18 +133,44 @@ public final class P4Command implements Runnable {
             }
             List<Pcap.Frame> sent = new ArrayList<>();
             int n = 0;
+            int copies = 0;
+            int clonesOut = 0;
+            // Meters read the capture's time stamps: the frame being run is "now".
+            long[] now = {frames.isEmpty() ? 0 : time(frames.getFirst(), fractionNanos)};
+            e.clock(() -> now[0]);
+            int[] frameNo = {0};
+            e.onDigest(d -> o.println("frame " + frameNo[0] + ": digest " + d.name() + " " + digestText(d)));
             for (Pcap.Frame f : frames) {
-                n++;
+                frameNo[0] = ++n;
+                now[0] = time(f, fractionNanos);
+                long resubmits = e.counters().get(ernic.p4.P4Counter.RESUBMITS);
+                long recirculations = e.counters().get(ernic.p4.P4Counter.RECIRCULATIONS);
                 int v = e.process(f.data(), 0, f.data().length, inPort);
                 String where = v == P4Engine.DROPPED_NO_SUCH_PORT
                         ? "dropped (egress port " + e.lastEgressSpec() + " does not exist)" : P4Engine.describe(v);
+                long rs = e.counters().get(ernic.p4.P4Counter.RESUBMITS) - resubmits;
+                long rc = e.counters().get(ernic.p4.P4Counter.RECIRCULATIONS) - recirculations;
+                String again = (rs > 0 ? ", resubmitted " + rs + "x" : "") + (rc > 0 ? ", recirculated " + rc + "x" : "");
                 if (v >= 0) {
                     byte[] d = java.util.Arrays.copyOf(e.output(), e.outputLength());
                     sent.add(new Pcap.Frame(f.seconds(), f.fraction(), d));
-                    o.println("frame " + n + ": " + f.data().length + " bytes in on port " + inPort + " -> " + where
-                            + ", " + d.length + " bytes");
+                    o.println("frame " + n + ": " + f.data().length + " bytes in on port " + inPort + again + " -> "
+                            + where + ", " + d.length + " bytes");
                 } else {
-                    o.println("frame " + n + ": " + f.data().length + " bytes in on port " + inPort + " -> " + where);
+                    o.println("frame " + n + ": " + f.data().length + " bytes in on port " + inPort + again + " -> "
+                            + where);
+                }
+                for (P4Engine.Copy c : e.copies()) {
+                    copies++;
+                    String kind = c.instanceType() == 1 ? "ingress clone" : "egress clone";
+                    if (c.verdict() >= 0) {
+                        sent.add(new Pcap.Frame(f.seconds(), f.fraction(), c.frame()));
+                        clonesOut++;
+                        o.println("frame " + n + ": " + kind + " -> " + P4Engine.describe(c.verdict()) + ", "
+                                + c.frame().length + " bytes");
+                    } else {
+                        o.println("frame " + n + ": " + kind + " -> " + P4Engine.describe(c.verdict()));
+                    }
                 }
             }
             List<String> names = e.tableNames();
@@ -151,7 +179,9 @@ public final class P4Command implements Runnable {
             for (int i = 0; i < names.size(); i++) {
                 o.println("table " + names.get(i) + ": " + hits[i] + " hits, " + misses[i] + " misses");
             }
-            o.println("frames: " + n + " in, " + sent.size() + " out, " + (n - sent.size()) + " dropped");
+            int own = sent.size() - clonesOut;
+            o.println("frames: " + n + " in, " + own + " out, " + (n - own) + " dropped"
+                    + (copies > 0 ? "; clones: " + copies + " made, " + clonesOut + " out" : ""));
             o.flush();
             try {
                 Pcap.write(out, sent);
@@ -161,6 +191,18 @@ public final class P4Command implements Runnable {
                 return 2;
             }
             return 0;
+        }
+
+        private static long time(Pcap.Frame f, long fractionNanos) {
+            return f.seconds() * 1_000_000_000L + f.fraction() * fractionNanos;
+        }
+
+        private static String digestText(P4Engine.Digest d) {
+            java.util.StringJoiner j = new java.util.StringJoiner(", ", "{", "}");
+            for (int i = 0; i < d.fields().size(); i++) {
+                j.add(d.fields().get(i) + "=0x" + d.values().get(i).toString(16));
+            }
+            return j.toString();
         }
     }
 }

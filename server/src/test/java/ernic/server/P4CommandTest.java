@@ -86,15 +86,36 @@ class P4CommandTest {
 
     @Test
     void aRefusedProgramIsOneLineAndExitTwo(@TempDir Path tmp) throws IOException {
-        String json = Files.readString(P4.resolve("acl.json")).replace("\"meter_arrays\": []",
-                "\"meter_arrays\": [{\"name\": \"m\"}]");
-        Path p = tmp.resolve("meter.json");
+        String json = Files.readString(P4.resolve("acl.json")).replace("\"extern_instances\": []",
+                "\"extern_instances\": [{\"name\": \"r\", \"type\": \"Random\"}]");
+        Path p = tmp.resolve("random.json");
         Files.writeString(p, json);
         Result r = ernic("p4", "check", p.toString());
         assertThat(r.status()).isEqualTo(2);
-        assertThat(r.err()).isEqualTo("ernic p4: " + p + ": unsupported: meters (at $.meter_arrays[0])"
+        assertThat(r.err()).isEqualTo("ernic p4: " + p + ": unsupported: extern type 'Random' (v1model programs have no extern instances: a bmv2 test extern or another architecture's) (at $.extern_instances[0].type)"
                 + System.lineSeparator());
         assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void runShowsDigestsMeterDropsClonesAndRecirculation(@TempDir Path tmp) throws IOException {
+        Path out = tmp.resolve("o.pcap");
+        Result r = ernic("p4", "run", P4.resolve("v1model_features.json").toString(), "--entries",
+                P4.resolve("v1model_features.entries").toString(), "--in",
+                P4.resolve("v1model_features.in.pcap").toString(), "--out", out.toString());
+        assertThat(r.err()).isEmpty();
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("frame 1: digest mac_learn {ethernet.srcAddr=0xc, standard_metadata.ingress_port=0x0}")
+                .contains("frame 3: 40 bytes in on port 0 -> dropped (egress_spec 511)") // the meter's red
+                .contains("frame 6: ingress clone -> port 0 (TAP), 40 bytes")
+                .contains("frame 7: 40 bytes in on port 0, recirculated 1x -> port 1 (guest), 40 bytes")
+                .contains("frames: 7 in, 6 out, 1 dropped; clones: 1 made, 1 out");
+        List<Pcap.Frame> got = Pcap.read(out);
+        List<Pcap.Frame> want = Pcap.read(P4.resolve("v1model_features.out.pcap"));
+        assertThat(got).hasSameSizeAs(want);
+        for (int i = 0; i < got.size(); i++) {
+            assertThat(got.get(i).data()).isEqualTo(want.get(i).data());
+        }
     }
 
     @Test

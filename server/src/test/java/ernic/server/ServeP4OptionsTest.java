@@ -32,9 +32,9 @@ class ServeP4OptionsTest {
     @Test
     void aProgramTheEngineRefusesIsOneLineNamingTheFeature() throws Exception {
         Path prog = dir.resolve("p.json");
-        Files.writeString(prog, "{\"meter_arrays\":[{\"name\":\"m\"}]}");
-        assertThat(refusedIn(dir, "--p4-program", prog.toString()))
-                .isEqualTo("ernic serve: --p4-program " + prog + ": unsupported: meters (at $.meter_arrays[0])" + NL);
+        Files.writeString(prog, "{\"extern_instances\":[{\"name\":\"r\",\"type\":\"Random\"}]}");
+        assertThat(refusedIn(dir, "--p4-program", prog.toString())).isEqualTo("ernic serve: --p4-program " + prog
+                + ": unsupported: extern type 'Random' (v1model programs have no extern instances: a bmv2 test extern or another architecture's) (at $.extern_instances[0].type)" + NL);
         Files.writeString(prog, "not json");
         assertThat(refusedIn(dir, "--p4-program", prog.toString()))
                 .startsWith("ernic serve: --p4-program " + prog + ": ").hasLineCount(1);

@@ -27,6 +27,15 @@ final class P4DeviceCommands implements P4CommandHandler {
     static final int COMP_COUNT = 4, COMP_VALUE = 4, COMP_TOTAL = 8;
     /** devcmd 70 what: program information, counters, tables. */
     static final int READ_INFO = 0, READ_COUNTERS = 1, READ_TABLES = 2;
+    /** devcmd 71 what: table commands, take digests. */
+    static final int TABLE_COMMANDS = 0, TABLE_TAKE_DIGESTS = 1;
+    /**
+     * A digest entry (devcmd 71 what 1): char name[32] NUL-padded (the learn list's), __le32 fields (how many the
+     * list has), __le32 rsvd, then the first {@value #DIGEST_VALUES} values, 16 bytes each, little-endian (a value
+     * wider than 128 bits keeps its low 128).
+     */
+    static final int DIGEST_NAME_SIZE = 32, DIGEST_FIELDS = 32, DIGEST_VALUE_AT = 40, DIGEST_VALUES = 4,
+            DIGEST_VALUE_SIZE = 16, DIGEST_ENTRY = 104;
     /** devcmd 72 what: runtime commands of any kind, reset every counter, read a register cell. */
     static final int CONTROL_COMMANDS = 0, CONTROL_RESET_COUNTERS = 1, CONTROL_READ_REGISTER = 2;
     /** Program information (devcmd 70 what 0): version, scope, wqe, counts, the name. */
@@ -58,7 +67,11 @@ final class P4DeviceCommands implements P4CommandHandler {
         }
         int st = switch (opcode) {
             case Opcode.P4_READ -> read(cmd, comp, data);
-            case Opcode.P4_TABLE_WRITE -> commands(cmd, comp, data, true);
+            case Opcode.P4_TABLE_WRITE -> switch (LE.u8(cmd, WHAT)) {
+                case TABLE_COMMANDS -> commands(cmd, comp, data, true);
+                case TABLE_TAKE_DIGESTS -> takeDigests(comp, data);
+                default -> Status.EINVAL;
+            };
             default -> control(cmd, comp, data);
         };
         if (st == Status.EINVAL) {
@@ -140,6 +153,33 @@ final class P4DeviceCommands implements P4CommandHandler {
             return Status.EINVAL; // whatever a malformed line makes the parser throw, the guest gets EINVAL
         }
         LE.put32(comp, COMP_COUNT, (int) text.lines().filter(l -> !l.isBlank() && !l.strip().startsWith("#")).count());
+        return Status.SUCCESS;
+    }
+
+    /**
+     * As many waiting digests as fit the data area, oldest first, taken (a second read gets the next ones); count is
+     * how many, total how many were waiting.
+     */
+    private int takeDigests(MemorySegment comp, MemorySegment data) {
+        int waiting = hooks.digests.size();
+        int n = 0;
+        while (!hooks.digests.isEmpty() && (n + 1) * DIGEST_ENTRY <= Bar0.DEVCMD_DATA_SIZE) {
+            ernic.p4.P4Engine.Digest d = hooks.digests.poll();
+            long at = (long) n * DIGEST_ENTRY;
+            data.asSlice(at, DIGEST_ENTRY).fill((byte) 0);
+            putName(data, at, DIGEST_NAME_SIZE, d.name());
+            LE.put32(data, at + DIGEST_FIELDS, d.values().size());
+            for (int i = 0; i < Math.min(DIGEST_VALUES, d.values().size()); i++) {
+                byte[] be = d.values().get(i).toByteArray(); // big-endian, maybe with a sign byte
+                long v = at + DIGEST_VALUE_AT + (long) i * DIGEST_VALUE_SIZE;
+                for (int k = 0; k < DIGEST_VALUE_SIZE && k < be.length; k++) {
+                    data.set(ValueLayout.JAVA_BYTE, v + k, be[be.length - 1 - k]);
+                }
+            }
+            n++;
+        }
+        LE.put32(comp, COMP_COUNT, n);
+        LE.put32(comp, COMP_TOTAL, waiting);
         return Status.SUCCESS;
     }
 

@@ -13,6 +13,13 @@ public enum P4HookCounter implements Counter.Grouped {
     ETH_RX_FRAMES, ETH_RX_TO_GUEST, ETH_RX_TO_TAP, ETH_RX_DROPPED,
     /** Frames the program left shorter than an Ethernet header (dropped; also in the dropped counts). */
     ETH_RUNTS,
+    /**
+     * Clones the program made of a frame (clone_ingress_pkt_to_egress, clone_egress_pkt_to_egress): the hook sends a
+     * frame's own output only, so they are counted here and not sent.
+     */
+    ETH_CLONES_NOT_SENT,
+    /** Digests dropped because {@value P4Hooks#DIGEST_QUEUE} were waiting for the guest (devcmd 71 what 1). */
+    DIGESTS_LOST,
     /** Device commands 70 (read), 71 (table write) and 72 (control) that ran. */
     DEVCMD_READ, DEVCMD_TABLE_WRITE, DEVCMD_CONTROL,
     /** Device commands refused: beyond the guest's scope (EPERM), malformed (EINVAL). */

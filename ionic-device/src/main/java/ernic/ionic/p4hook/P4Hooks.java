@@ -47,7 +47,23 @@ public final class P4Hooks {
         for (String t : engine.tableNames()) {
             tableSets.put(t, new Counters<>(P4TableCounter.class));
         }
+        // Digests (generate_digest) go to the log and wait for the guest (devcmd 71 what 1); the engine counts them.
+        engine.onDigest(d -> {
+            LOG.debug("p4 digest {} {}={}", d.name(), d.fields(), d.values());
+            if (digests.size() == DIGEST_QUEUE) {
+                digests.poll();
+                counters.inc(P4HookCounter.DIGESTS_LOST);
+            }
+            digests.add(d);
+        });
     }
+
+    /** Digests that may wait for the guest; beyond it the oldest is dropped and counted. */
+    static final int DIGEST_QUEUE = 256;
+    /** Digests the guest has not taken yet, oldest first. */
+    final java.util.ArrayDeque<P4Engine.Digest> digests = new java.util.ArrayDeque<>();
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(P4Hooks.class);
 
     /**
      * Loads a program ({@code json}, or the built-in pass-through when null) and its runtime entries (or none).
@@ -138,6 +154,7 @@ public final class P4Hooks {
     /** Power-on: the per-table counts start again (the registered sets are zeroed by the registry). */
     public void powerOn() {
         engine.resetTableCounts();
+        digests.clear();
     }
 
     /** Every counter of the engine and the hooks back to zero (devcmd 72, reset counters). */
@@ -166,6 +183,9 @@ public final class P4Hooks {
             int v = P4Engine.DROPPED_TOO_BIG;
             if (len <= MAX_FRAME) {
                 v = engine.process(frame, from); // copied once, into the engine's packet
+                if (engine.copyCount() != 0) {
+                    counters.add(P4HookCounter.ETH_CLONES_NOT_SENT, engine.copyCount());
+                }
             }
             if (v >= 0 && engine.outputLength() < 14) {
                 counters.inc(P4HookCounter.ETH_RUNTS);
