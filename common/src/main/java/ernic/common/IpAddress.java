@@ -45,6 +45,24 @@ public final class IpAddress {
         return (gid[12] & 0xff) << 24 | (gid[13] & 0xff) << 16 | (gid[14] & 0xff) << 8 | gid[15] & 0xff;
     }
 
+    /** The first 8 bytes of a 16-byte GID as a big-endian long (a GID as two longs, allocation-free). */
+    public static long high(byte[] gid) {
+        return half(gid, 0);
+    }
+
+    /** The last 8 bytes of a 16-byte GID as a big-endian long. */
+    public static long low(byte[] gid) {
+        return half(gid, 8);
+    }
+
+    private static long half(byte[] gid, int from) {
+        long v = 0;
+        for (int i = from; i < from + 8; i++) {
+            v = v << 8 | gid[i] & 0xff;
+        }
+        return v;
+    }
+
     /** The address whose 16 bytes (a GID) are {@code gid}. */
     public static IpAddress ofGid(byte[] gid) {
         if (gid.length != 16) {

@@ -246,7 +246,8 @@ class WireDataPathTest {
         assertThat(le64(a.mem(VA + 128, 8), 0)).isEqualTo(40);
         assertThat(le64(a.mem(VA + 136, 8), 0)).isEqualTo(42);
 
-        assertThat(a.counter("roce.txFrames")).isEqualTo(3 + 4 + 1 + 1 + 1); // requests of A: SEND, WRITE in 1 KiB packets, READ, 2 atomics
+        // A's requests: the SEND and the WRITE in 1 KiB packets, the READ, two atomics
+        assertThat(a.counter("roce.txFrames")).isEqualTo(3 + 4 + 1 + 1 + 1);
         assertThat(a.counter("roce.rxFrames")).isEqualTo(a.counter("roce.rc.reqAcks")
                 + a.counter("roce.rc.reqReadResponses") + a.counter("roce.rc.reqAtomicAcks"));
         assertThat(b.counter("roce.rxMalformed") + a.counter("roce.rxMalformed")).isZero();

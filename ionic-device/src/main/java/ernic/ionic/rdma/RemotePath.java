@@ -143,15 +143,7 @@ final class RemotePath implements End, MeshListener {
      * mesh may learn it. Taken from the template before anything rewrites it; no allocation.
      */
     void templateSource(AddressHandle av) {
-        port.learnGid(half(av.sgid, 0), half(av.sgid, 8));
-    }
-
-    private static long half(byte[] gid, int from) {
-        long v = 0;
-        for (int i = from; i < from + 8; i++) {
-            v = v << 8 | gid[i] & 0xff;
-        }
-        return v;
+        port.learnGid(ernic.common.IpAddress.high(av.sgid), ernic.common.IpAddress.low(av.sgid));
     }
 
     /** Whether a live QP or AH of the guest has {@code gid} as its source GID: a learned GID in use does not age. */

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import ernic.common.IpAddress;
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.ionic.fault.FaultKind;
@@ -127,28 +128,12 @@ final class WireEnd implements End {
     }
 
     private boolean owns(byte[] gid) {
-        return owns(hi(gid), lo(gid));
-    }
-
-    private static long hi(byte[] gid) {
-        return half(gid, 0);
-    }
-
-    private static long lo(byte[] gid) {
-        return half(gid, 8);
-    }
-
-    private static long half(byte[] gid, int from) {
-        long v = 0;
-        for (int i = from; i < from + 8; i++) {
-            v = v << 8 | gid[i] & 0xff;
-        }
-        return v;
+        return owns(IpAddress.high(gid), IpAddress.low(gid));
     }
 
     /** Whether RC traffic to {@code av} goes on the wire: its destination is not an address of this guest. */
     boolean carries(AddressHandle av) {
-        sourceSeen(hi(av.sgid), lo(av.sgid)); // what the guest sends RDMA from is its own
+        sourceSeen(IpAddress.high(av.sgid), IpAddress.low(av.sgid)); // what the guest sends RDMA from is its own
         return !Arrays.equals(av.sgid, av.dgid) && !owns(av.dgid);
     }
 
