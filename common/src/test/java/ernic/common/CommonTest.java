@@ -52,4 +52,12 @@ class CommonTest {
         }
         assertThatThrownBy(() -> IpAddress.parse("fe80::1").ipv4()).isInstanceOf(IllegalStateException.class);
     }
+
+    @Test
+    void aGidIsTwoBigEndianLongs() {
+        byte[] gid = IpAddress.parse("fe80::1:2:3:4").gid();
+        assertThat(IpAddress.high(gid)).isEqualTo(0xfe80_0000_0000_0000L);
+        assertThat(IpAddress.low(gid)).isEqualTo(0x0001_0002_0003_0004L);
+        assertThat(IpAddress.low(IpAddress.parse("192.168.77.1").gid())).isEqualTo(0x0000_ffff_c0a8_4d01L);
+    }
 }
