@@ -369,16 +369,7 @@ class WireDataPathTest {
 
     @Test
     void aDamagedPacketIsDroppedAndCountedAndTheRetryDeliversIt() {
-        run(() -> {
-            a.rc(2, 3, IP_B);
-            b.rc(3, 2, IP_A);
-            b.postRecv(3, VA + 8192, 4096);
-        });
-        tapping = true;
-        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR)));
-        tapping = false;
-        byte[] frame = tapped.poll();
-        assertThat(frame).isNotNull();
+        byte[] frame = aSendTakenOffTheCable();
         frame[frame.length - 10] ^= 1; // a payload byte: the ICRC no longer matches
         assertThat(b.dev.receive(MemorySegment.ofArray(frame))).as("taken, not passed to the guest").isTrue();
         assertThat(b.counter("roce.rxMalformed")).isEqualTo(1);
@@ -398,15 +389,7 @@ class WireDataPathTest {
 
     @Test
     void packetsForNoWireQpOrFromAnotherSourceAreDroppedAndCounted() {
-        run(() -> {
-            a.rc(2, 3, IP_B);
-            b.rc(3, 2, IP_A);
-            b.postRecv(3, VA + 8192, 4096);
-        });
-        tapping = true;
-        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR)));
-        tapping = false;
-        byte[] good = tapped.poll();
+        byte[] good = aSendTakenOffTheCable();
         RoceFrame f = new RoceFrame();
         // The same packet for QP 5 of B, which does not exist; and from another address than A's.
         byte[] toQp5 = rebuilt(good, h -> h.bth.destQp = 5, f);
@@ -452,6 +435,21 @@ class WireDataPathTest {
             plain.dev.detach();
             plain.guest.close();
         }
+    }
+
+    /** QP 2 of A connected to QP 3 of B (a receive posted): A's 64-byte SEND, taken off the cable undelivered. */
+    byte[] aSendTakenOffTheCable() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+            b.postRecv(3, VA + 8192, 4096);
+        });
+        tapping = true;
+        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR)));
+        tapping = false;
+        byte[] frame = tapped.poll();
+        assertThat(frame).isNotNull();
+        return frame;
     }
 
     /** {@code frame} read, changed by {@code change} and written again (a correct ICRC for the changed frame). */
