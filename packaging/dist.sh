@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # packaging/dist.sh deb|image VERSION: the Debian package and the container image, for ./ernic dist --deb and
-# --image, which have built the jars first (server/target, integration-tests/target) and set JAVA_HOME to a JDK 25.
+# --image, which have written the release archive first (its jars are the package's) and set JAVA_HOME to a JDK 25.
 #
 #   deb    target/dist/ernic_DEBVERSION_amd64.deb (DEBVERSION: VERSION with - as ~, so 0.1.0~SNAPSHOT sorts
 #          before 0.1.0 as a snapshot should). A runtime made by jlink with the modules jdeps finds in the jars,
@@ -31,13 +31,14 @@ UNNEEDED_MODULES="java.desktop"
 
 size() { du -sh "$1" | cut -f1; }
 
-# The jars, as ./ernic dist put them in the archive: the server's, its dependencies, the fuzzer's.
+# The jars of the release archive ./ernic dist has just written (target/dist/ernic-VERSION.tar.gz): the package
+# and the image run on the same ones.
 jars() {
-    local dir=$1
-    rm -rf "$dir" && mkdir -p "$dir"
-    cp -p "$ROOT/server/target/server-$version.jar" "$ROOT"/server/target/lib/*.jar \
-        "$ROOT/integration-tests/target/integration-tests-$version.jar" \
-        "$ROOT/integration-tests/target/lib/ionic-driver-model-$version.jar" "$dir/"
+    local dir=$1 archive="$OUT/ernic-$version.tar.gz"
+    [[ -f $archive ]] || die "no $archive: ./ernic dist --deb writes it first"
+    rm -rf "$dir" "$WORK/archive" && mkdir -p "$WORK/archive"
+    tar -C "$WORK/archive" -xzf "$archive" "ernic-$version/lib"
+    mv "$WORK/archive/ernic-$version/lib" "$dir"
 }
 
 # The JDK modules the jars use, by jdeps. Netty's marshalling and protobuf codecs come with netty-codec but
