@@ -17,7 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The launcher refuses what it does not know before it installs, builds or starts anything: one line on stderr,
- * exit status 2 (the Java commands' own parsers refuse theirs the same way and are tested with them). And the
+ * exit status 2 (the Java commands' own parsers refuse theirs the same way and are tested with them; {@code test}
+ * passes what is not its own to Maven, as tools/prereqs-test.sh checks). And the
  * layout of the installed package: /usr/bin/ernic runs only what needs no source tree.
  */
 class LauncherArgumentsTest {
@@ -47,7 +48,6 @@ class LauncherArgumentsTest {
         "--version --bogus   | ernic: --version: unknown argument '--bogus' (--version takes none)",
         "help me             | ernic: help: unknown argument 'me' (help takes none)",
         "guest build --bogus | ernic: guest build: unknown argument '--bogus' (guest build takes none)",
-        "test --bogus        | ernic: test: unknown option '--bogus' (test takes --long, --yes and Maven properties -DNAME=VALUE)",
         "bench --bogus       | ernic: bench: unknown option '--bogus' (bench takes --only N[,N...], --quick and --out DIR, or a JMH benchmark regex and JMH options)",
         "frobnicate          | ernic: unknown command 'frobnicate' (try ./ernic help)",
     })
