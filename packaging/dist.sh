@@ -102,6 +102,11 @@ build_deb() {
     say "jlink: a runtime of $mods"
     "$JAVA_HOME/bin/jlink" --add-modules "$mods" --strip-debug --no-header-files --no-man-pages \
         --output "$WORK/runtime"
+    # The JDK's programs and libraries keep their symbol tables; strip them as Debian's dh_strip would.
+    if command -v strip >/dev/null; then
+        find "$WORK/runtime" -type f \( -name '*.so' -o -path '*/bin/*' -o -name jexec -o -name jspawnhelper \) \
+            -exec strip --strip-unneeded --remove-section=.comment --remove-section=.note {} +
+    fi
     say "jpackage: the application image and the .deb (about 2 minutes)"
     "$JAVA_HOME/bin/jpackage" --type app-image --name ernic --dest "$WORK/image" --input "$WORK/input" \
         --main-jar "server-$version.jar" --main-class ernic.server.Main --runtime-image "$WORK/runtime" \
@@ -132,6 +137,7 @@ build_deb() {
     install -m 0644 "$ROOT/README.md" "$ROOT"/docs/*.md "$ROOT"/docs/*.json "$doc/"
     gzip -9n -c "$ROOT/CHANGELOG.md" >"$doc/changelog.gz"
     install -m 0644 "$HERE/ernic.conf.example" "$doc/examples/"
+    install -D -m 0644 "$HERE/deb/lintian-overrides" "$tree/usr/share/lintian/overrides/ernic"
 
     say "training the AOT cache on a serve run from the package's tree"
     train_aot "$tree"
