@@ -339,6 +339,45 @@ class WireDataPathTest {
     }
 
     @Test
+    void traceRdmaWritesThePacketsThatLeaveAndArrive() throws Exception {
+        java.nio.file.Path file = java.nio.file.Files.createTempFile("ernic-wire", ".pcap");
+        ernic.ionic.trace.PcapTrace trace = ernic.ionic.trace.PcapTrace.open(file);
+        try {
+            a.dev.rdma().traceRdma(trace);
+            run(() -> {
+                a.rc(2, 3, IP_B);
+                b.rc(3, 2, IP_A);
+                b.postRecv(3, VA + 8192, 4096);
+                a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(3000).sge(WQE_PLD, 0, VA, 3000, MR));
+            });
+            assertThat(a.next().error()).isFalse();
+            a.dev.rdma().traceRdma(null);
+        } finally {
+            trace.flush();
+            trace.close();
+            trace.reclaim();
+        }
+        // Three SEND packets out, one ACK in: the real frames, ICRC and all, which parse as received frames do.
+        java.nio.ByteBuffer p = java.nio.ByteBuffer.wrap(java.nio.file.Files.readAllBytes(file))
+                .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        java.nio.file.Files.delete(file);
+        p.position(24);
+        ernic.roce.RoceParser parser = new ernic.roce.RoceParser();
+        java.util.List<Integer> opcodes = new java.util.ArrayList<>();
+        while (p.remaining() >= 16) {
+            p.position(p.position() + 8);
+            int captured = p.getInt(), length = p.getInt();
+            byte[] frame = new byte[captured];
+            p.get(frame);
+            if (captured == length) {
+                assertThat(parser.parse(MemorySegment.ofArray(frame))).isEqualTo(ernic.roce.RoceParser.Refusal.NONE);
+            }
+            opcodes.add(frame[14 + 20 + 8] & 0xff);
+        }
+        assertThat(opcodes).containsExactly(0x00, 0x01, 0x02, 0x11); // SEND FIRST, MIDDLE, LAST; ACKNOWLEDGE
+    }
+
+    @Test
     void aWrongRkeyIsNakedAndBothQpsFail() {
         run(() -> {
             a.rc(2, 3, IP_B);

@@ -149,6 +149,9 @@ final class DataPath implements QpErrors {
             out.start(now());
         }
         requester.trace = out == null ? null : new RdmaTrace(lif, memory, this::now, out);
+        if (wire != null) {
+            wire.trace = out;
+        }
     }
 
     /** The guest transmitted a frame from {@code hi:lo}: with a mesh, it may learn the GID. */

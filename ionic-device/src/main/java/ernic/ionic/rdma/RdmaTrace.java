@@ -136,8 +136,8 @@ final class RdmaTrace {
         }
         QueuePair qp = r.qp;
         WqeOpcode op = r.opcode;
-        if (op == null || op.local) {
-            return;
+        if (op == null || op.local || qp.wire != null || r.wire) {
+            return; // local, or on the wire, whose real packets the wire end writes
         }
         know(qp);
         long now = clock.getAsLong();

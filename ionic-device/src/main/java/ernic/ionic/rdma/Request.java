@@ -23,6 +23,8 @@ final class Request {
     int destQpn, qkey;
     /** Bytes the WQE moved, once it succeeds (set by the end). */
     long moved;
+    /** It went out as RoCEv2 packets (the wire end traces those itself). */
+    boolean wire;
 
     boolean solicited() {
         return (wqe.flags() & V1.Wqe.FLAG_SOL) != 0;

@@ -176,6 +176,7 @@ final class Requester {
             r.qp = qp;
             r.slot = index;
             r.moved = 0;
+            r.wire = false;
             int op = r.wqe.op(), status;
             r.opcode = WqeOpcode.of(op);
             if (qp.faultSlot != index && qp.type == V1.QPT_RC) {

@@ -67,6 +67,8 @@ final class WireEnd implements End {
     private final java.util.function.LongSupplier mac;
     /** {@code --inject roce-drop}: packets lost on the wire, each way. */
     private final FaultPlan faults;
+    /** {@code --trace-rdma}: the packets as they leave and arrive (the operations' synthetic frames are not written). */
+    ernic.ionic.trace.PcapTrace trace;
     final Counters<WireCounter> counters = new Counters<>(WireCounter.class);
     final Counters<RcCounter> rc = new Counters<>(RcCounter.class);
     private final List<WireQp> qps = new ArrayList<>();
@@ -273,6 +275,7 @@ final class WireEnd implements End {
         }
         send(at + n + f.trailer(txBuf, 0, n));
         r.moved = len;
+        r.wire = true;
         return V1.STS_OK;
     }
 
@@ -371,7 +374,20 @@ final class WireEnd implements End {
         if (lost()) {
             return;
         }
-        port.accept(txBuf.asSlice(0, length));
+        MemorySegment frame = txBuf.asSlice(0, length);
+        traced(frame);
+        port.accept(frame);
+    }
+
+    /** Writes {@code frame} to the {@code --trace-rdma} file, if there is one (cut at its snap length). */
+    private void traced(MemorySegment frame) {
+        ernic.ionic.trace.PcapTrace t = trace;
+        if (t == null || t.reserve() == null) {
+            return;
+        }
+        int length = (int) frame.byteSize(), captured = Math.min(length, ernic.ionic.trace.PcapTrace.SNAPLEN);
+        MemorySegment.copy(frame, 0, t.segment(), t.frameOffset(), captured);
+        t.commit(captured, length, clock.getAsLong());
     }
 
     /** {@code --inject roce-drop} takes this packet. */
@@ -435,6 +451,7 @@ final class WireEnd implements End {
         if (lost()) {
             return true; // lost on the way in: the sender's transport recovers
         }
+        traced(frame);
         TransportHeader h = f.bth;
         IbOpcode o = IbOpcode.of(h.opcode);
         if (o != null && o.transport == IbOpcode.UD) {
