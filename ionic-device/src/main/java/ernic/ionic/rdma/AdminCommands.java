@@ -352,6 +352,8 @@ final class AdminCommands {
         }
         // An attached peer's address is in this node: its QPs are placed here, wherever the mesh is.
         boolean attached = av != null && data.attachments.owner(av.dgid) != null;
+        // With --roce, an RC destination no one here owns may be reached on the wire (after the mesh's wait below).
+        boolean carried = (mask & V1.IB_QP_AV) != 0 && !attached && onWire(qp, av);
         if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !attached) {
             node = data.remote.route(av);
             if (node == RemotePath.UNOWNED && mayWait && av != null) {
@@ -359,15 +361,13 @@ final class AdminCommands {
                 // sends from it, often just before this RTR (the tools' TCP exchange). Wait for the mesh.
                 return WAIT_FOR_OWNER;
             }
-            if (node == RemotePath.UNOWNED && !onWire(qp, av)) {
+            if (node == RemotePath.UNOWNED && !carried) {
                 // Picking some node instead would deliver writes into the wrong VM's memory.
                 refusals.refuse("rdma-qp-unowned-gid", "MODIFY_QP " + id + ": no mesh node owns the destination GID");
                 return V1.ASTS_BAD_ATTR;
             }
         }
-        // With --roce, an RC destination no one here owns is reached on the wire (after the mesh's wait above).
-        boolean wire = (mask & V1.IB_QP_AV) != 0 && !attached && (data.remote == null || node == RemotePath.UNOWNED)
-                && onWire(qp, av);
+        boolean wire = carried && (data.remote == null || node == RemotePath.UNOWNED);
         if (wire) {
             node = -1;
         }

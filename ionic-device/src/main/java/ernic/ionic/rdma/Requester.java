@@ -479,20 +479,28 @@ final class Requester {
 
     /** A READ's data came back ({@code data}, {@code len} bytes): scattered into the WQE's SGEs. */
     int landRead(QueuePair qp, int slot, Spans data, long len) {
+        int st = landRead(qp, slot, data, 0, len);
+        if (st == V1.STS_OK) {
+            qp.outstanding.bytes[slot] = len;
+        }
+        return st;
+    }
+
+    /**
+     * Part of a READ's data came back ({@code len} bytes of {@code data}, a response packet on the wire): placed at
+     * {@code offset} of the WQE's SGEs.
+     */
+    int landRead(QueuePair qp, int slot, Spans data, long offset, long len) {
         V1.Wqe w = reread(qp, slot);
         if (w == null) {
             return V1.STS_BAD_RESP_ERR;
         }
         Spans dst = request.local.clear();
-        int st = memory.scatterList(qp, w, qp.sq.stride(), len, dst);
+        int st = memory.scatterList(qp, w, qp.sq.stride(), offset + len, dst);
         if (st != V1.STS_OK) {
             return st;
         }
-        if (!memory.copy(data, dst, len)) {
-            return V1.STS_LOCAL_PROT_ERR;
-        }
-        qp.outstanding.bytes[slot] = len;
-        return V1.STS_OK;
+        return memory.copy(data, 0, dst, offset, len) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
     }
 
     /** An atomic's old value came back: written to the WQE's local SGE. */

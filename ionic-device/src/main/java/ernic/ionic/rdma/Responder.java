@@ -37,6 +37,9 @@ final class Responder {
     private final Counters<PathCounter> path;
     private final QpErrors errors;
     private final Completions completions;
+    /** The WQE id and status of the receive {@link #takeReceiveInto} took last. */
+    long takenWqeId;
+    int takenStatus;
     /** A datagram reached a UD QP that has no Q_Key: said once (the rule is the seed's, unusual for the IB spec). */
     private boolean unkeyedLogged;
 
@@ -261,10 +264,6 @@ final class Responder {
         }
         return true;
     }
-
-    /** The WQE id and status of the receive {@link #takeReceiveInto} took last. */
-    long takenWqeId;
-    int takenStatus;
 
     /** Completes a receive {@link #takeReceiveInto} took: {@code srcQpnOp} as {@link #datagram}'s CQE flags. */
     void receiveCompleted(QueuePair dest, long wqeId, int srcQpnOp, int imm, long length, int status,

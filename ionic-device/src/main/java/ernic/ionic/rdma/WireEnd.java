@@ -64,7 +64,7 @@ final class WireEnd implements End {
     /** Where frames leave: the Ethernet port (the TAP), past the guest's claimers and the P4 program. */
     private final Consumer<MemorySegment> port;
     /** The port's MAC (the guest may change it): a RoCEv2 packet sent to it is for this device. */
-    private final java.util.function.LongSupplier mac;
+    private final LongSupplier mac;
     /** {@code --inject roce-drop}: packets lost on the wire, each way. */
     private final FaultPlan faults;
     /** {@code --trace-rdma}: the packets as they leave and arrive (the operations' synthetic frames are not written). */
@@ -517,17 +517,8 @@ final class WireEnd implements End {
 
     /** A READ response's {@code length} bytes at {@code offset} of the READ's buffers; its status. */
     int landRead(WireQp w, int slot, long offset, MemorySegment src, long srcOffset, int length) {
-        QueuePair qp = w.qp;
-        V1.Wqe r = reread(qp, slot);
-        if (r == null) {
-            return V1.STS_BAD_RESP_ERR;
-        }
-        int st = memory.scatterList(qp, r, qp.sq.stride(), offset + length, into.clear());
-        if (st != V1.STS_OK) {
-            return st;
-        }
         spans.clear().addLocal(src, srcOffset, length);
-        return memory.copy(spans, 0, into, offset, length) ? V1.STS_OK : V1.STS_LOCAL_PROT_ERR;
+        return requester.landRead(w.qp, slot, spans, offset, length);
     }
 
     int landAtomic(WireQp w, int slot, long original) {
