@@ -338,6 +338,12 @@ class WireDataPathTest {
             assertThat(a.counter("roce.rxBadIcrc") + b.counter("roce.rxBadIcrc")).as("damaged packets").isPositive();
         }
         assertThat(a.counter("roce.rxMalformed") + b.counter("roce.rxMalformed")).isZero();
+        // What the guest's hw_counters show: the wire end's counts.
+        java.util.Map<String, Long> hw = a.dev.rdma().hwCounters(), peer = b.dev.rdma().hwCounters();
+        assertThat(hw.get("roce_tx_pkts")).isEqualTo(a.counter("roce.txFrames")).isPositive();
+        assertThat(hw.get("roce_rx_bytes")).isEqualTo(a.counter("roce.rxBytes")).isPositive();
+        assertThat(hw.get("ack_rcvd")).isEqualTo(a.counter("roce.rc.reqAcks")).isPositive();
+        assertThat(hw.get("retransmits") + peer.get("duplicate_req") + hw.get("duplicate_req")).isPositive();
     }
 
     /** {@code peer=}: only packets to or from that address count; another peer's traffic is untouched. */

@@ -9,6 +9,8 @@ import ernic.counters.Counter;
 public enum WireCounter implements Counter.CamelCase {
     /** RoCEv2 frames sent out of the port, and received for a QP of this device. */
     TX_FRAMES, RX_FRAMES,
+    /** Their bytes, whole frames (Ethernet header to ICRC). */
+    TX_BYTES, RX_BYTES,
     /** RoCEv2 packets to an address of this guest that failed the parser's checks (lengths, opcodes, ...). */
     RX_MALFORMED,
     /** RoCEv2 packets for this device whose ICRC was wrong (damaged on the way): dropped. */

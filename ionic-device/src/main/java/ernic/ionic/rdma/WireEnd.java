@@ -296,6 +296,7 @@ final class WireEnd implements End {
             return;
         }
         counters.inc(WireCounter.RX_FRAMES);
+        counters.add(WireCounter.RX_BYTES, frame.byteSize());
         int len = parser.payloadLength;
         Grh.fill(grh, !f.ipv6, f.srcGid, f.dstGid, f.tos, f.ttl, len);
         spans.clear().addLocal(grh, 0, Grh.SIZE);
@@ -382,6 +383,7 @@ final class WireEnd implements End {
      */
     private void send(int length) {
         counters.inc(WireCounter.TX_FRAMES);
+        counters.add(WireCounter.TX_BYTES, length);
         long hi = IpAddress.high(tx.dstGid), lo = IpAddress.low(tx.dstGid);
         if (fault(FaultKind.ROCE_DROP, hi, lo)) {
             return;
@@ -571,6 +573,7 @@ final class WireEnd implements End {
             return;
         }
         counters.inc(WireCounter.RX_FRAMES);
+        counters.add(WireCounter.RX_BYTES, frame.byteSize());
         long now = clock.getAsLong();
         if (o.request) {
             w.receiving = h.opcode;
