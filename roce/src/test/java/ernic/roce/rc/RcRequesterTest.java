@@ -63,6 +63,23 @@ class RcRequesterTest {
     }
 
     @Test
+    void afterATimeoutTheWindowStartsSmallAndDoublesWithEachAcknowledgement() {
+        bed.postWrite(1, 300 * 1024, VA);
+        assertThat(bed.poll()).hasSize(RcRequester.MAX_UNACKED_PSNS);
+        bed.now = bed.requester.nextDeadline();
+        bed.requester.tick(bed.now);
+        List<Packet> again = bed.poll();
+        assertThat(psns(again)).as("go-back-N, a small window").containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+        assertThat(java.util.stream.IntStream.range(0, again.size()).filter(i -> again.get(i).h().ackReq).boxed())
+                .as("acknowledged before the window fills").containsExactly(3, 7);
+        bed.toRequester(RcTestBed.ack(TransportHeader.AETH_ACK, 3));
+        assertThat(psns(bed.poll())).as("the window doubled: 4 .. 19 outstanding")
+                .containsExactly(8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19);
+        bed.toRequester(RcTestBed.ack(TransportHeader.AETH_ACK, 19));
+        assertThat(bed.poll()).hasSize(32);
+    }
+
+    @Test
     void aMessageOfAtMostOneMtuIsOnePacketEvenEmpty() {
         bed.postSend(1, 0);
         bed.postSend(2, 1024);
