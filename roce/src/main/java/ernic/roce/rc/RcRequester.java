@@ -17,8 +17,9 @@ import java.lang.foreign.MemorySegment;
  * <p>Recovery is go-back-N from the oldest unacknowledged PSN, with a window of {@link #RETRY_WINDOW} PSNs after a
  * timeout that doubles back with each acknowledgement of progress (a sequence NAK halves it): after a PSN sequence NAK, an implied NAK (an ACK
  * past a READ or atomic whose response has not come), a retransmission timeout, or the wait an RNR NAK asks for.
- * retry_cnt bounds the retries without progress (then RETRY_EXC_ERR), rnr_retry the RNR NAKs (7: for ever; then
- * RNR_RETRY_EXC_ERR); progress resets both. A remote access, invalid request or remote operational NAK completes
+ * retry_cnt bounds the retries without progress (then RETRY_EXC_ERR), rnr_retry the RNR NAKs (then
+ * RNR_RETRY_EXC_ERR); progress resets both. 7 retries for ever in both, as rdma_rxe does (the IBTA gives 7 that
+ * meaning for rnr_retry only). A remote access, invalid request or remote operational NAK completes
  * its message with the matching status and fails the QP: every later message is flushed.
  *
  * <p>Single-threaded, no clock of its own: {@link #poll} transmits, {@link #receive} takes a response,
@@ -389,7 +390,9 @@ public final class RcRequester {
             fail(RcStatus.RETRY_EXC_ERR);
             return false;
         }
-        retryLeft--;
+        if (attr.retryCnt() != RcAttributes.RETRY_FOREVER) {
+            retryLeft--;
+        }
         retrying = true;
         position(ackPsn);
         timerArmed = ackTimeout > 0;

@@ -379,6 +379,21 @@ class RcRequesterTest {
     }
 
     @Test
+    void retryCountSevenRetriesForEverAsRxeDoes() {
+        RcTestBed b = new RcTestBed(RcAttributes.defaults().withRetry(1, RcAttributes.RETRY_FOREVER, 7));
+        b.postSend(1, 10);
+        b.poll();
+        for (int i = 0; i < 100; i++) {
+            b.now = b.requester.nextDeadline();
+            b.requester.tick(b.now);
+            assertThat(psns(b.poll())).as("timeout " + (i + 1)).containsExactly(0);
+        }
+        assertThat(b.requester.failed()).isFalse();
+        b.toRequester(ack(TransportHeader.AETH_ACK, 0)); // the peer was alive after all
+        assertThat(b.sendSide.completions).containsExactly(new Completion(1, RcStatus.SUCCESS));
+    }
+
+    @Test
     void progressGivesTheRetriesBack() {
         RcTestBed b = new RcTestBed(RcAttributes.defaults().withRetry(1, 1, 7));
         b.postSend(1, 10);
