@@ -391,7 +391,8 @@ final class WireEnd implements End {
         if (fault(FaultKind.ROCE_CORRUPT, hi, lo)) {
             damage(txBuf, length);
         }
-        if (txHeld == 0 && fault(FaultKind.ROCE_REORDER, hi, lo)) {
+        if (picked(FaultKind.ROCE_REORDER, hi, lo) && txHeld == 0) { // one held back at a time
+            faults.injected(FaultKind.ROCE_REORDER);
             MemorySegment.copy(txBuf, 0, txHeldBuf, 0, length);
             txHeld = length;
             return;
@@ -437,11 +438,16 @@ final class WireEnd implements End {
 
     /** An {@code --inject roce-*} fault for a packet to or from the peer {@code hi:lo}: decided and counted. */
     private boolean fault(FaultKind kind, long hi, long lo) {
-        if (!faults.armed(kind) || !faults.check(kind, hi, lo)) {
+        if (!picked(kind, hi, lo)) {
             return false;
         }
         faults.injected(kind);
         return true;
+    }
+
+    /** Whether an {@code --inject roce-*} value picks this packet (an occurrence either way; not yet injected). */
+    private boolean picked(FaultKind kind, long hi, long lo) {
+        return faults.check(kind, hi, lo);
     }
 
     /** {@code len} bytes of the message of the WQE in SQ {@code slot}, from {@code offset}, into the frame. */
@@ -496,13 +502,15 @@ final class WireEnd implements End {
             return true; // lost on the way in: the sender's transport recovers
         }
         long length = frame.byteSize();
-        if (length <= MAX_FRAME && fault(FaultKind.ROCE_CORRUPT, hi, lo)) {
+        if (picked(FaultKind.ROCE_CORRUPT, hi, lo) && length <= MAX_FRAME) {
+            faults.injected(FaultKind.ROCE_CORRUPT);
             MemorySegment.copy(frame, 0, rxScratch, 0, length);
             damage(rxScratch, (int) length);
             refused(parser.parse(rxScratch.asSlice(0, length)));
             return true;
         }
-        if (length <= MAX_FRAME && rxHeld == 0 && fault(FaultKind.ROCE_REORDER, hi, lo)) {
+        if (picked(FaultKind.ROCE_REORDER, hi, lo) && rxHeld == 0 && length <= MAX_FRAME) {
+            faults.injected(FaultKind.ROCE_REORDER);
             MemorySegment.copy(frame, 0, rxHeldBuf, 0, length);
             rxHeld = (int) length;
             return true;
