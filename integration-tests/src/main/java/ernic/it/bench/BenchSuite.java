@@ -55,7 +55,7 @@ public final class BenchSuite {
 
     public static void main(String[] args) throws Exception {
         Path out = Path.of("target", "bench");
-        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7, 8, 9));
+        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
         boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -68,7 +68,7 @@ public final class BenchSuite {
                 }
                 case "--quick" -> quick = true;
                 default -> {
-                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7,8,9] [--quick]");
+                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7,8,9,10] [--quick]");
                     System.exit(2);
                 }
             }
@@ -101,6 +101,8 @@ public final class BenchSuite {
         section(7, "S3 store: HTTP body vs iperf3 over the TAP, token path vs HTTP body", this::guestS3);
         section(8, "P4 engine: Ethernet frames and fp8 WRITEs with the engine on and off", this::p4);
         section(9, "Two guests: perftest across the mesh vs Soft-RoCE over the TAP bridge", this::guestTwo);
+        section(10, "RoCEv2 on the wire: ionic to Soft-RoCE vs Soft-RoCE to Soft-RoCE, ionic to ionic vs the mesh",
+                this::guestWire);
         double secs = (System.nanoTime() - t0) / 1e9;
         json.put("elapsedSeconds", Math.round(secs));
         json.put("loadAverageAtEnd", loadAverage());
@@ -531,6 +533,34 @@ public final class BenchSuite {
         // Two boots, a server each in a mesh: ionic's bytes cross it; rxe's cross the TAPs and their bridge.
         guestBench(j, GuestBench.TWO_GUESTS, "perftest between two guests, ionic across the mesh and rxe over the bridge",
                 "Ratios, emulated ionic across the mesh over Soft-RoCE between the same two guests");
+    }
+
+    private void guestWire(Map<String, Object> j) throws IOException {
+        // The references are section 9's boot (rxe0 to rxe0 over the bridge; ionic_0 across the mesh), run here
+        // when section 9 did not; then two boots without a mesh, since the wire end takes the RoCEv2 that rxe
+        // would get on its own guest: ionic_0 to rxe0, and ionic_0 to ionic_0.
+        Map<String, Object> ref = new LinkedHashMap<>(), rxe = new LinkedHashMap<>(), wire = new LinkedHashMap<>();
+        if (!only.contains(9)) {
+            guestTwo(ref);
+        }
+        guestBench(rxe, GuestBench.WIRE_RXE, "ionic_0 on the wire to rxe0", "Ratios within the boot");
+        guestBench(wire, GuestBench.WIRE, "ionic_0 to ionic_0 on the wire", "Ratios within the boot");
+        j.put("wire_to_rxe", rxe);
+        j.put("wire", wire);
+        Path[] files = {out.resolve(GuestBench.TWO_GUESTS.outFile()), out.resolve(GuestBench.WIRE_RXE.outFile()),
+                out.resolve(GuestBench.WIRE.outFile())};
+        if (!Stream.of(files).allMatch(Files::isRegularFile)) {
+            j.put("status", "failed");
+            md.append("**No ratios:** a boot gave no result.\n\n");
+            return;
+        }
+        ObjectMapper m = new ObjectMapper();
+        List<Map<String, Object>> ratios = WireRatios.of(m.readTree(files[0].toFile()), m.readTree(files[1].toFile()),
+                m.readTree(files[2].toFile()));
+        j.put("ratios", ratios);
+        md.append("Speed ratios (above 1: the first is faster), ionic_0 on the wire to rxe0 over rxe0 to rxe0, and ")
+                .append("ionic_0 to ionic_0 on the wire over the mesh, between the same two guests:\n\n");
+        table(m.valueToTree(ratios));
     }
 
     /** One guest bench ({@link GuestBench}), shortened by --quick; without a guest image, an earlier result. */
