@@ -185,10 +185,11 @@ class RoceGuestTest {
             "send-bw", "atomic-bw"}, "rxe ionic loss");
     /**
      * CI's share, within its time: against Soft-RoCE, SEND (ping-pongs), UD, the CM and every operation of rping,
-     * 64 KiB WRITE streams, READ and atomics, each way, and NVMe-oF; rping and READ between two emulated NICs;
-     * ping-pongs and rping under loss.
+     * single-packet WRITEs, READ and atomics, each way, and NVMe-oF; rping and READ between two emulated NICs;
+     * ping-pongs and rping under loss. Not the 64 KiB WRITE and SEND streams from rxe, which under load can fail from
+     * rxe's renumbered retransmissions (docs/roce.md).
      */
-    static final Plan CI = new Plan(new String[]{"rc-4k", "ud", "rping", "write-bw", "read-bw", "atomic-bw"},
+    static final Plan CI = new Plan(new String[]{"rc-4k", "ud", "rping", "write-lat", "read-bw", "atomic-bw"},
             new String[]{"rping", "read-bw"}, new String[]{"rc-4k", "rping"}, "rxe");
 
     @Test
