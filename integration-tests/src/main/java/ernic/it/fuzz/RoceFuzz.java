@@ -65,7 +65,7 @@ final class RoceFuzz implements FuzzTarget {
     private final ArrayDeque<byte[]> fromDev = new ArrayDeque<>(), fromPeer = new ArrayDeque<>();
     private final RocePackets packets = new RocePackets(
             new RocePackets.Addresses(DEVICE_MAC, PEER_MAC, DEVICE_IP, PEER_IP, DEVICE_GID, PEER_GID),
-            new RocePackets.Keys(VA, MR_BYTES, KEY, NO_ACCESS_KEY, OTHER_PD_KEY));
+            new RocePackets.Keys(VA, MR_BYTES, KEY, NO_ACCESS_KEY, VA_NO_ACCESS, OTHER_PD_KEY, VA_OTHER_PD));
     private final RoceParser seen = new RoceParser();
     private final Recorder recorder = new Recorder();
     /** The device's QPs as the fuzzer knows them: RC 2 to 5 (5 only in RTR), UD 6. */
@@ -78,6 +78,11 @@ final class RoceFuzz implements FuzzTarget {
     private RoceGuest peerGuest;
     /** Pages of the guest no key gives the wire: one each side of the MR the fuzz aims at. */
     private final long[] guards = new long[2];
+    /** What the guest fills the memory no key gives the wire with: {@link #untouched} finds it there, never sent. */
+    static final byte MARK = (byte) 0xa5;
+    /** A run of this many {@link #MARK} bytes in a payload the device sends is that memory leaking out. */
+    static final int MARK_RUN = 16;
+    private static final MemorySegment MARKED = MemorySegment.ofArray(new byte[4096]).fill(MARK);
     /** The device's counters of the guests gone (power-on zeroes them), refusal causes aside (they stay). */
     private final Map<String, Long> earlier = new TreeMap<>();
     private long guests, wqes, cqes, errorCqes, reconnects, probes, framesSeen;
@@ -112,6 +117,7 @@ final class RoceFuzz implements FuzzTarget {
         peerGuest = new RoceGuest(peer);
         peerGuest.mr(PROBE_KEY, VA_PROBE, 4096, RdmaVerbs.ACCESS_LOCAL_WRITE, 0);
         peerGuest.rings(PROBE_QP);
+        peerGuest.header[PROBE_QP] = peerGuest.ipv4Template(DEVICE_MAC, PROBE_MAC, PROBE_IP, DEVICE_IP);
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -128,6 +134,9 @@ final class RoceFuzz implements FuzzTarget {
         guest.mr(NO_ACCESS_KEY, VA_NO_ACCESS, 4096, RdmaVerbs.ACCESS_LOCAL_WRITE, 0);
         guest.mr(OTHER_PD_KEY, VA_OTHER_PD, 4096, REMOTE_ALL, 1);
         guest.mr(PROBE_KEY, VA_PROBE, 4096, RdmaVerbs.ACCESS_LOCAL_WRITE, 0);
+        for (MemorySegment m : kept()) {
+            m.fill(MARK);
+        }
         for (RocePackets.Qp q : qps) {
             guest.rings(q.id);
             guest.header[q.id] = q.ipv6 ? guest.ipv6Template(PEER_MAC, DEVICE_MAC, DEVICE_GID, PEER_GID)
@@ -145,6 +154,7 @@ final class RoceFuzz implements FuzzTarget {
         ok(guest.raw.createAh(AH, guest.ipv4Template(PEER_MAC, DEVICE_MAC, DEVICE_IP, PEER_IP), RoceGuest.V4_LEN),
                 "CREATE_AH");
         guest.rings(PROBE_QP);
+        guest.header[PROBE_QP] = guest.ipv4Template(PROBE_MAC, DEVICE_MAC, DEVICE_IP, PROBE_IP);
         for (int i = 0; i < 4; i++) {
             for (RocePackets.Qp q : qps) {
                 guest.postRecv(q.id, VA + 4096L * i, 4096, KEY);
@@ -195,6 +205,11 @@ final class RoceFuzz implements FuzzTarget {
         }
     }
 
+    /**
+     * One input: a request (50 in 100), a response (16), a datagram (7), random bytes (4); a send WQE (8), receives
+     * (4), a tick (8), a QP through RESET (3); one in 2,000 the guest goes away. (The guest posts without waiting for
+     * room in its rings, as a careless guest may.)
+     */
     private void act(long index, SplittableRandom r) throws Exception {
         int k = r.nextInt(100);
         if (k < 66) {
@@ -342,18 +357,29 @@ final class RoceFuzz implements FuzzTarget {
             }
             byte[] b = fromDev.poll();
             if (b != null) {
-                boolean roce = seen.parse(MemorySegment.ofArray(b)) == RoceParser.Refusal.NONE;
-                if (roce && !seen.frame.ipv6 && seen.frame.dstIp == PROBE_IP) {
+                RoceParser.Refusal why = seen.parse(MemorySegment.ofArray(b));
+                if (why != RoceParser.Refusal.NONE) {
+                    // The guest sends no Ethernet here: all the device sends is the wire end's RoCEv2.
+                    throw new FuzzFailure("the device sent a frame its own parser refuses (" + why + "): "
+                            + java.util.HexFormat.of().formatHex(b, 0, Math.min(b.length, 96)));
+                }
+                if (leaks(b)) {
+                    throw new FuzzFailure("the device sent memory no key gives the wire: "
+                            + RocePackets.opName(seen.frame.bth.opcode) + " psn 0x"
+                            + Integer.toHexString(seen.frame.bth.psn));
+                }
+                if (!seen.frame.ipv6 && seen.frame.dstIp == PROBE_IP) {
                     receive(peer, b, b.length);
                 } else {
                     framesSeen++;
-                    if (roce) {
-                        learn();
-                    }
+                    learn();
                 }
             }
             b = fromPeer.poll();
             if (b != null) {
+                if (seen.parse(MemorySegment.ofArray(b)) != RoceParser.Refusal.NONE) {
+                    throw new FuzzFailure("the probe's peer device sent a frame its own parser refuses");
+                }
                 receive(dev, b, b.length);
             }
         }
@@ -423,35 +449,47 @@ final class RoceFuzz implements FuzzTarget {
         }
     }
 
-    /**
-     * What no key gives the wire is as the guest left it (zero): the pages each side of the MR the fuzz aims at,
-     * the MR without remote access and the one in another protection domain.
-     */
-    private void untouched() throws FuzzFailure {
-        MemorySegment[] kept = {guest.drv.mem(guards[0], 4096), guest.drv.mem(guards[1], 4096),
+    /** The memory no key gives the wire: the pages each side of the MR the fuzz aims at, the MRs it may not use. */
+    private MemorySegment[] kept() {
+        return new MemorySegment[] {guest.drv.mem(guards[0], 4096), guest.drv.mem(guards[1], 4096),
                 guest.at(VA_NO_ACCESS, 4096), guest.at(VA_OTHER_PD, 4096)};
+    }
+
+    /** What no key gives the wire is as the guest left it (all {@link #MARK}). */
+    private void untouched() throws FuzzFailure {
+        MemorySegment[] kept = kept();
         String[] names = {"the page before the MR", "the page after the MR", "the MR without remote access",
                 "the MR of another protection domain"};
         for (int i = 0; i < kept.length; i++) {
-            long at = kept[i].asSlice(0, 4096).mismatch(MemorySegment.ofArray(new byte[4096]));
+            long at = kept[i].mismatch(MARKED);
             if (at >= 0) {
                 throw new FuzzFailure("a packet from the wire wrote to " + names[i] + " (byte " + at + ")");
             }
         }
     }
 
+    /** Whether the payload of the frame {@link #seen} read has a run of {@link #MARK_RUN} {@link #MARK} bytes. */
+    private boolean leaks(byte[] frame) {
+        int run = 0;
+        for (long i = seen.payloadOffset, end = i + seen.payloadLength; i < end; i++) {
+            run = frame[(int) i] == MARK ? run + 1 : 0;
+            if (run == MARK_RUN) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** A fresh QP pair between the two devices' guests on the wire passes a SEND each way; then it is destroyed. */
     private void probe() throws Exception {
         probes++;
-        long dHdr = guest.ipv4Template(PROBE_MAC, DEVICE_MAC, DEVICE_IP, PROBE_IP);
-        long pHdr = peerGuest.ipv4Template(DEVICE_MAC, PROBE_MAC, PROBE_IP, DEVICE_IP);
         ok(guest.raw.createQp(PROBE_QP, RdmaVerbs.RC, 0, PROBE_CQ, guest.sq[PROBE_QP], Q_LOG2, guest.rq[PROBE_QP],
                 Q_LOG2), "CREATE_QP of the probe");
         ok(peerGuest.raw.createQp(PROBE_QP, RdmaVerbs.RC, 0, CQ, peerGuest.sq[PROBE_QP], Q_LOG2,
                 peerGuest.rq[PROBE_QP], Q_LOG2), "CREATE_QP of the probe on the peer");
         guest.sqProd[PROBE_QP] = guest.rqProd[PROBE_QP] = peerGuest.sqProd[PROBE_QP] = peerGuest.rqProd[PROBE_QP] = 0;
-        guest.connect(PROBE_QP, PROBE_QP, dHdr, RoceGuest.V4_LEN, 0, 0, true, 7);
-        peerGuest.connect(PROBE_QP, PROBE_QP, pHdr, RoceGuest.V4_LEN, 0, 0, true, 7);
+        guest.connect(PROBE_QP, PROBE_QP, guest.header[PROBE_QP], RoceGuest.V4_LEN, 0, 0, true, 7);
+        peerGuest.connect(PROBE_QP, PROBE_QP, peerGuest.header[PROBE_QP], RoceGuest.V4_LEN, 0, 0, true, 7);
         try {
             byte[] there = pattern(probes), back = pattern(~probes);
             MemorySegment.copy(there, 0, guest.at(VA_PROBE, 64), ValueLayout.JAVA_BYTE, 0, 64);

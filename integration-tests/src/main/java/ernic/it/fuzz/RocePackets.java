@@ -93,8 +93,11 @@ final class RocePackets {
     /** The addresses on the segment: the device's and the fuzzing peer's (MAC, IPv4, IPv6). */
     record Addresses(long deviceMac, long peerMac, int deviceIp, int peerIp, byte[] deviceGid, byte[] peerGid) {}
 
-    /** The device's MR the fuzz aims at (VA, length, rkey), a key without remote access, and one of another PD. */
-    record Keys(long va, int length, int rkey, int noAccessKey, int otherPdKey) {}
+    /**
+     * The device's MR the fuzz aims at (VA, length, rkey), and the key and VA of a page without remote access and of
+     * one in another protection domain.
+     */
+    record Keys(long va, int length, int rkey, int noAccessKey, long noAccessVa, int otherPdKey, long otherPdVa) {}
 
     private final Keys keys;
 
@@ -140,6 +143,12 @@ final class RocePackets {
             // none
         } else if (r.nextInt(4) == 0) {
             h.rkey = key(r);
+            if (r.nextBoolean() && (h.rkey == keys.noAccessKey || h.rkey == keys.otherPdKey)) {
+                // inside that key's own region: only its rights or its protection domain refuse it
+                h.va = (h.rkey == keys.noAccessKey ? keys.noAccessVa : keys.otherPdVa) + r.nextInt(0, 4096 / 8) * 8L;
+                h.dmaLength = Math.min(Math.max(0, h.dmaLength), 4096 - (int) (h.va & 4095));
+                len = Math.min(len, h.dmaLength);
+            }
         }
         if (!clean && r.nextInt(6) == 0) {
             h.va = va(r, h.dmaLength);

@@ -42,6 +42,7 @@ class RoceFuzzTest {
         }
     }
 
+    /** The oracle of hostile keys: memory no key gives the wire is checked at rest, and never seen on the wire. */
     @Test
     void aByteWrittenWhereNoKeyGivesTheWireIsAFinding() throws Exception {
         try (RoceFuzz t = new RoceFuzz()) {
