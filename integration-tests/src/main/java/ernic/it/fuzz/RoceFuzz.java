@@ -49,9 +49,11 @@ final class RoceFuzz implements FuzzTarget {
     static final int DEVICE_IP = 0x0a00_0001, PEER_IP = 0x0a00_0002, PROBE_IP = 0x0a00_0003;
     static final byte[] DEVICE_GID = gid(1), PEER_GID = gid(2);
     static final int KEY = 1 << 8 | 0x11, NO_ACCESS_KEY = 2 << 8 | 0x22, OTHER_PD_KEY = 3 << 8 | 0x33,
-            PROBE_KEY = 4 << 8 | 0x44;
+            PROBE_KEY = 4 << 8 | 0x44, BINDABLE_KEY = 5 << 8 | 0x55, WINDOW = 6 << 8 | 0x66, WINDOW_KEY = 6 << 8 | 0x67;
     static final long VA = 0x7f00_0000_0000L, VA_NO_ACCESS = 0x6000_0000L, VA_OTHER_PD = 0x6100_0000L,
-            VA_PROBE = 0x6200_0000L;
+            VA_PROBE = 0x6200_0000L, VA_WINDOW = 0x6300_0000L;
+    /** The QP a type 2 window is bound on: its rkey is another QP's key to every other QP. */
+    static final int WINDOW_QP = 3;
     static final int MR_BYTES = 4 * 4096;
     static final int REMOTE_ALL = RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_REMOTE_WRITE
             | RdmaVerbs.ACCESS_REMOTE_READ | RdmaVerbs.ACCESS_REMOTE_ATOMIC;
@@ -65,7 +67,8 @@ final class RoceFuzz implements FuzzTarget {
     private final ArrayDeque<byte[]> fromDev = new ArrayDeque<>(), fromPeer = new ArrayDeque<>();
     private final RocePackets packets = new RocePackets(
             new RocePackets.Addresses(DEVICE_MAC, PEER_MAC, DEVICE_IP, PEER_IP, DEVICE_GID, PEER_GID),
-            new RocePackets.Keys(VA, MR_BYTES, KEY, NO_ACCESS_KEY, VA_NO_ACCESS, OTHER_PD_KEY, VA_OTHER_PD));
+            new RocePackets.Keys(VA, MR_BYTES, KEY, NO_ACCESS_KEY, VA_NO_ACCESS, OTHER_PD_KEY, VA_OTHER_PD,
+                    WINDOW_KEY, VA_WINDOW, WINDOW_QP));
     private final RoceParser seen = new RoceParser();
     private final Recorder recorder = new Recorder();
     /** The device's QPs as the fuzzer knows them: RC 2 to 5 (5 only in RTR), UD 6. */
@@ -86,6 +89,10 @@ final class RoceFuzz implements FuzzTarget {
     /** The device's counters of the guests gone (power-on zeroes them), refusal causes aside (they stay). */
     private final Map<String, Long> earlier = new TreeMap<>();
     private long guests, wqes, cqes, errorCqes, reconnects, probes, framesSeen;
+    /** What a completion showed wrong, for the step to report. */
+    private String finding;
+    /** The bytes of every receive the guest posts. */
+    static final int RECEIVE_BYTES = 4096;
 
     RoceFuzz() {
         dev = device(DEVICE_MAC, "ERNICFUZZROCE", fromDev);
@@ -134,6 +141,8 @@ final class RoceFuzz implements FuzzTarget {
         guest.mr(NO_ACCESS_KEY, VA_NO_ACCESS, 4096, RdmaVerbs.ACCESS_LOCAL_WRITE, 0);
         guest.mr(OTHER_PD_KEY, VA_OTHER_PD, 4096, REMOTE_ALL, 1);
         guest.mr(PROBE_KEY, VA_PROBE, 4096, RdmaVerbs.ACCESS_LOCAL_WRITE, 0);
+        guest.mr(BINDABLE_KEY, VA_WINDOW, 4096, RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_MW_BIND, 0);
+        ok(guest.raw.createMr(WINDOW, 0, 0, MRF_MW_2, 0, 0, 0), "CREATE_MR of a type 2 window");
         for (MemorySegment m : kept()) {
             m.fill(MARK);
         }
@@ -155,11 +164,20 @@ final class RoceFuzz implements FuzzTarget {
                 "CREATE_AH");
         guest.rings(PROBE_QP);
         guest.header[PROBE_QP] = guest.ipv4Template(PROBE_MAC, DEVICE_MAC, DEVICE_IP, PROBE_IP);
+        // The window opens its page with every remote right, to the peer of QP 3 alone.
+        guest.postSend(WINDOW_QP, w -> w.op(RdmaVerbs.BIND_MW).numSgeKey(WINDOW_KEY & 0xff).immDataKey(WINDOW)
+                .flags(WQE_FLAG_SIG).bindMw(VA_WINDOW, 4096, BINDABLE_KEY, MRF_REMOTE_WRITE | MRF_REMOTE_READ
+                        | MRF_REMOTE_ATOMIC | MRF_BIND_MW_2));
+        RawCqe bound = guest.cq.pollWork();
+        if (bound == null || bound.error()) {
+            throw new FuzzFailure("a valid BIND_MW of a type 2 window on QP " + WINDOW_QP + " failed: " + bound);
+        }
+        guest.raw.ringCq(CQ, 0, guest.cq.consumer());
         for (int i = 0; i < 4; i++) {
             for (RocePackets.Qp q : qps) {
-                guest.postRecv(q.id, VA + 4096L * i, 4096, KEY);
+                guest.postRecv(q.id, VA + 4096L * i, RECEIVE_BYTES, KEY);
             }
-            guest.postRecv(UD_QP, VA + 4096L * i, 4096, KEY);
+            guest.postRecv(UD_QP, VA + 4096L * i, RECEIVE_BYTES, KEY);
         }
     }
 
@@ -196,6 +214,9 @@ final class RoceFuzz implements FuzzTarget {
             deliver();
             if (guest != null) {
                 guest.drain(guest.cq, this);
+            }
+            if (finding != null) {
+                throw new FuzzFailure(finding);
             }
         } catch (FuzzFailure f) {
             throw f;
@@ -237,7 +258,7 @@ final class RoceFuzz implements FuzzTarget {
             int n = r.nextInt(1, 5);
             recorder.add(index, n + " receives on QP " + id, new byte[0], 0);
             for (int i = 0; i < n; i++) {
-                guest.postRecv(id, VA + 4096L * r.nextInt(4), 4096, KEY);
+                guest.postRecv(id, VA + 4096L * r.nextInt(4), RECEIVE_BYTES, KEY);
             }
         } else if (k < 96 || k == 99 && r.nextInt(20) != 0) {
             long by = r.nextInt(10) == 0 ? r.nextLong(1_000_000_000L, 40_000_000_000L)
@@ -263,7 +284,7 @@ final class RoceFuzz implements FuzzTarget {
         guest.sqProd[q.id] = guest.rqProd[q.id] = 0;
         connect(q, rq, sq, retry);
         for (int i = r.nextInt(3); i > 0; i--) {
-            guest.postRecv(q.id, VA + 4096L * i, 4096, KEY);
+            guest.postRecv(q.id, VA + 4096L * i, RECEIVE_BYTES, KEY);
         }
     }
 
@@ -386,7 +407,7 @@ final class RoceFuzz implements FuzzTarget {
     }
 
     /** What the peer learns from a packet of the device (parsed in {@link #seen}): PSNs, requests out. */
-    private void learn() {
+    private void learn() throws FuzzFailure {
         TransportHeader h = seen.frame.bth;
         IbOpcode o = IbOpcode.of(h.opcode);
         RocePackets.Qp q = null;
@@ -414,7 +435,14 @@ final class RoceFuzz implements FuzzTarget {
             }
             return;
         }
-        // The device's responder: an ACK says what it took, a NAK what it expects.
+        // The device's responder: its MSN never goes back; an ACK says what it took, a NAK what it expects.
+        if (o.has(IbOpcode.Header.AETH)) {
+            if (q.msnSeen >= 0 && Psn.diff(h.msn, q.msnSeen) < 0) {
+                throw new FuzzFailure("QP " + q.id + ": the responder's MSN went back from " + q.msnSeen + " to "
+                        + h.msn + " (" + RocePackets.opName(h.opcode) + " psn 0x" + Integer.toHexString(h.psn) + ")");
+            }
+            q.msnSeen = h.msn;
+        }
         if (o == IbOpcode.RC_ACKNOWLEDGE && h.syndrome >= TransportHeader.AETH_RNR_NAK) {
             if (h.syndrome == TransportHeader.AETH_NAK_PSN_SEQUENCE || (h.syndrome & 0xe0) == 0x20) {
                 q.reqPsn = h.psn;
@@ -449,17 +477,20 @@ final class RoceFuzz implements FuzzTarget {
         }
     }
 
-    /** The memory no key gives the wire: the pages each side of the MR the fuzz aims at, the MRs it may not use. */
+    /**
+     * The memory no key gives the wire: the pages each side of the MR the fuzz aims at, the MRs it may not use,
+     * and the page of the type 2 window (the fuzz sends its rkey only to the QPs it is not bound on).
+     */
     private MemorySegment[] kept() {
         return new MemorySegment[] {guest.drv.mem(guards[0], 4096), guest.drv.mem(guards[1], 4096),
-                guest.at(VA_NO_ACCESS, 4096), guest.at(VA_OTHER_PD, 4096)};
+                guest.at(VA_NO_ACCESS, 4096), guest.at(VA_OTHER_PD, 4096), guest.at(VA_WINDOW, 4096)};
     }
 
     /** What no key gives the wire is as the guest left it (all {@link #MARK}). */
     private void untouched() throws FuzzFailure {
         MemorySegment[] kept = kept();
         String[] names = {"the page before the MR", "the page after the MR", "the MR without remote access",
-                "the MR of another protection domain"};
+                "the MR of another protection domain", "a type 2 window's page through a QP it is not bound on"};
         for (int i = 0; i < kept.length; i++) {
             long at = kept[i].mismatch(MARKED);
             if (at >= 0) {
@@ -550,6 +581,10 @@ final class RoceFuzz implements FuzzTarget {
     /** A completion drained from the guest's CQ. */
     void completion(RawCqe c) {
         cqes++;
+        if (!c.error() && c.type() == CQE_TYPE_RECV && c.statusLength() > RECEIVE_BYTES && finding == null) {
+            finding = "QP " + c.qid() + ": a receive completed with " + c.statusLength() + " bytes in a buffer of "
+                    + RECEIVE_BYTES;
+        }
         if (c.error()) {
             errorCqes++;
             for (RocePackets.Qp q : qps) {

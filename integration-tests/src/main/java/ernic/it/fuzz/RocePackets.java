@@ -44,8 +44,8 @@ final class RocePackets {
         int sentFirst = -1, sentLast = -1;
         /** Its last READ request: first PSN and response packets; its last atomic's PSN (-1: none). */
         int readPsn = -1, readPackets, readLength, atomicPsn = -1;
-        /** The MSN the peer's responder reports (messages it completed). */
-        int msn;
+        /** The MSN the peer's responder reports (messages it completed); the last the device's reported (-1: none). */
+        int msn, msnSeen = -1;
         /** The QP failed (an error completion, a fatal NAK): it takes nothing until it goes through RESET. */
         boolean failed;
         /** The last READ or atomic sent in order (its headers), for a duplicate of it; opcode -1: none. */
@@ -66,6 +66,7 @@ final class RocePackets {
             inMessage = 0;
             sentFirst = sentLast = readPsn = atomicPsn = -1;
             msn = 0;
+            msnSeen = -1;
             failed = false;
             last.opcode = -1;
         }
@@ -94,10 +95,11 @@ final class RocePackets {
     record Addresses(long deviceMac, long peerMac, int deviceIp, int peerIp, byte[] deviceGid, byte[] peerGid) {}
 
     /**
-     * The device's MR the fuzz aims at (VA, length, rkey), and the key and VA of a page without remote access and of
-     * one in another protection domain.
+     * The device's MR the fuzz aims at (VA, length, rkey); the key and VA of a page without remote access, of one in
+     * another protection domain, and of a type 2 window bound on QP {@code windowQp} (sent only to the others).
      */
-    record Keys(long va, int length, int rkey, int noAccessKey, long noAccessVa, int otherPdKey, long otherPdVa) {}
+    record Keys(long va, int length, int rkey, int noAccessKey, long noAccessVa, int otherPdKey, long otherPdVa,
+                int windowKey, long windowVa, int windowQp) {}
 
     private final Keys keys;
 
@@ -111,18 +113,22 @@ final class RocePackets {
 
     /**
      * A request packet to {@code q} (its responder): one in three as a requester would send it (so that messages
-     * complete and the QP lives on), the rest with one or more fields hostile. Advances its PSN when in order.
+     * complete and the QP lives on); the rest with one field hostile, everything else right (so that the check of
+     * that field is reached), or one in eight with several at once and the outer headers too. Advances its PSN when
+     * in order.
      */
     void request(Qp q, SplittableRandom r) {
         requests++;
         boolean clean = r.nextInt(3) == 0;
-        outer(q, r, clean);
+        int aim = clean ? -1 : r.nextInt(8); // the hostile field: rkey, VA, DMA length, alignment, length, PSN, ...
+        boolean many = aim == 7;
+        outer(q, r, !many);
         TransportHeader h = f.bth;
-        h.opcode = clean || r.nextInt(5) < 3 ? nextOpcode(q, r) : opcode(r, RC_REQUESTS);
+        h.opcode = !many || r.nextInt(5) < 3 ? nextOpcode(q, r) : opcode(r, RC_REQUESTS);
         IbOpcode o = IbOpcode.of(h.opcode);
-        flags(h, r, clean);
-        h.destQp = clean ? q.id : destQp(q, r);
-        h.psn = clean ? q.reqPsn : psn(q.reqPsn, r);
+        flags(h, r, !many && aim != 6);
+        h.destQp = many || aim == 6 ? destQp(q, r) : q.id;
+        h.psn = many || aim == 5 ? psn(q.reqPsn, r) : q.reqPsn;
         int len = payloadLength(o, r);
         h.va = keys.va + (r.nextInt(8) == 0 ? r.nextInt(keys.length) : (r.nextInt(keys.length / 8) * 8L));
         h.rkey = keys.rkey;
@@ -137,32 +143,39 @@ final class RocePackets {
         h.swapAdd = r.nextLong();
         h.compare = r.nextLong();
         h.imm = r.nextInt();
-        h.invRkey = r.nextInt(16) == 0 ? keys.rkey : r.nextInt(4) == 0 ? keys.noAccessKey : r.nextInt();
-        // Now the hostile fields, each now and then.
-        if (clean) {
-            // none
-        } else if (r.nextInt(4) == 0) {
+        h.invRkey = switch (r.nextInt(16)) {
+            case 0 -> keys.rkey;
+            case 1, 2, 3 -> keys.noAccessKey;
+            case 4, 5 -> keys.otherPdKey; // (not the window's: a SEND with invalidate from any QP may free it, as in rxe)
+            default -> r.nextInt();
+        };
+        if (aim == 0 || many && r.nextInt(4) == 0) {
             h.rkey = key(r);
-            if (r.nextBoolean() && (h.rkey == keys.noAccessKey || h.rkey == keys.otherPdKey)) {
-                // inside that key's own region: only its rights or its protection domain refuse it
-                h.va = (h.rkey == keys.noAccessKey ? keys.noAccessVa : keys.otherPdVa) + r.nextInt(0, 4096 / 8) * 8L;
+            if (h.rkey == keys.windowKey && q.id == keys.windowQp) {
+                h.rkey = keys.noAccessKey; // the window's own QP may use it: not a hostile key there
+            }
+            if (r.nextInt(4) != 0 && (h.rkey == keys.noAccessKey || h.rkey == keys.otherPdKey
+                    || h.rkey == keys.windowKey)) {
+                // inside that key's own region: only its rights, its protection domain or its QP refuse it
+                h.va = (h.rkey == keys.noAccessKey ? keys.noAccessVa : h.rkey == keys.otherPdKey ? keys.otherPdVa
+                        : keys.windowVa) + r.nextInt(0, 4096 / 8) * 8L;
                 h.dmaLength = Math.min(Math.max(0, h.dmaLength), 4096 - (int) (h.va & 4095));
                 len = Math.min(len, h.dmaLength);
             }
         }
-        if (!clean && r.nextInt(6) == 0) {
+        if (aim == 1 || many && r.nextInt(6) == 0) {
             h.va = va(r, h.dmaLength);
         }
-        if (!clean && r.nextInt(6) == 0) {
+        if (aim == 2 || many && r.nextInt(6) == 0) {
             h.dmaLength = hugeOrOdd(r);
         }
-        if (!clean && r.nextInt(8) == 0) {
+        if (aim == 3 || many && r.nextInt(8) == 0) {
             h.va |= r.nextInt(1, 8); // an atomic must be 8-byte aligned
         }
-        if (!clean && r.nextInt(12) == 0) {
+        if (aim == 4 || many && r.nextInt(12) == 0) {
             len = r.nextInt(4) == 0 ? r.nextInt(0, MAX_FRAME - 200) : PMTU + r.nextInt(1, 9);
         }
-        if (!clean && q.last.opcode >= 0 && r.nextInt(8) == 0) {
+        if ((aim == 5 || many) && q.last.opcode >= 0 && r.nextInt(3) == 0) {
             h.set(q.last); // the same READ or atomic again: answered from memory or from its replay record
             h.ackReq = r.nextBoolean();
             len = 0;
@@ -176,9 +189,10 @@ final class RocePackets {
             q.inMessage = o == null || o.last() ? IN_NONE : o.rdmaWrite() ? IN_WRITE : IN_SEND;
         }
         finish(len, r, clean);
-        what = (clean ? "clean " : "") + "request " + opName(h.opcode) + " to QP " + h.destQp + " psn 0x" + Integer.toHexString(h.psn)
-                + " (expected 0x" + Integer.toHexString(q.reqPsn) + "), rkey 0x" + Integer.toHexString(h.rkey) + " va 0x"
-                + Long.toHexString(h.va) + " dma " + h.dmaLength + ", " + len + " bytes";
+        what = (clean ? "clean " : many ? "hostile " : "aim " + aim + " ") + "request " + opName(h.opcode) + " to QP "
+                + h.destQp + " psn 0x" + Integer.toHexString(h.psn) + " (expected 0x" + Integer.toHexString(q.reqPsn)
+                + "), rkey 0x" + Integer.toHexString(h.rkey) + " va 0x" + Long.toHexString(h.va) + " dma "
+                + h.dmaLength + ", " + len + " bytes";
     }
 
     /** An opcode that continues (or begins) the peer's message as a requester would. */
@@ -383,14 +397,15 @@ final class RocePackets {
         };
     }
 
-    /** An rkey: 0, unknown, one bit off, without remote access, of another protection domain. */
+    /** An rkey: 0, unknown, one bit off, without remote access, of another protection domain, another QP's. */
     private int key(SplittableRandom r) {
-        return switch (r.nextInt(6)) {
+        return switch (r.nextInt(7)) {
             case 0 -> 0;
             case 1 -> r.nextInt();
             case 2 -> keys.rkey ^ 1 << r.nextInt(32);
             case 3 -> keys.noAccessKey;
             case 4 -> keys.otherPdKey;
+            case 5 -> keys.windowKey;
             default -> keys.rkey & ~0xff | r.nextInt(256); // the right index, another key byte
         };
     }

@@ -11,7 +11,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The roce target reaches what it is meant to: a short seed-fixed run moves the wire end's counters of each kind
  * of hostile packet (malformed, bad ICRC, unknown QP, wrong source, out of sequence, duplicates, NAKs of each
- * cause) and of the requester's recovery (ACKs taken, retransmissions, time-outs), and the probe passes.
+ * cause, another QP's window key) and of the requester's recovery (ACKs taken, retransmissions, time-outs), and
+ * the probe passes.
  */
 class RoceFuzzTest {
     @Test
@@ -36,7 +37,7 @@ class RoceFuzzTest {
                     "roce.rc.reqReadResponses", "roce.rc.reqAtomicAcks", "roce.rc.reqRetransmitted",
                     "roce.rc.reqTimeouts", "roce.rc.reqSeqNaks", "roce.rc.reqRnrNaks", "roce.rc.reqFatalNaks",
                     "roce.rc.reqDropPsnOutOfWindow", "roce.rc.respAtomicReplays", "rdma.ud.dropped",
-                    "rdma.ud.qkey_mismatch"}) {
+                    "rdma.ud.qkey_mismatch", "refused.rdma-mw-access-qp"}) {
                 assertThat(c.getOrDefault(k, 0L)).as(k).isPositive();
             }
         }
