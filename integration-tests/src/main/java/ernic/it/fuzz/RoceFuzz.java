@@ -235,7 +235,7 @@ final class RoceFuzz implements FuzzTarget {
         int k = r.nextInt(100);
         if (k < 66) {
             RocePackets.Qp q = k < 50 ? qps[r.nextInt(qps.length)] : responded(r);
-            if (q.failed && r.nextInt(3) == 0) {
+            if (q.failed && r.nextInt(3) != 0) {
                 reconnect(index, q, r); // as an application would, now and then: the fuzz goes on deeper
                 return;
             }
