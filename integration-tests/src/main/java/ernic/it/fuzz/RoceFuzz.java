@@ -227,9 +227,9 @@ final class RoceFuzz implements FuzzTarget {
     }
 
     /**
-     * One input: a request (50 in 100), a response (16), a datagram (7), random bytes (4); a send WQE (8), receives
-     * (4), a tick (8), a QP through RESET (3); one in 2,000 the guest goes away. (The guest posts without waiting for
-     * room in its rings, as a careless guest may.)
+     * One input: a request (50 in 100), a response (16), a datagram (7), random bytes or a CNP (4); a send WQE (8),
+     * receives (4), a tick (8), a QP through RESET (3); one in 2,000 the guest goes away. (The guest posts without
+     * waiting for room in its rings, as a careless guest may.)
      */
     private void act(long index, SplittableRandom r) throws Exception {
         int k = r.nextInt(100);
@@ -249,7 +249,11 @@ final class RoceFuzz implements FuzzTarget {
             packets.datagram(ud, QKEY, r);
             frame(index);
         } else if (k < 77) {
-            packets.random(r);
+            if (r.nextInt(4) == 0) {
+                packets.cnp(qps[r.nextInt(qps.length)], r);
+            } else {
+                packets.random(r);
+            }
             frame(index);
         } else if (k < 85) {
             postSend(index, r);
@@ -616,8 +620,8 @@ final class RoceFuzz implements FuzzTarget {
     }
 
     /** The device's counters the fuzz is meant to move, by the short name the stats line gives them. */
-    static final List<String> SHOWN = List.of("roce.rxFrames", "roce.rxMalformed", "refused.roce-rx-icrc",
-            "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxNotRc", "roce.rxNotReady", "roce.txFrames",
+    static final List<String> SHOWN = List.of("roce.rxFrames", "roce.rxMalformed", "roce.rxBadIcrc", "roce.rxCnp",
+            "roce.rxCeMarked", "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxNotRc", "roce.rxNotReady", "roce.txFrames",
             "roce.rc.respPackets", "roce.rc.respDuplicates", "roce.rc.respOutOfSequence", "roce.rc.respSeqNaks",
             "roce.rc.respRnrNaks", "roce.rc.respNakAccess", "roce.rc.respNakBadLength",
             "roce.rc.respNakOpcodeSequence", "roce.rc.respNakMisalignedAtomic", "roce.rc.respAtomicReplays",
@@ -629,10 +633,10 @@ final class RoceFuzz implements FuzzTarget {
     public String stats() {
         Map<String, Long> c = counters();
         StringBuilder b = new StringBuilder(String.format("roce: %,d frames sent (%,d requests, %,d responses, %,d "
-                        + "datagrams, %,d random; %,d cut, %,d flipped, %,d bad ICRC, %,d lies, %,d padded), %,d read back,"
-                        + " %,d guests, %,d WQEs, %,d CQEs (%,d errors), %,d QP resets, %,d probes; device:",
-                packets.requests + packets.responses + packets.datagrams + packets.randoms, packets.requests,
-                packets.responses, packets.datagrams, packets.randoms, packets.cut, packets.flipped, packets.badIcrc,
+                        + "datagrams, %,d random, %,d CNPs; %,d cut, %,d flipped, %,d bad ICRC, %,d lies, %,d padded), "
+                        + "%,d read back, %,d guests, %,d WQEs, %,d CQEs (%,d errors), %,d QP resets, %,d probes; device:",
+                packets.requests + packets.responses + packets.datagrams + packets.randoms + packets.cnps,
+                packets.requests, packets.responses, packets.datagrams, packets.randoms, packets.cnps, packets.cut, packets.flipped, packets.badIcrc,
                 packets.lies, packets.padded, framesSeen, guests, wqes, cqes, errorCqes, reconnects, probes));
         for (String k : SHOWN) {
             b.append(' ').append(k.substring(k.indexOf('.') + 1)).append(' ').append(String.format("%,d",

@@ -4,6 +4,7 @@ import ernic.common.InternetChecksum;
 import ernic.roce.IbOpcode;
 import ernic.roce.Icrc;
 import ernic.roce.RoceFrame;
+import ernic.roce.RoceParser;
 import ernic.roce.TransportHeader;
 import ernic.roce.rc.Psn;
 
@@ -86,7 +87,7 @@ final class RocePackets {
     int length;
     String what;
     /** How many frames of each kind were made, and how many were damaged as bytes. */
-    long requests, responses, datagrams, randoms, cut, flipped, badIcrc, lies, padded;
+    long requests, responses, datagrams, randoms, cnps, cut, flipped, badIcrc, lies, padded;
 
     private final Addresses at;
     private final byte[] payload = new byte[MAX_FRAME];
@@ -307,6 +308,28 @@ final class RocePackets {
         finish(len, r, false);
         what = "datagram " + opName(h.opcode) + " to QP " + h.destQp + " qkey 0x" + Integer.toHexString(h.qkey) + ", "
                 + len + " bytes";
+    }
+
+    /**
+     * A congestion notification packet to {@code q} (annex A17.9.2: BTH opcode 0x81, BECN set, 16 reserved bytes),
+     * which the device counts and drops: it does no congestion control.
+     */
+    void cnp(Qp q, SplittableRandom r) {
+        cnps++;
+        outer(q, r, false);
+        TransportHeader h = f.bth;
+        flags(h, r, true);
+        h.opcode = RoceParser.CNP_OPCODE;
+        h.becn = true;
+        h.destQp = q.id;
+        h.psn = 0;
+        for (int i = 0; i < 16; i++) {
+            payload[i] = 0;
+        }
+        int hdr = f.headers(buf, 0, 16);
+        System.arraycopy(payload, 0, buf, hdr, 16);
+        length = hdr + 16 + f.trailer(buf, 0, 16);
+        what = "CNP to QP " + q.id;
     }
 
     /** Random bytes, half of them behind a plausible Ethernet, IPv4 and UDP header to port 4791 of the device. */

@@ -10,9 +10,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The roce target reaches what it is meant to: a short seed-fixed run moves the wire end's counters of each kind
- * of hostile packet (malformed, bad ICRC, unknown QP, wrong source, out of sequence, duplicates, NAKs of each
- * cause, another QP's window key) and of the requester's recovery (ACKs taken, retransmissions, time-outs), and
- * the probe passes.
+ * of hostile packet (malformed, bad ICRC, CNP, CE-marked, unknown QP, wrong source, out of sequence, duplicates,
+ * NAKs of each cause, another QP's window key) and of the requester's recovery (ACKs taken, retransmissions,
+ * time-outs), and the probe passes.
  */
 class RoceFuzzTest {
     @Test
@@ -28,7 +28,7 @@ class RoceFuzzTest {
             }
             Map<String, Long> c = t.counters();
             System.out.println(t.stats());
-            for (String k : new String[] {"roce.rxFrames", "roce.rxMalformed", "refused.roce-rx-icrc",
+            for (String k : new String[] {"roce.rxFrames", "roce.rxMalformed", "roce.rxBadIcrc", "roce.rxCnp", "roce.rxCeMarked",
                     "refused.roce-rx-truncated-headers", "refused.roce-rx-udp-length", "refused.roce-rx-unknown-opcode",
                     "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxNotRc", "roce.rxNotReady",
                     "roce.rc.respPackets", "roce.rc.respDuplicates", "roce.rc.respOutOfSequence", "roce.rc.respSeqNaks",
