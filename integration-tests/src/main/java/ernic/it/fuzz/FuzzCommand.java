@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
         description = "Feed the real server random and mutated hostile input, in process, and check that it neither "
                 + "crashes, wedges nor leaks (docs/reliability.md).")
 public final class FuzzCommand implements Callable<Integer> {
-    public enum Target { vfio, ionic, mesh, all }
+    public enum Target { vfio, ionic, mesh, roce, all }
 
     @Option(names = "--messages", paramLabel = "N", description = "inputs per target (default ${DEFAULT-VALUE})")
     long messages = 100_000;
@@ -32,7 +32,7 @@ public final class FuzzCommand implements Callable<Integer> {
     @Option(names = "--seed", paramLabel = "S", description = "the seed (default: from the clock, printed)")
     Long seed;
 
-    @Option(names = "--target", description = "vfio, ionic, mesh or all (default ${DEFAULT-VALUE})")
+    @Option(names = "--target", description = "vfio, ionic, mesh, roce or all (default ${DEFAULT-VALUE})")
     Target target = Target.all;
 
     @Option(names = "--check-every", paramLabel = "K",
@@ -74,7 +74,8 @@ public final class FuzzCommand implements Callable<Integer> {
         long s = seed != null ? seed : System.nanoTime() ^ System.currentTimeMillis() << 20;
         Files.createDirectories(out);
         LogWatch watch = LogWatch.install(out.resolve("server-warnings.log"));
-        List<Target> targets = target == Target.all ? List.of(Target.vfio, Target.ionic, Target.mesh) : List.of(target);
+        List<Target> targets = target == Target.all
+                ? List.of(Target.vfio, Target.ionic, Target.mesh, Target.roce) : List.of(target);
         long start = System.nanoTime();
         long total = 0;
         try {
@@ -120,6 +121,7 @@ public final class FuzzCommand implements Callable<Integer> {
             case vfio -> new VfioFuzz(out);
             case ionic -> new IonicFuzz();
             case mesh -> new MeshFuzz(out);
+            case roce -> new RoceFuzz();
             case all -> throw new IllegalArgumentException();
         };
     }

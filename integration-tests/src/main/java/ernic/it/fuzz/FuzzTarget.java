@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * so input {@code i} of a seed is the same on every run.
  */
 interface FuzzTarget extends AutoCloseable {
-    /** vfio, ionic or mesh. */
+    /** vfio, ionic, mesh or roce. */
     String name();
 
     /** Starts the server (or device) this target drives. */

@@ -22,8 +22,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * error, a device error the vfio-user layer caught ("device error in ..."), a connection that failed for another
  * reason than the protocol or the socket ("vfio-user connection failed" with no I/O error: a client that
  * closes while its replies are being written is not one), an exception that reached the end of a Netty
- * pipeline, or a mesh "protocol violation" whose reason is a Java exception (MeshLink closes the peer's connection
- * when handling a frame throws, so a bug in the handler would otherwise pass for the peer's fault).
+ * pipeline, a mesh "protocol violation" whose reason is a Java exception (MeshLink closes the peer's connection
+ * when handling a frame throws, so a bug in the handler would otherwise pass for the peer's fault), or a refusal
+ * under a cause ending in {@code -internal} (the device's own catch of an exception in a device command, a BAR
+ * write, a doorbell, an admin command or a WQE: the guest gets an error, and the bug would pass for its fault).
  */
 final class LogWatch extends AppenderBase<ILoggingEvent> {
     private final AtomicReference<String> crash = new AtomicReference<>();
@@ -31,6 +33,8 @@ final class LogWatch extends AppenderBase<ILoggingEvent> {
     private long lines;
     /** Lines written to the file at most (the rest is counted). */
     static final long MAX_LINES = 20_000;
+    /** A refusal's log line ("CAUSE: what") whose cause says the device caught an exception of its own. */
+    static final java.util.regex.Pattern INTERNAL = java.util.regex.Pattern.compile("[a-z0-9-]+-internal: ");
 
     private LogWatch(Path file) throws IOException {
         this.file = new PrintWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8), true);
@@ -68,6 +72,8 @@ final class LogWatch extends AppenderBase<ILoggingEvent> {
             why = "ERROR logged";
         } else if (msg.startsWith("device error")) {
             why = "the device threw (caught by the vfio-user layer)";
+        } else if (INTERNAL.matcher(msg).lookingAt()) {
+            why = "the device threw (caught by itself and refused under an -internal cause)";
         } else if (msg.startsWith("vfio-user connection failed") && !ioMessage(msg)) {
             why = "a vfio-user connection failed with an exception";
         } else if (msg.contains("protocol violation") && (msg.contains("Exception") || msg.contains("java.lang."))) {

@@ -20,7 +20,7 @@ class FuzzCommandTest {
     static final Path OUT = Path.of("target", "fuzz-test");
 
     @ParameterizedTest
-    @CsvSource({"vfio, 20000, 5000", "ionic, 20000, 5000", "mesh, 20000, 5000"})
+    @CsvSource({"vfio, 20000, 5000", "ionic, 20000, 5000", "mesh, 20000, 5000", "roce, 20000, 5000"})
     void aShortSeedFixedRunIsClean(String target, long messages, long checkEvery) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         FuzzCommand cmd = new FuzzCommand(new PrintStream(bytes, true, StandardCharsets.UTF_8));
