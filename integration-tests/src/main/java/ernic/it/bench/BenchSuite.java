@@ -699,6 +699,7 @@ public final class BenchSuite {
         j.put("source", file.toString());
         j.put("results", node);
         md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
+        guestCpu(j, node.path("run").path("server_cpu"));
         JsonNode ratios = node.path("ratios");
         if (ratios.isArray() && !ratios.isEmpty()) {
             md.append(ratioTitle).append(":\n\n");
@@ -722,6 +723,41 @@ public final class BenchSuite {
             md.append("```json\n").append(node.toPrettyString()).append("\n```\n\n");
         }
         log("  read " + file);
+    }
+
+    /**
+     * A guest section's CPU figures: the server's CPU over the guest's run per guest operation and per MMIO write,
+     * and its share of the run's wall-clock time. Soft-RoCE's cost is inside the guest, out of reach: no ratio.
+     */
+    private void guestCpu(Map<String, Object> j, JsonNode cpu) {
+        if (!cpu.isObject() || !cpu.has("wallNs")) {
+            md.append("**CPU:** not measured").append(cpu.has("notMeasured") ? " (" + cpu.get("notMeasured").asText() + ")" : "")
+                    .append(" (a result written before the CPU columns, or the servers could not be read).\n\n");
+            j.put("cpu", null);
+            return;
+        }
+        Map<String, Object> c = new LinkedHashMap<>();
+        double perOp = cpu.path("cpuNsPerOp").asDouble(Double.NaN);
+        c.putAll(CpuCost.fields(perOp, Double.NaN, Double.NaN, Double.NaN));
+        cpu.fields().forEachRemaining(e -> c.putIfAbsent(e.getKey(), e.getValue()));
+        j.put("cpu", c);
+        double share = cpu.path("deviceShareOfWall").asDouble(Double.NaN);
+        md.append(String.format(Locale.ROOT, "**CPU** of the server over the guest's run (boot included): device "
+                + "thread %.2f s of %.1f s wall-clock, a share of **%.1f%%**", cpu.path("deviceCpuNs").asDouble() / 1e9,
+                cpu.path("wallNs").asDouble() / 1e9, 100 * share));
+        if (cpu.has("processShareOfWall")) {
+            md.append(String.format(Locale.ROOT, " (both servers' processes: %.1f%%)",
+                    100 * cpu.path("processShareOfWall").asDouble()));
+        }
+        if (Double.isFinite(perOp)) {
+            md.append(String.format(Locale.ROOT, "; **%,.0f ns per guest operation** (%,d counted as %s)", perOp,
+                    cpu.path("operations").asLong(), cpu.path("operationCounters")));
+        }
+        if (cpu.hasNonNull("cpuNsPerRegionWrite")) {
+            md.append(String.format(Locale.ROOT, "; %,.0f ns per guest MMIO write (%,d)",
+                    cpu.path("cpuNsPerRegionWrite").asDouble(), cpu.path("regionWrites").asLong()));
+        }
+        md.append(". No ratio: Soft-RoCE's own cost is inside the guest.\n\n");
     }
 
     /** A markdown table of an array of JSON objects, one column per field seen. */
