@@ -58,6 +58,8 @@ public final class BenchSuite {
     }
 
     private final Pace pace;
+    /** Section 2's sizes in the smoke run: the two the aim names. */
+    static final long[] SMOKE_SIZES = {64, 64 << 10};
 
     private BenchSuite(Path out, Set<Integer> only, boolean quick, Pace pace) {
         this.out = out;
@@ -358,6 +360,8 @@ public final class BenchSuite {
                 windowed.roundTripsPerSecond(), echo.nsPerRoundTrip()));
         DataPathBench bench = new DataPathBench(pace.warmupMillis(), pace.measureMillis(), quick ? 1 : 3,
                 BenchSuite::log).cpu(null, doorbellFloor);
+        long[] sizes = pace == Pace.SMOKE ? SMOKE_SIZES : DataPathBench.ONE_SERVER_SIZES;
+        bench.sizes(sizes);
         List<DataPathBench.Row> rows = bench.run();
         Map<Long, DataPathBench.Row> memcpy = new LinkedHashMap<>();
         for (DataPathBench.Row r : rows) {
@@ -391,7 +395,7 @@ public final class BenchSuite {
         for (DataPathBench.Spread sp : bench.spreads()) {
             spreads.put(sp.op() + sp.size(), sp);
         }
-        for (long size : DataPathBench.ONE_SERVER_SIZES) {
+        for (long size : sizes) {
             DataPathBench.Row ref = memcpy.get(size);
             for (DataPathBench.Row r : rows) {
                 if (r.size() != size) {

@@ -45,12 +45,19 @@ final class CpuCost {
 
     /**
      * CPU time read at one moment, in nanoseconds: the server's device threads, and its whole processes
-     * ({@code -1} when the server runs inside the bench's own JVM, whose process time is mostly the bench's).
+     * ({@code -1} when the server runs inside the bench's own JVM, whose process time is mostly the bench's); and
+     * how many times the device threads have gone to sleep so far (their voluntary context switches: each is a
+     * wake-up later; {@code -1}: not read).
      */
-    record Sample(long deviceNanos, long processNanos) {
+    record Sample(long deviceNanos, long processNanos, long deviceSleeps) {
+        Sample(long deviceNanos, long processNanos) {
+            this(deviceNanos, processNanos, -1);
+        }
+
         Sample plus(Sample o) {
             return new Sample(deviceNanos + o.deviceNanos,
-                    processNanos < 0 || o.processNanos < 0 ? -1 : processNanos + o.processNanos);
+                    processNanos < 0 || o.processNanos < 0 ? -1 : processNanos + o.processNanos,
+                    deviceSleeps < 0 || o.deviceSleeps < 0 ? -1 : deviceSleeps + o.deviceSleeps);
         }
     }
 
@@ -70,10 +77,21 @@ final class CpuCost {
         return () -> new Sample(threadNanos(deviceThreadId), -1);
     }
 
-    /** A forked server: its device thread (found by name now) and its process. */
+    /** A forked server: its device thread (found by name now), its process, and how often the thread slept. */
     static Meter forked(long pid) throws IOException {
         long tid = deviceTid(pid);
-        return () -> new Sample(taskNanos(pid, tid), processNanos(pid));
+        return () -> new Sample(taskNanos(pid, tid), processNanos(pid), taskSleeps(pid, tid));
+    }
+
+    /** How many times thread {@code tid} of process {@code pid} has gone to sleep: its voluntary context switches. */
+    static long taskSleeps(long pid, long tid) throws IOException {
+        Path status = Path.of("/proc", Long.toString(pid), "task", Long.toString(tid), "status");
+        for (String line : Files.readAllLines(status)) {
+            if (line.startsWith("voluntary_ctxt_switches:")) {
+                return Long.parseLong(line.substring(line.indexOf(':') + 1).strip());
+            }
+        }
+        throw new IOException(status + " has no voluntary_ctxt_switches");
     }
 
     /** CPU time of a thread of this JVM (a reference's thread, an in-process device thread). */
@@ -157,15 +175,21 @@ final class CpuCost {
      * processes of forked servers, else the device thread, or a reference's threads), {@code deviceNanos} the
      * device threads alone (NaN for a reference).
      */
-    record Spent(double cpuNanos, double deviceNanos, long operations, long bytes) {
+    record Spent(double cpuNanos, double deviceNanos, long operations, long bytes, double deviceSleeps) {
         static final Spent NONE = new Spent(Double.NaN, Double.NaN, 0, 0);
+
+        Spent(double cpuNanos, double deviceNanos, long operations, long bytes) {
+            this(cpuNanos, deviceNanos, operations, bytes, Double.NaN);
+        }
 
         /** What a server spent between two samples: its processes when known, else its device threads. */
         static Spent between(Sample before, Sample after, long operations, long bytes) {
             double device = after.deviceNanos() - before.deviceNanos();
             double cpu = before.processNanos() < 0 || after.processNanos() < 0 ? device
                     : after.processNanos() - before.processNanos();
-            return new Spent(cpu, device, operations, bytes);
+            double sleeps = before.deviceSleeps() < 0 || after.deviceSleeps() < 0 ? Double.NaN
+                    : after.deviceSleeps() - before.deviceSleeps();
+            return new Spent(cpu, device, operations, bytes, sleeps);
         }
 
         /** A reference's threads: {@code nanos} between them. */
@@ -183,6 +207,11 @@ final class CpuCost {
 
         double deviceNsPerOp() {
             return operations == 0 ? Double.NaN : deviceNanos / operations;
+        }
+
+        /** How often the device threads slept (and were woken) per operation; NaN when not read. */
+        double deviceSleepsPerOp() {
+            return operations == 0 ? Double.NaN : deviceSleeps / operations;
         }
 
         /** The cheaper of two slices by CPU per operation (NaN loses): "best of the rounds". */

@@ -158,6 +158,15 @@ public final class DataPathBench {
         return this;
     }
 
+    /** The sizes {@link #run} measures (default {@link #ONE_SERVER_SIZES}). */
+    private long[] sizes = ONE_SERVER_SIZES;
+
+    /** Measures only {@code sizes} in {@link #run} (the suite's smoke run: two of them). */
+    DataPathBench sizes(long... sizes) {
+        this.sizes = sizes.clone();
+        return this;
+    }
+
     public List<Row> run() throws IOException, InterruptedException, ExecutionException {
         var dir = Files.createTempDirectory("ernic-bench-data");
         List<Row> rows = new ArrayList<>();
@@ -183,7 +192,7 @@ public final class DataPathBench {
                 mrA = v.regMr(bufA, 0, max, all);
                 mrB = v.regMr(bufB, 0, max, all);
                 bufA.segment().fill((byte) 0x5a);
-                rows.addAll(measure(OPS, this::memcpy, ONE_SERVER_SIZES));
+                rows.addAll(measure(OPS, this::memcpy, sizes));
             } finally {
                 drv.close();
             }
@@ -250,8 +259,10 @@ public final class DataPathBench {
                 if (r == null) {
                     continue;
                 }
-                log.accept(String.format("  %-6s %8d B: %8.2f GB/s, %10.1f us, CPU %10.1f ns/op (best of %d)", r.op(),
-                        size, r.bytesPerSecond() / 1e9, r.latencyNanos() / 1e3, r.cpu().nsPerOp(), rounds));
+                log.accept(String.format("  %-6s %8d B: %8.2f GB/s, %10.1f us, CPU %10.1f ns/op%s (best of %d)", r.op(),
+                        size, r.bytesPerSecond() / 1e9, r.latencyNanos() / 1e3, r.cpu().nsPerOp(),
+                        Double.isNaN(r.cpu().deviceSleepsPerOp()) ? ""
+                                : String.format(", device sleeps %.2f/op", r.cpu().deviceSleepsPerOp()), rounds));
                 rows.add(r);
             }
         }

@@ -219,6 +219,7 @@ final class MeshSection {
             double cpu = w.cpu().nsPerOp(), ref = t.cpu().nsPerOp(), size = w.size();
             m.putAll(CpuCost.fields(cpu, cpu / size, ref, ref / size));
             m.put("deviceCpuNsPerByte", CpuCost.finite(w.cpu().deviceNsPerOp() / size));
+            m.put("deviceSleepsPerOp", CpuCost.finite(w.cpu().deviceSleepsPerOp()));
             m.put("cpuRatioRounds", sp.cpuRatios());
             cpuRatios.add(3, w.op() + " " + human(w.size()) + " " + path + ", both servers ÷ TCP", cpu / ref);
             jr.add(m);
