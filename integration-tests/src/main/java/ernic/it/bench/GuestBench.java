@@ -200,6 +200,7 @@ public final class GuestBench {
                 }
             });
             cpuPerOperation(bench, cpu, seen);
+            System.out.println("guest " + bench.name() + ": server CPU " + cpu); // also when the guest prints no JSON
         } catch (InterruptedException | ExecutionException e) {
             throw new IOException("reading the server's counters", e);
         }
