@@ -13,11 +13,16 @@
 # each with its own server, the servers in a mesh, the guests' TAPs on one bridge. Guest 0 runs the server
 # ends, guest 1 the client ends and prints the JSON: ionic's bytes cross the mesh; rxe runs on the ionic
 # netdev, so its RoCE frames cross the emulated Ethernet, the TAPs and the bridge.
+# On the wire (two guests, no mesh, servers with --roce; GuestBench two-guests-wire*): PERF_DEVICES=ionic_0, and
+# with PERF_SERVER_DEV=rxe0 guest 0's ends run on Soft-RoCE (its server without --roce): ionic_0 to rxe0.
 # Environment: PERF_SIZES (default "64 4096 65536 1048576"), PERF_TESTS (empty: none), PINGPONG_MODES (default
-# "poll event"; empty: none), PINGPONG_SIZE (4096), PINGPONG_ITERS (1000), PINGPONG_ROUNDS (3), PERF_TWO_GUESTS.
+# "poll event"; empty: none), PINGPONG_SIZE (4096), PINGPONG_ITERS (1000), PINGPONG_ROUNDS (3), PERF_TWO_GUESTS,
+# PERF_DEVICES (the rows' devices, default "ionic_0 rxe0"), PERF_SERVER_DEV (guest 0's device for every row),
+# PERF_IONIC_KIND (how the JSON describes ionic_0).
 set -u
 
 SIZES=${PERF_SIZES:-64 4096 65536 1048576}
+DEVICES=${PERF_DEVICES:-ionic_0 rxe0}
 TESTS=${PERF_TESTS-ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat}
 if [[ ${PERF_TWO_GUESTS:-0} == 1 ]]; then
     ROLE=$([[ ${ERNIC_VM_INDEX:-0} == 0 ]] && echo server || echo client)
@@ -122,6 +127,11 @@ run_pair() { # base peer-address tool args...
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
 }
 
+# The device of this guest's end of row $1: the row's, or in guest 0 PERF_SERVER_DEV when set.
+local_dev() {
+    if [[ $ROLE == server && -n ${PERF_SERVER_DEV:-} ]]; then echo $PERF_SERVER_DEV; else echo $1; fi
+}
+
 # Where a device's client end connects: guest 0 (two guests), else this guest's address on that device.
 server_addr() {
     if [[ $ROLE != both ]]; then echo $PEER_IP; elif [[ $1 == rxe0 ]]; then echo $RXE_IP; else echo $IONIC_IP; fi
@@ -129,14 +139,15 @@ server_addr() {
 
 runs=$RAW/runs.txt
 : >$runs
-for d in ionic_0 rxe0; do
+for d in $DEVICES; do
     ipaddr=$(server_addr $d)
+    ld=$(local_dev $d)
     for t in $TESTS; do
         for s in $SIZES; do
             n=$(iters $t $s)
             base="$RAW/$d-$t-$s"
             for a in $(seq 1 $ATTEMPTS); do
-                run_pair $base $ipaddr $t -d $d -x $(gidx $d) -F -s $s -n $n
+                run_pair $base $ipaddr $t -d $ld -x $(gidx $ld) -F -s $s -n $n
                 echo "=== $d $t size=$s n=$n attempt=$a client=$c server=$sv wall_ms=$ms"
                 grep -E '^ *[0-9]+ +[0-9]+ ' $base.client || tail -n 5 $base.client $base.server 2>/dev/null
                 # Repeat only a run that worked but whose clock calibration failed.
@@ -159,10 +170,11 @@ PP_ITERS=${PINGPONG_ITERS:-1000}
 for round in $(seq 1 ${PINGPONG_ROUNDS:-3}); do
   for mode in ${PINGPONG_MODES-poll event}; do
     flag=; [[ $mode == event ]] && flag=-e
-    for d in ionic_0 rxe0; do
+    for d in $DEVICES; do
         ipaddr=$(server_addr $d)
+        ld=$(local_dev $d)
         base="$RAW/$d-rc_pingpong_$mode-$PP_SIZE-$round"
-        run_pair $base $ipaddr ibv_rc_pingpong -d $d -g $(gidx $d) -s $PP_SIZE -n $PP_ITERS $flag
+        run_pair $base $ipaddr ibv_rc_pingpong -d $ld -g $(gidx $ld) -s $PP_SIZE -n $PP_ITERS $flag
         echo "=== $d ibv_rc_pingpong $flag size=$PP_SIZE n=$PP_ITERS round=$round client=$c server=$sv wall_ms=$ms"
         grep -E 'iters in' $base.client || tail -n 5 $base.client $base.server 2>/dev/null
         echo "$d rc_pingpong_$mode $PP_SIZE $PP_ITERS $c $sv $ms $round $base.client" >>$runs
@@ -174,7 +186,8 @@ if [[ $ROLE == server ]]; then
     exit 0   # guest 1 reports
 fi
 
-IONIC_IP_DOC=$IONIC_IP RXE_IP_DOC=$RXE_IP PERF_TWO_GUESTS=${PERF_TWO_GUESTS:-0} python3 - "$runs" <<'PY'
+IONIC_IP_DOC=$IONIC_IP RXE_IP_DOC=$RXE_IP PERF_TWO_GUESTS=${PERF_TWO_GUESTS:-0} PERF_IONIC_KIND=${PERF_IONIC_KIND:-} \
+    python3 - "$runs" <<'PY'
 import json, math, re, sys, subprocess, os
 runs = [l.split() for l in open(sys.argv[1]) if l.strip()]
 doc = {"tool": "perftest", "units": {"bw": "MiB/s (perftest's own; MB/s = MiB/s * 1.048576)", "lat": "usec"},
@@ -187,7 +200,8 @@ def mtu(dev):
     return int(m.group(1)) if m else None
 two = os.environ.get("PERF_TWO_GUESTS") == "1"
 doc["guests"] = 2 if two else 1
-doc["devices"]["ionic_0"] = {"kind": "emulated ionic (ernic)" + (", across the mesh of the two guests' servers" if two else ""),
+doc["devices"]["ionic_0"] = {"kind": "emulated ionic (ernic)" + (os.environ.get("PERF_IONIC_KIND") or
+                                                                  (", across the mesh of the two guests' servers" if two else "")),
                              "address": os.environ.get("IONIC_IP_DOC", ""), "active_mtu": mtu("ionic_0")}
 doc["devices"]["rxe0"] = {"kind": "Soft-RoCE (rdma_rxe) " + ("on the ionic netdev, over the TAPs and their bridge" if two else "on a dummy netdev"),
                           "address": os.environ.get("RXE_IP_DOC", ""), "active_mtu": mtu("rxe0")}

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * {@code ./ernic bench}: the benchmark suite. Runs each section, then writes {@code report.md},
@@ -81,7 +82,7 @@ public final class BenchSuite {
 
     public static void main(String[] args) throws Exception {
         Path out = Path.of("target", "bench");
-        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7, 8, 9));
+        Set<Integer> only = new LinkedHashSet<>(List.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
         boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -94,7 +95,7 @@ public final class BenchSuite {
                 }
                 case "--quick" -> quick = true;
                 default -> {
-                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7,8,9] [--quick]");
+                    System.err.println("usage: BenchSuite [--out DIR] [--only 1,2,3,4,5,6,7,8,9,10] [--quick]");
                     System.exit(2);
                 }
             }
@@ -127,6 +128,8 @@ public final class BenchSuite {
         section(7, "S3 store: HTTP body vs iperf3 over the TAP, token path vs HTTP body", this::guestS3);
         section(8, "P4 engine: Ethernet frames and fp8 WRITEs with the engine on and off", this::p4);
         section(9, "Two guests: perftest across the mesh vs Soft-RoCE over the TAP bridge", this::guestTwo);
+        section(10, "RoCEv2 on the wire: ionic to Soft-RoCE vs Soft-RoCE to Soft-RoCE, ionic to ionic vs the mesh",
+                this::guestWire);
         summary();
         double secs = (System.nanoTime() - t0) / 1e9;
         json.put("elapsedSeconds", Math.round(secs));
@@ -492,6 +495,34 @@ public final class BenchSuite {
                 "Ratios, emulated ionic across the mesh over Soft-RoCE between the same two guests");
     }
 
+    private void guestWire(Map<String, Object> j) throws IOException {
+        // The references are section 9's boot (rxe0 to rxe0 over the bridge; ionic_0 across the mesh), run here
+        // when section 9 did not; then two boots without a mesh, since the wire end takes the RoCEv2 that rxe
+        // would get on its own guest: ionic_0 to rxe0, and ionic_0 to ionic_0.
+        Map<String, Object> ref = new LinkedHashMap<>(), rxe = new LinkedHashMap<>(), wire = new LinkedHashMap<>();
+        if (!only.contains(9)) {
+            guestTwo(ref);
+        }
+        guestBench(rxe, GuestBench.WIRE_RXE, "ionic_0 on the wire to rxe0", "Ratios within the boot");
+        guestBench(wire, GuestBench.WIRE, "ionic_0 to ionic_0 on the wire", "Ratios within the boot");
+        j.put("wire_to_rxe", rxe);
+        j.put("wire", wire);
+        Path[] files = {out.resolve(GuestBench.TWO_GUESTS.outFile()), out.resolve(GuestBench.WIRE_RXE.outFile()),
+                out.resolve(GuestBench.WIRE.outFile())};
+        if (!Stream.of(files).allMatch(Files::isRegularFile)) {
+            j.put("status", "failed");
+            md.append("**No ratios:** a boot gave no result.\n\n");
+            return;
+        }
+        ObjectMapper m = new ObjectMapper();
+        List<Map<String, Object>> ratios = WireRatios.of(m.readTree(files[0].toFile()), m.readTree(files[1].toFile()),
+                m.readTree(files[2].toFile()));
+        j.put("ratios", ratios);
+        md.append("Speed ratios (above 1: the first is faster), ionic_0 on the wire to rxe0 over rxe0 to rxe0, and ")
+                .append("ionic_0 to ionic_0 on the wire over the mesh, between the same two guests:\n\n");
+        GuestReport.table(md, m.valueToTree(ratios));
+    }
+
     /** One guest bench ({@link GuestBench}), shortened by --quick; without a guest image, an earlier result. */
     private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String ratioTitle) throws IOException {
         Path file = out.resolve(bench.outFile());
@@ -528,16 +559,16 @@ public final class BenchSuite {
         j.put("source", file.toString());
         j.put("results", node);
         md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
-        guestCpu(j, node.path("run").path("server_cpu"));
+        GuestReport.cpu(md, j, node.path("run").path("server_cpu"));
         JsonNode ratios = node.path("ratios");
         if (ratios.isArray() && !ratios.isEmpty()) {
             md.append(ratioTitle).append(":\n\n");
-            table(ratios);
+            GuestReport.table(md, ratios);
             md.append("All runs:\n\n");
         }
         JsonNode rows = node.isArray() ? node : node.path("results");
         if (rows.isArray() && !rows.isEmpty() && rows.get(0).isObject()) {
-            table(rows);
+            GuestReport.table(md, rows);
             if (node.isObject()) {
                 Iterator<Map.Entry<String, JsonNode>> it = node.fields();
                 while (it.hasNext()) {
@@ -552,66 +583,6 @@ public final class BenchSuite {
             md.append("```json\n").append(node.toPrettyString()).append("\n```\n\n");
         }
         log("  read " + file);
-    }
-
-    /**
-     * A guest section's CPU figures: the server's CPU over the guest's run per guest operation and per MMIO write,
-     * and its share of the run's wall-clock time. Soft-RoCE's cost is inside the guest, out of reach: no ratio.
-     */
-    private void guestCpu(Map<String, Object> j, JsonNode cpu) {
-        if (!cpu.isObject() || !cpu.has("wallNs")) {
-            md.append("**CPU:** not measured").append(cpu.has("notMeasured") ? " (" + cpu.get("notMeasured").asText() + ")" : "")
-                    .append(" (a result written before the CPU columns, or the servers could not be read).\n\n");
-            j.put("cpu", null);
-            return;
-        }
-        Map<String, Object> c = new LinkedHashMap<>();
-        double perOp = cpu.path("cpuNsPerOp").asDouble(Double.NaN);
-        c.putAll(CpuCost.fields(perOp, Double.NaN, Double.NaN, Double.NaN));
-        cpu.fields().forEachRemaining(e -> c.putIfAbsent(e.getKey(), e.getValue()));
-        j.put("cpu", c);
-        double share = cpu.path("deviceShareOfWall").asDouble(Double.NaN);
-        md.append(String.format(Locale.ROOT, "**CPU** of the server over the guest's run (boot included): device "
-                + "thread %.2f s of %.1f s wall-clock, a share of **%.1f%%**", cpu.path("deviceCpuNs").asDouble() / 1e9,
-                cpu.path("wallNs").asDouble() / 1e9, 100 * share));
-        if (cpu.has("processShareOfWall")) {
-            md.append(String.format(Locale.ROOT, " (both servers' processes: %.1f%%)",
-                    100 * cpu.path("processShareOfWall").asDouble()));
-        }
-        if (Double.isFinite(perOp)) {
-            md.append(String.format(Locale.ROOT, "; **%,.0f ns per guest operation** (%,d counted as %s)", perOp,
-                    cpu.path("operations").asLong(), cpu.path("operationCounters")));
-        }
-        if (cpu.hasNonNull("cpuNsPerRegionWrite")) {
-            md.append(String.format(Locale.ROOT, "; %,.0f ns per guest MMIO write (%,d)",
-                    cpu.path("cpuNsPerRegionWrite").asDouble(), cpu.path("regionWrites").asLong()));
-        }
-        md.append(". No ratio: Soft-RoCE's own cost is inside the guest.\n\n");
-    }
-
-    /** A markdown table of an array of JSON objects, one column per field seen. */
-    private void table(JsonNode rows) {
-        Set<String> cols = new LinkedHashSet<>();
-        rows.forEach(r -> r.fieldNames().forEachRemaining(cols::add));
-        // perftest runs: the columns that carry the result (report.json keeps every field)
-        List<String> main = List.of("device", "test", "size", "bw_avg_MiB_s", "msg_rate_Mpps", "t_typical_usec",
-                "t_avg_usec", "t_p99_usec", "ok", "anomaly");
-        if (cols.contains("device") && cols.contains("test") && cols.size() > 10) {
-            cols.retainAll(main);
-        }
-        md.append("| ").append(String.join(" | ", cols)).append(" |\n|");
-        cols.forEach(c -> md.append("---|"));
-        md.append("\n");
-        for (JsonNode r : rows) {
-            md.append("|");
-            for (String c : cols) {
-                JsonNode v = r.get(c);
-                md.append(" ").append(v == null || v.isNull() ? "" : v.isTextual() ? v.asText() : v.toString())
-                        .append(" |");
-            }
-            md.append("\n");
-        }
-        md.append("\n");
     }
 
     // ---- 5 -----------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import ernic.it.harness.GuestImage;
 import ernic.it.harness.GuestResult;
 import ernic.it.harness.GuestVm;
 import ernic.it.harness.NetNamespace;
+import ernic.it.harness.ServerArgs;
 import ernic.server.ErnicServer;
 
 import java.io.IOException;
@@ -41,7 +42,10 @@ import java.util.concurrent.TimeUnit;
  *       store beside iperf3 to the host over the server's TAP, to {@code target/bench/guest-s3.json};</li>
  *   <li>{@code two-guests}: the perftest script across two guests, as {@code ./ernic guest run --vms 2} starts
  *       them (a server each, in a mesh; their TAPs on one bridge): ionic across the mesh beside Soft-RoCE
- *       over the bridge, to {@code target/bench/guest-two-perftest.json}.</li>
+ *       over the bridge, to {@code target/bench/guest-two-perftest.json};</li>
+ *   <li>{@code two-guests-wire-rxe} and {@code two-guests-wire}: the same two guests without a mesh, RoCEv2 on
+ *       the wire ({@code --roce}): guest 1's ionic_0 against rxe0 in guest 0, and ionic_0 against ionic_0, to
+ *       {@code guest-two-wire-rxe.json} and {@code guest-two-wire.json}.</li>
  * </ul>
  *
  * <pre>
@@ -61,13 +65,15 @@ public final class GuestBench {
      * One bench: its script, where its JSON goes, the server's {@code --backend} (null: loopback), the
      * prefixes of the server counters kept in the document as proof of whose work the numbers are, whether the
      * server gets a TAP with an iperf3 server at its host end, the shell lines --quick puts before the
-     * script, and the guests (2: {@link #runTwo}, the script learns it from PERF_TWO_GUESTS).
+     * script, and the guests (2: {@link #runTwo}, the script learns it from PERF_TWO_GUESTS); with two guests,
+     * the servers' {@code --server-args-vm} values and whether they form a mesh, and shell lines that go before
+     * the script always.
      */
     record Bench(String name, String script, String outFile, String backend, List<String> counters, boolean tap,
-                 String quick, int vms) {
+                 String quick, int vms, List<String> vmArgs, boolean mesh, String prelude) {
         Bench(String name, String script, String outFile, String backend, List<String> counters, boolean tap,
               String quick) {
-            this(name, script, outFile, backend, counters, tap, quick, 1);
+            this(name, script, outFile, backend, counters, tap, quick, 1, List.of(), true, "");
         }
 
         Path out() {
@@ -85,7 +91,20 @@ public final class GuestBench {
     static final Bench S3 = new Bench("s3", "guest/bench/s3-vs-tap.sh", "guest-s3.json", "s3:size=512M",
             List.of("s3.", "rdma.sq.errors", "refused.rdma"), true, "export S3_BENCH_REPS_1M=5 S3_BENCH_REPS_64M=1\n");
     static final Bench TWO_GUESTS = new Bench("two-guests", "guest/bench/perftest-vs-rxe.sh",
-            "guest-two-perftest.json", null, List.of(), false, sizes("64 65536") + "export PINGPONG_ROUNDS=1\n", 2);
+            "guest-two-perftest.json", null, List.of(), false, sizes("64 65536") + "export PINGPONG_ROUNDS=1\n", 2,
+            List.of(), true, "");
+    /**
+     * RoCEv2 on the wire ({@code --roce}, no mesh): guest 1's ionic_0 against Soft-RoCE in guest 0 (whose server
+     * passes RoCEv2 to it as Ethernet), to compare with {@link #TWO_GUESTS}' rxe0 to rxe0 over the same bridge.
+     */
+    static final Bench WIRE_RXE = new Bench("two-guests-wire-rxe", "guest/bench/perftest-vs-rxe.sh",
+            "guest-two-wire-rxe.json", null, List.of(), false, TWO_GUESTS.quick(), 2, List.of("1=--roce"), false,
+            "export PERF_DEVICES=ionic_0 PERF_SERVER_DEV=rxe0"
+                    + " PERF_IONIC_KIND=', on the wire (--roce) against rxe0 in guest 0'\n");
+    /** Both servers {@code --roce}, no mesh: ionic_0 to ionic_0 on the wire, against {@link #TWO_GUESTS}' mesh. */
+    static final Bench WIRE = new Bench("two-guests-wire", "guest/bench/perftest-vs-rxe.sh",
+            "guest-two-wire.json", null, List.of(), false, TWO_GUESTS.quick(), 2, List.of("0=--roce", "1=--roce"),
+            false, "export PERF_DEVICES=ionic_0 PERF_IONIC_KIND=', to ionic_0 on the wire (--roce, no mesh)'\n");
     /**
      * With a TAP: its host end, in a network namespace of ours, where an iperf3 server listens, and an HTTP
      * server that keeps what is PUT (the S3 bench's like-for-like reference for curl) on port 9000.
@@ -101,6 +120,8 @@ public final class GuestBench {
             case "nvmeof" -> NVMEOF;
             case "s3" -> S3;
             case "two-guests" -> TWO_GUESTS;
+            case "two-guests-wire-rxe" -> WIRE_RXE;
+            case "two-guests-wire" -> WIRE;
             default -> null;
         };
         if (bench == null) {
@@ -123,7 +144,7 @@ public final class GuestBench {
     }
 
     private static void usage() {
-        System.err.println("usage: GuestBench perftest|nvmeof|s3|two-guests [--out FILE] [--script FILE] [--sizes \"64 4096 ...\"] [--quick]");
+        System.err.println("usage: GuestBench perftest|nvmeof|s3|two-guests|two-guests-wire-rxe|two-guests-wire [--out FILE] [--script FILE] [--sizes \"64 4096 ...\"] [--quick]");
         System.exit(2);
     }
 
@@ -143,7 +164,7 @@ public final class GuestBench {
             System.err.println("guest " + bench.name() + ": no script " + script.toAbsolutePath() + " (run from the repository root)");
             return 2;
         }
-        String body = prelude + Files.readString(script);
+        String body = bench.prelude() + prelude + Files.readString(script);
         Path work = Files.createDirectories(Path.of("target", "bench", "guest-" + bench.name())).toAbsolutePath();
         if (bench.vms() == 2) {
             return runTwo(bench, out, "export PERF_TWO_GUESTS=1\n" + body, work);
@@ -244,8 +265,8 @@ public final class GuestBench {
         Instant started = Instant.now();
         ExecutorService pool = Executors.newFixedThreadPool(2);
         Map<String, Object> cpu = new java.util.LinkedHashMap<>();
-        try (GuestFleet fleet = GuestFleet.start(
-                new GuestFleet.Plan(2, "", true, true, true), "bench", System.out, i -> List.of())) {
+        try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(2, ServerArgs.parse("", bench.vmArgs(), 2), true,
+                true, bench.mesh(), true), "bench", System.out, i -> List.of())) {
             // Both servers' CPU over the two guests' run: their processes and device threads.
             CpuCost.Meter meter = null;
             try {

@@ -20,6 +20,18 @@ public enum FaultKind implements Counter {
      * (after its checks on the way in): the RC transport's ACKs, NAKs and timers recover.
      */
     ROCE_DROP,
+    /** {@code --roce}: a RoCEv2 packet is sent, or taken, twice: the receiver's duplicate handling sees the second. */
+    ROCE_DUPLICATE,
+    /**
+     * {@code --roce}: a RoCEv2 packet is held back and sent (or taken) after the next one of its direction, or at the
+     * next wake-up of the device when none follows: the receiver sees it out of order.
+     */
+    ROCE_REORDER,
+    /**
+     * {@code --roce}: one byte of a RoCEv2 packet (the last one before its ICRC) is changed after the ICRC was
+     * computed, so the receiver's ICRC check drops it: on the way out the peer's, on the way in this device's.
+     */
+    ROCE_CORRUPT,
     /**
      * An RC RDMA WRITE, WRITE_IMM, READ or atomic completes with a remote access error, as if the responder had
      * refused its rkey (NAK remote access error): nothing of it reaches the responder.
@@ -40,7 +52,8 @@ public enum FaultKind implements Counter {
 
     /**
      * The {@code --inject} spelling: {@code stats-vals}, {@code rx-lost}, {@code rx-nobuf}, {@code tx-drop},
-     * {@code roce-drop}, {@code rdma-rem-access}, {@code rdma-rnr}, {@code rdma-retry-exc}, {@code rdma-latency}.
+     * {@code roce-drop}, {@code roce-duplicate}, {@code roce-reorder}, {@code roce-corrupt}, {@code rdma-rem-access},
+     * {@code rdma-rnr}, {@code rdma-retry-exc}, {@code rdma-latency}.
      */
     @Override
     public String key() {
@@ -50,6 +63,11 @@ public enum FaultKind implements Counter {
     /** An event of the RDMA data path: an operation of an RC QP (these take {@code qp=}). */
     public boolean rdma() {
         return ordinal() >= RDMA_REM_ACCESS.ordinal();
+    }
+
+    /** An event of the wire end: a RoCEv2 packet sent or received (these take {@code peer=}). */
+    public boolean roce() {
+        return ordinal() >= ROCE_DROP.ordinal() && ordinal() <= ROCE_CORRUPT.ordinal();
     }
 
     public static FaultKind parse(String s) {

@@ -1,5 +1,6 @@
 package ernic.ionic.fault;
 
+import ernic.common.IpAddress;
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import java.util.ArrayList;
@@ -15,7 +16,8 @@ import java.util.regex.Pattern;
  * The faults of {@code --inject}. Each {@code --inject} value is {@code KIND:PATTERN}, the pattern one or more
  * comma-separated items:
  * <pre>
- * KIND   stats-vals | rx-lost | rx-nobuf | tx-drop | rdma-rem-access | rdma-rnr | rdma-retry-exc | rdma-latency
+ * KIND   stats-vals | rx-lost | rx-nobuf | tx-drop | roce-drop | roce-duplicate | roce-reorder | roce-corrupt |
+ *        rdma-rem-access | rdma-rnr | rdma-retry-exc | rdma-latency
  * ITEM   every=N              occurrences N, 2N, 3N, ...
  *        from=N               every occurrence from the Nth on
  *        from=N,count=C       C occurrences starting at the Nth
@@ -26,6 +28,8 @@ import java.util.regex.Pattern;
  *                             occurrence's number only, so the same workload fails the same way on every run
  *        seed=S               the seed of frac= (any integer; default 1)
  *        qp=Q,R               rdma-* only: only operations of QPs Q and R count, numbered among themselves
+ *        peer=A,B             roce-* only: only packets to or from IP address A or B count, numbered among
+ *                             themselves
  *        us=N                 rdma-latency only, and required: the time added, 1 to 10,000,000 microseconds
  * </pre>
  * A bare value continues the list before it ({@code seq=3,7}, {@code qp=5,9}). Examples: {@code rx-lost:every=5},
@@ -39,7 +43,8 @@ import java.util.regex.Pattern;
  * {@code tx-drop}, each frame the guest transmits, before any in-process endpoint sees it. For
  * {@code stats-vals}, each RDMA STATS_VALS admin command. For the {@code rdma-*} kinds, each send WQE of an RC QP
  * the requester reaches whose opcode the kind applies to (see {@link FaultKind}); the data path decides them
- * together when it first reaches the WQE.
+ * together when it first reaches the WQE. For the {@code roce-*} kinds, each RoCEv2 packet the wire end sends, and
+ * each it takes for this device after the parser's checks.
  *
  * <p>The plan counts occurrences and injected faults per kind ({@link #occurrences}: every occurrence, whatever
  * QP), and each value its own occurrences; {@link #reset()} starts them all over. Used on the device thread
@@ -52,10 +57,10 @@ public final class FaultPlan {
     public static final long DEFAULT_SEED = 1;
 
     private static final String PATTERNS = "every=N, from=N[,count=C], burst=K/M, seq=A,B,..., frac=F[,seed=S],"
-            + " qp=Q,... (rdma-*), us=N (rdma-latency)";
+            + " qp=Q,... (rdma-*), peer=ADDRESS,... (roce-*), us=N (rdma-latency)";
     private static final Set<String> KEYS = Set.of("every", "from", "count", "burst", "seq", "frac", "seed", "qp",
-            "us");
-    private static final Set<String> LISTS = Set.of("seq", "qp");
+            "peer", "us");
+    private static final Set<String> LISTS = Set.of("seq", "qp", "peer");
     private static final Pattern DECIMAL = Pattern.compile("\\d+(\\.\\d+)?|\\.\\d+");
 
     /** One {@code --inject} value. */
@@ -63,6 +68,8 @@ public final class FaultPlan {
         final FaultPattern pattern;
         /** The QPs it is limited to, sorted; null: all. */
         final int[] qps;
+        /** The peers' addresses it is limited to, as GIDs (high and low halves); null: all. */
+        final long[] peerHi, peerLo;
         final double frac;
         /** frac='s draws: from the seed and the kind. */
         final long base;
@@ -70,9 +77,17 @@ public final class FaultPlan {
         /** Occurrences this value has seen (of its QPs, with qp=). */
         long seen;
 
-        Rule(FaultKind kind, FaultPattern pattern, int[] qps, double frac, long seed, long delayNanos) {
+        Rule(FaultKind kind, FaultPattern pattern, int[] qps, IpAddress[] peers, double frac, long seed,
+                long delayNanos) {
             this.pattern = pattern;
             this.qps = qps;
+            this.peerHi = peers == null ? null : new long[peers.length];
+            this.peerLo = peers == null ? null : new long[peers.length];
+            for (int i = 0; peers != null && i < peers.length; i++) {
+                byte[] gid = peers[i].gid();
+                peerHi[i] = IpAddress.high(gid);
+                peerLo[i] = IpAddress.low(gid);
+            }
             this.frac = frac;
             this.base = mix(seed * 0x9E3779B97F4A7C15L ^ (kind.ordinal() + 1) * 0xD1B54A32D192ED03L);
             this.delayNanos = delayNanos;
@@ -80,6 +95,18 @@ public final class FaultPlan {
 
         boolean sees(int qp) {
             return qps == null || qp >= 0 && Arrays.binarySearch(qps, qp) >= 0;
+        }
+
+        boolean sees(long hi, long lo) {
+            if (peerHi == null) {
+                return true;
+            }
+            for (int i = 0; i < peerHi.length; i++) {
+                if (peerHi[i] == hi && peerLo[i] == lo) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         boolean fires(long n) {
@@ -185,6 +212,19 @@ public final class FaultPlan {
                 }
             }).mapToInt(q -> (int) q).sorted().distinct().toArray();
         }
+        IpAddress[] peers = null;
+        if (items.containsKey("peer")) {
+            if (!kind.roce()) {
+                throw new IllegalArgumentException("peer= is for the roce-* kinds only");
+            }
+            peers = items.get("peer").stream().map(v -> {
+                try {
+                    return IpAddress.parse(v);
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("peer=" + v + ": not an IPv4 or IPv6 address");
+                }
+            }).toArray(IpAddress[]::new);
+        }
         double frac = 1;
         long seed = DEFAULT_SEED;
         if (items.containsKey("frac")) {
@@ -217,7 +257,7 @@ public final class FaultPlan {
         } else if (items.containsKey("us")) {
             throw new IllegalArgumentException("us= is for rdma-latency only");
         }
-        return new Rule(kind, pattern, qps, frac, seed, delayNanos);
+        return new Rule(kind, pattern, qps, peers, frac, seed, delayNanos);
     }
 
     /** The occurrences a value picks: its one counting item, or every occurrence. */
@@ -299,6 +339,18 @@ public final class FaultPlan {
      * not see it. When it fires for {@code rdma-latency}, {@link #delayNanos()} says how long.
      */
     public boolean check(FaultKind kind, int qp) {
+        return check(kind, qp, 0, 0, false);
+    }
+
+    /**
+     * {@link #check(FaultKind)} for a RoCEv2 packet to or from the peer whose address, as a GID, is
+     * {@code peerHi:peerLo}: values limited to other peers do not see it.
+     */
+    public boolean check(FaultKind kind, long peerHi, long peerLo) {
+        return check(kind, -1, peerHi, peerLo, true);
+    }
+
+    private boolean check(FaultKind kind, int qp, long peerHi, long peerLo, boolean packet) {
         occurrences.inc(kind);
         Rule[] list = rules[kind.ordinal()];
         if (list == null) {
@@ -307,7 +359,8 @@ public final class FaultPlan {
         boolean fired = false;
         long delay = 0;
         for (Rule r : list) {
-            if (r.sees(qp) && r.fires(++r.seen)) { // every value counts the occurrence, so no short cut
+            boolean sees = packet ? r.sees(peerHi, peerLo) : r.sees(qp);
+            if (sees && r.fires(++r.seen)) { // every value counts the occurrence, so no short cut
                 fired = true;
                 delay = Math.max(delay, r.delayNanos);
             }

@@ -2,6 +2,7 @@ package ernic.ionic.rdma;
 
 import ernic.counters.Counter;
 import ernic.counters.Counters;
+import ernic.roce.rc.RcCounter;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.MemorySegment;
@@ -22,8 +23,9 @@ import static ernic.common.Endian.LE;
  * <p>A QP's counters have the device layout (same names, same offsets), counted for that QP; the
  * device-wide ones (datagrams dropped, CQ events, admin commands, refusals) read zero for a QP.
  * ib_core adds a bound QP counter's values into the port's hw_counters index by index, over the
- * port's whole list, so the two lists must be the same length and order. Counters with no emulator
- * event behind them (sequence errors, duplicates, RNR NAKs, CNPs, ECN) are listed and read zero.
+ * port's whole list, so the two lists must be the same length and order. The RoCEv2 counters (packets, ACKs,
+ * NAKs, retransmissions, duplicates, congestion marks) count the wire end's traffic ({@code --roce}), device-wide:
+ * they read zero for a QP, and without {@code --roce}. {@code cnp_sent} is always zero.
  * Device thread only; counting allocates nothing. In the registry the device set is {@code rdma.hw.*},
  * the control set {@code rdma.*} and the QPs' sets the family {@code rdma.hw.qp.*} labelled {@code qp}.
  */
@@ -68,9 +70,22 @@ public final class RdmaCounters {
         ADMIN_COMMANDS("admin_commands"), ADMIN_ERRORS("admin_errors"),
         /** Guest requests the device refused (every cause, Ethernet and RDMA; vfio-user's own excluded). */
         REFUSALS("refusals"),
-        /** No emulator event behind these: a software device loses, reorders and congests nothing. */
-        SEQ_ERRORS("seq_err"), DUPLICATE_REQS("duplicate_req"), RNR_NAKS("rnr_nak_rcvd"),
-        OUT_OF_SEQUENCE("out_of_sequence"), CNP_SENT("cnp_sent"), CNP_RCVD("cnp_rcvd"), ECN_MARKED("ecn_marked");
+        /**
+         * RoCEv2 on the wire ({@code --roce}; device-wide, copied from the wire end's counts): packets and bytes each
+         * way, packets dropped for a bad ICRC.
+         */
+        ROCE_TX_PKTS("roce_tx_pkts"), ROCE_TX_BYTES("roce_tx_bytes"), ROCE_RX_PKTS("roce_rx_pkts"),
+        ROCE_RX_BYTES("roce_rx_bytes"), ROCE_RX_ICRC_ERR("roce_rx_icrc_err"),
+        /** The RC transport on the wire: ACKs, NAKs by kind, each way. */
+        ACKS_SENT("ack_sent"), ACKS_RCVD("ack_rcvd"), SEQ_ERRORS("seq_err"), SEQ_NAKS_SENT("seq_nak_sent"),
+        RNR_NAKS("rnr_nak_rcvd"), RNR_NAKS_SENT("rnr_nak_sent"), ERR_NAKS_RCVD("err_nak_rcvd"),
+        ERR_NAKS_SENT("err_nak_sent"),
+        /** Packets sent again, and the retransmission timer's expiries. */
+        RETRANSMITS("retransmits"), ACK_TIMEOUTS("ack_timeouts"),
+        /** Duplicate requests answered again, and requests ahead of the expected PSN. */
+        DUPLICATE_REQS("duplicate_req"), OUT_OF_SEQUENCE("out_of_sequence"),
+        /** Congestion: no CNP is ever sent (no congestion control); CNPs and ECN CE marks received are counted. */
+        CNP_SENT("cnp_sent"), CNP_RCVD("cnp_rcvd"), ECN_MARKED("ecn_marked");
 
         public final String hwName;
 
@@ -160,6 +175,32 @@ public final class RdmaCounters {
     /** The refusals counter is kept by {@link Refusals} (it spans Ethernet too): copied in before a read. */
     void syncRefusals(Refusals refusals) {
         device.set(Device.REFUSALS, refusals.total());
+    }
+
+    /** The wire end's counts copied in ({@code --roce}): done where {@link #syncRefusals} is. */
+    void syncWire(Counters<WireCounter> wire, Counters<RcCounter> rc) {
+        device.set(Device.ROCE_TX_PKTS, wire.get(WireCounter.TX_FRAMES));
+        device.set(Device.ROCE_TX_BYTES, wire.get(WireCounter.TX_BYTES));
+        device.set(Device.ROCE_RX_PKTS, wire.get(WireCounter.RX_FRAMES));
+        device.set(Device.ROCE_RX_BYTES, wire.get(WireCounter.RX_BYTES));
+        device.set(Device.ROCE_RX_ICRC_ERR, wire.get(WireCounter.RX_BAD_ICRC));
+        device.set(Device.CNP_RCVD, wire.get(WireCounter.RX_CNP));
+        device.set(Device.ECN_MARKED, wire.get(WireCounter.RX_CE_MARKED));
+        device.set(Device.ACKS_SENT, rc.get(RcCounter.RESP_ACKS));
+        device.set(Device.ACKS_RCVD, rc.get(RcCounter.REQ_ACKS));
+        device.set(Device.SEQ_ERRORS, rc.get(RcCounter.REQ_SEQ_NAKS));
+        device.set(Device.SEQ_NAKS_SENT, rc.get(RcCounter.RESP_SEQ_NAKS));
+        device.set(Device.RNR_NAKS, rc.get(RcCounter.REQ_RNR_NAKS));
+        device.set(Device.RNR_NAKS_SENT, rc.get(RcCounter.RESP_RNR_NAKS));
+        device.set(Device.ERR_NAKS_RCVD, rc.get(RcCounter.REQ_FATAL_NAKS));
+        device.set(Device.ERR_NAKS_SENT, rc.get(RcCounter.RESP_NAK_OPCODE_SEQUENCE)
+                + rc.get(RcCounter.RESP_NAK_BAD_LENGTH) + rc.get(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT)
+                + rc.get(RcCounter.RESP_NAK_MISALIGNED_ATOMIC) + rc.get(RcCounter.RESP_NAK_INVALIDATE)
+                + rc.get(RcCounter.RESP_NAK_ACCESS));
+        device.set(Device.RETRANSMITS, rc.get(RcCounter.REQ_RETRANSMITTED));
+        device.set(Device.ACK_TIMEOUTS, rc.get(RcCounter.REQ_TIMEOUTS));
+        device.set(Device.DUPLICATE_REQS, rc.get(RcCounter.RESP_DUPLICATES));
+        device.set(Device.OUT_OF_SEQUENCE, rc.get(RcCounter.RESP_OUT_OF_SEQUENCE));
     }
 
     /** The objects in use back to zero (RDMA_RESET_LIF). */

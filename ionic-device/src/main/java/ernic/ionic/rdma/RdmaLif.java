@@ -273,10 +273,14 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /**
      * Copies the refusal total into {@code rdma.hw.refusals} ({@link Refusals} keeps it, for Ethernet
-     * too). Done before the guest reads the values, each tick, and before a walk of the registry.
+     * too), and the wire end's counts into the RoCEv2 ones. Done before the guest reads the values, each tick,
+     * and before a walk of the registry.
      */
     public void syncRefusals() {
         counters.syncRefusals(refusals);
+        if (data.wire != null) {
+            counters.syncWire(data.wire.counters, data.wire.rc);
+        }
     }
 
     /** The device counters (what STATS_VALS reports), by hw_counters name. */

@@ -9,8 +9,16 @@ import ernic.counters.Counter;
 public enum WireCounter implements Counter.CamelCase {
     /** RoCEv2 frames sent out of the port, and received for a QP of this device. */
     TX_FRAMES, RX_FRAMES,
-    /** RoCEv2 packets to an address of this guest that failed the parser's checks (bad ICRC, lengths, ...). */
+    /** Their bytes, whole frames (Ethernet header to ICRC). */
+    TX_BYTES, RX_BYTES,
+    /** RoCEv2 packets to an address of this guest that failed the parser's checks (lengths, opcodes, ...). */
     RX_MALFORMED,
+    /** RoCEv2 packets for this device whose ICRC was wrong (damaged on the way): dropped. */
+    RX_BAD_ICRC,
+    /** Congestion notification packets received: counted, as no congestion control is done. */
+    RX_CNP,
+    /** Packets taken with the IP header's ECN field at CE (congestion experienced): counted, no CNP is sent. */
+    RX_CE_MARKED,
     /** Packets for a QP that does not exist, is not on the wire (RC) or is not UD (a datagram). */
     RX_UNKNOWN_QP,
     /** Packets whose source is not the QP's destination. */

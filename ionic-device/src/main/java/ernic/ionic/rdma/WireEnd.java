@@ -21,6 +21,7 @@ import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -65,7 +66,7 @@ final class WireEnd implements End {
     private final Consumer<MemorySegment> port;
     /** The port's MAC (the guest may change it): a RoCEv2 packet sent to it is for this device. */
     private final LongSupplier mac;
-    /** {@code --inject roce-drop}: packets lost on the wire, each way. */
+    /** {@code --inject roce-*}: packets lost, damaged, reordered or doubled on the wire, each way. */
     private final FaultPlan faults;
     /** {@code --trace-rdma}: the packets as they leave and arrive (the operations' synthetic frames are not written). */
     ernic.ionic.trace.PcapTrace trace;
@@ -76,6 +77,10 @@ final class WireEnd implements End {
     private final RoceFrame tx = new RoceFrame();
     private final Arena arena = Arena.ofAuto();
     private final MemorySegment txBuf = arena.allocate(MAX_FRAME, 64);
+    /** {@code roce-reorder}: a packet held back each way (its length; 0: none), and {@code roce-corrupt}'s copy. */
+    private final MemorySegment txHeldBuf = arena.allocate(MAX_FRAME, 64), rxHeldBuf = arena.allocate(MAX_FRAME, 64);
+    private final MemorySegment rxScratch = arena.allocate(MAX_FRAME, 64);
+    private int txHeld, rxHeld;
     private final MemorySegment wqeBuf = arena.allocate(1 << ernic.ionic.base.RdmaIdentity.MAX_STRIDE, 8);
     private final MemorySegment word = arena.allocate(8, 8);
     private final MemorySegment grh = arena.allocate(Grh.SIZE, 8);
@@ -205,6 +210,7 @@ final class WireEnd implements End {
         }
         qps.clear();
         gidCount = gidNext = 0;
+        txHeld = rxHeld = 0;
     }
 
     // ---------------------------------------------------------------------------------------------
@@ -290,6 +296,7 @@ final class WireEnd implements End {
             return;
         }
         counters.inc(WireCounter.RX_FRAMES);
+        counters.add(WireCounter.RX_BYTES, frame.byteSize());
         int len = parser.payloadLength;
         Grh.fill(grh, !f.ipv6, f.srcGid, f.dstGid, f.tos, f.ttl, len);
         spans.clear().addLocal(grh, 0, Grh.SIZE);
@@ -337,6 +344,8 @@ final class WireEnd implements End {
 
     /** Timers due by {@code now} fire and every requester sends what it may (a wake-up, the RDMA tick). */
     void wake(long now) {
+        releaseHeldTx();
+        releaseHeldRx();
         for (int i = 0; i < qps.size(); i++) {
             WireQp w = qps.get(i);
             if (w.requester != null) {
@@ -368,15 +377,52 @@ final class WireEnd implements End {
         send(at + len + f.trailer(txBuf, 0, len));
     }
 
-    /** The frame of {@code length} bytes in the TX buffer out of the port, unless {@code roce-drop} loses it. */
+    /**
+     * The frame of {@code length} bytes in the TX buffer out of the port, as the {@code roce-*} faults let it: lost,
+     * damaged, held back behind the next one, or sent twice.
+     */
     private void send(int length) {
         counters.inc(WireCounter.TX_FRAMES);
-        if (lost()) {
+        counters.add(WireCounter.TX_BYTES, length);
+        long hi = IpAddress.high(tx.dstGid), lo = IpAddress.low(tx.dstGid);
+        if (fault(FaultKind.ROCE_DROP, hi, lo)) {
+            return;
+        }
+        if (fault(FaultKind.ROCE_CORRUPT, hi, lo)) {
+            damage(txBuf, length);
+        }
+        if (picked(FaultKind.ROCE_REORDER, hi, lo) && txHeld == 0) { // one held back at a time
+            faults.injected(FaultKind.ROCE_REORDER);
+            MemorySegment.copy(txBuf, 0, txHeldBuf, 0, length);
+            txHeld = length;
             return;
         }
         MemorySegment frame = txBuf.asSlice(0, length);
+        out(frame);
+        if (fault(FaultKind.ROCE_DUPLICATE, hi, lo)) {
+            out(frame);
+        }
+        releaseHeldTx();
+    }
+
+    private void out(MemorySegment frame) {
         traced(frame);
         port.accept(frame);
+    }
+
+    /** {@code roce-reorder}: the packet held back goes now, behind the one sent after it (or at a wake-up). */
+    private void releaseHeldTx() {
+        int n = txHeld;
+        if (n > 0) {
+            txHeld = 0;
+            out(txHeldBuf.asSlice(0, n));
+        }
+    }
+
+    /** {@code roce-corrupt}: the last byte before the ICRC changes, which the receiver's ICRC check catches. */
+    private static void damage(MemorySegment frame, int length) {
+        long at = length - RoceFrame.ICRC_LEN - 1;
+        frame.set(ValueLayout.JAVA_BYTE, at, (byte) ~frame.get(ValueLayout.JAVA_BYTE, at));
     }
 
     /** Writes {@code frame} to the {@code --trace-rdma} file, if there is one (cut at its snap length). */
@@ -390,13 +436,18 @@ final class WireEnd implements End {
         t.commit(captured, length, clock.getAsLong());
     }
 
-    /** {@code --inject roce-drop} takes this packet. */
-    private boolean lost() {
-        if (!faults.check(FaultKind.ROCE_DROP)) {
+    /** An {@code --inject roce-*} fault for a packet to or from the peer {@code hi:lo}: decided and counted. */
+    private boolean fault(FaultKind kind, long hi, long lo) {
+        if (!picked(kind, hi, lo)) {
             return false;
         }
-        faults.injected(FaultKind.ROCE_DROP);
+        faults.injected(kind);
         return true;
+    }
+
+    /** Whether an {@code --inject roce-*} value picks this packet (an occurrence either way; not yet injected). */
+    private boolean picked(FaultKind kind, long hi, long lo) {
+        return faults.check(kind, hi, lo);
     }
 
     /** {@code len} bytes of the message of the WQE in SQ {@code slot}, from {@code offset}, into the frame. */
@@ -443,20 +494,73 @@ final class WireEnd implements End {
             return false; // for another host on the segment
         }
         if (why != RoceParser.Refusal.NONE) {
-            counters.inc(WireCounter.RX_MALFORMED);
-            refusals.refuse("roce-rx-" + why.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
-                    "a RoCEv2 packet refused: " + why);
+            refused(why);
             return true;
         }
-        if (lost()) {
+        long hi = IpAddress.high(f.srcGid), lo = IpAddress.low(f.srcGid);
+        if (fault(FaultKind.ROCE_DROP, hi, lo)) {
             return true; // lost on the way in: the sender's transport recovers
         }
+        long length = frame.byteSize();
+        if (picked(FaultKind.ROCE_CORRUPT, hi, lo) && length <= MAX_FRAME) {
+            faults.injected(FaultKind.ROCE_CORRUPT);
+            MemorySegment.copy(frame, 0, rxScratch, 0, length);
+            damage(rxScratch, (int) length);
+            refused(parser.parse(rxScratch.asSlice(0, length)));
+            return true;
+        }
+        if (picked(FaultKind.ROCE_REORDER, hi, lo) && rxHeld == 0 && length <= MAX_FRAME) {
+            faults.injected(FaultKind.ROCE_REORDER);
+            MemorySegment.copy(frame, 0, rxHeldBuf, 0, length);
+            rxHeld = (int) length;
+            return true;
+        }
+        take(frame);
+        if (fault(FaultKind.ROCE_DUPLICATE, hi, lo)) {
+            take(frame);
+        }
+        releaseHeldRx();
+        return true;
+    }
+
+    /** A RoCEv2 packet for this device that the parser refused: counted by its cause, logged once per cause. */
+    private void refused(RoceParser.Refusal why) {
+        switch (why) {
+            case NONE -> { }
+            case ICRC -> counters.inc(WireCounter.RX_BAD_ICRC);
+            case CNP -> counters.inc(WireCounter.RX_CNP); // no congestion control (docs/roce.md)
+            default -> {
+                counters.inc(WireCounter.RX_MALFORMED);
+                refusals.refuse("roce-rx-" + why.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+                        "a RoCEv2 packet refused: " + why);
+            }
+        }
+    }
+
+    /** {@code roce-reorder}: the packet held back is taken now, after the one that came behind it. */
+    private void releaseHeldRx() {
+        int n = rxHeld;
+        if (n > 0) {
+            rxHeld = 0;
+            MemorySegment held = rxHeldBuf.asSlice(0, n);
+            if (parser.parse(held) == RoceParser.Refusal.NONE) {
+                take(held);
+            }
+        }
+    }
+
+    /** Applies the RoCEv2 packet {@link #parser} has just taken from {@code frame}. */
+    private void take(MemorySegment frame) {
+        RoceFrame f = parser.frame;
         traced(frame);
+        if ((f.tos & 3) == RoceFrame.ECN_CE) {
+            counters.inc(WireCounter.RX_CE_MARKED); // congestion seen on the way; no CNP is sent back
+        }
         TransportHeader h = f.bth;
         IbOpcode o = IbOpcode.of(h.opcode);
         if (o != null && o.transport == IbOpcode.UD) {
             datagramReceived(f, o, frame);
-            return true;
+            return;
         }
         QueuePair qp = lif.queuePairs.get(h.destQp & 0xff_ffff);
         WireQp w = qp == null ? null : qp.wire;
@@ -464,19 +568,20 @@ final class WireEnd implements End {
             counters.inc(WireCounter.RX_UNKNOWN_QP);
             refusals.refuse("roce-rx-qp", "a RoCEv2 packet for QP " + (h.destQp & 0xff_ffff)
                     + ", which is not an RC QP on the wire: dropped");
-            return true;
+            return;
         }
         if (!Arrays.equals(f.srcGid, w.template.dstGid)) {
             counters.inc(WireCounter.RX_WRONG_SOURCE);
             refusals.refuse("roce-rx-source", "a RoCEv2 packet for QP " + qp.id + " from another address than"
                     + " its destination: dropped");
-            return true;
+            return;
         }
         if (o == null || o.transport != IbOpcode.RC) {
             counters.inc(WireCounter.RX_NOT_RC);
-            return true;
+            return;
         }
         counters.inc(WireCounter.RX_FRAMES);
+        counters.add(WireCounter.RX_BYTES, frame.byteSize());
         long now = clock.getAsLong();
         if (o.request) {
             w.receiving = h.opcode;
@@ -490,7 +595,6 @@ final class WireEnd implements End {
         if (requester.waitingForRoom()) {
             requester.retry();
         }
-        return true;
     }
 
     // ---------------------------------------------------------------------------------------------

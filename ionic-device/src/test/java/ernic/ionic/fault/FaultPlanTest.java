@@ -67,8 +67,9 @@ class FaultPlanTest {
     void everyRefusalIsOneLineNamingTheValue() {
         String[][] cases = {
                 {"rdma-rnr", "expected KIND:PATTERN"},
-                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, roce-drop, rdma-rem-access,"
-                        + " rdma-rnr, rdma-retry-exc, rdma-latency)"},
+                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, roce-drop,"
+                        + " roce-duplicate, roce-reorder, roce-corrupt, rdma-rem-access, rdma-rnr, rdma-retry-exc,"
+                        + " rdma-latency)"},
                 {"rdma-rnr:", "no pattern after the kind"},
                 {"rdma-rnr:every=2,,qp=5", "an empty item (a comma too many)"},
                 {"rdma-rnr:every=2,", "an empty item"},
@@ -91,6 +92,8 @@ class FaultPlanTest {
                 {"rdma-rnr:seq=0,4", "seq: needs one or more occurrence numbers, each at least 1"},
                 {"rdma-rnr:seq=2,y", "seq=y: not a number"},
                 {"rx-lost:qp=5", "qp= is for the rdma-* kinds only"},
+                {"rdma-rnr:peer=10.0.0.1", "peer= is for the roce-* kinds only"},
+                {"roce-drop:peer=10.0.0", "peer=10.0.0: not an IPv4 or IPv6 address"},
                 {"rdma-rnr:qp=1", "qp=1: a QP number is 2 to 16777215 (0 and 1 are the special QPs, never RC)"},
                 {"rdma-rnr:qp=5,16777216", "qp=16777216: a QP number is 2 to 16777215"},
                 {"rdma-rnr:qp=five", "qp=five: not a number"},
@@ -112,6 +115,24 @@ class FaultPlanTest {
                     .hasMessageStartingWith("--inject " + c[0] + ": ").hasMessageContaining(c[1])
                     .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
         }
+    }
+
+    @Test
+    void roceValuesAreLimitedToTheirPeersAndNumberedAmongThem() {
+        FaultPlan plan = FaultPlan.parse("roce-duplicate:every=2,peer=10.0.0.2,fe80::1");
+        byte[] v4 = ernic.common.IpAddress.parse("10.0.0.2").gid(), v6 = ernic.common.IpAddress.parse("fe80::1").gid();
+        byte[] other = ernic.common.IpAddress.parse("10.0.0.3").gid();
+        byte[][] peers = {v4, other, v6, other, v4, v6};
+        List<Integer> fired = new ArrayList<>();
+        for (int i = 0; i < peers.length; i++) {
+            if (plan.check(FaultKind.ROCE_DUPLICATE, ernic.common.IpAddress.high(peers[i]),
+                    ernic.common.IpAddress.low(peers[i]))) {
+                fired.add(i + 1);
+            }
+        }
+        // The listed peers' packets are events 1, 3, 5 and 6: their 2nd and 4th fire.
+        assertThat(fired).containsExactly(3, 6);
+        assertThat(plan.occurrences(FaultKind.ROCE_DUPLICATE)).isEqualTo(6);
     }
 
     @Test

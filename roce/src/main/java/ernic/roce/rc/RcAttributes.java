@@ -5,7 +5,8 @@ package ernic.roce.rc;
  *
  * @param pathMtu         payload bytes per packet: 256, 512, 1024, 2048 or 4096 (path MTU codes 1..5)
  * @param timeout         local ACK timeout code 0..31: 4.096 us * 2^timeout; 0 = no retransmission timer
- * @param retryCnt        retransmissions after a timeout or a sequence NAK before RETRY_EXC_ERR, 0..7
+ * @param retryCnt        retransmissions after a timeout or a sequence NAK before RETRY_EXC_ERR, 0..7; 7 = for ever
+ *                        (as rdma_rxe: what rdma-core's tools and rdma_cm ask for keeps a slow live peer connected)
  * @param rnrRetry        retries after an RNR NAK before RNR_RETRY_EXC_ERR, 0..7; 7 = for ever
  * @param maxRdAtomic     READs and atomics this requester keeps in flight (max_rd_atomic), at least 1
  * @param maxDestRdAtomic replay records (READs, atomics) this responder keeps (max_dest_rd_atomic), at least 1
@@ -17,6 +18,12 @@ public record RcAttributes(int pathMtu, int timeout, int retryCnt, int rnrRetry,
                            int maxDestRdAtomic, int minRnrTimer, int ackEvery, int sqDepth) {
     /** rnr_retry that never runs out. */
     public static final int RNR_RETRY_FOREVER = 7;
+    /**
+     * retry_cnt that never runs out, as rdma_rxe treats it (rxe_comp.c leaves a count of 7 as it is). The IBTA and
+     * hardware count 7 retries; rxe, the reference here, does not, and neither do we: in TCG guests a peer that is
+     * alive can fall silent for longer than 8 local ACK timeouts (a guest's transmit stalled 0.5 s, 67 ms timeouts).
+     */
+    public static final int RETRY_FOREVER = 7;
 
     /** RNR timer codes (IBTA vol. 1, table 45) in units of 10 us: code 0 is 655.36 ms, 1 is 0.01 ms. */
     private static final int[] RNR_TIMER_10US = {

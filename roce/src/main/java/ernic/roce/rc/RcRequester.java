@@ -14,10 +14,12 @@ import java.lang.foreign.MemorySegment;
  * ACKs (coalesced: an ACK for PSN n acknowledges every PSN up to n), READ responses, atomic ACKs and NAKs into
  * completions, in the order the messages were posted.
  *
- * <p>Recovery is go-back-N from the oldest unacknowledged PSN: after a PSN sequence NAK, an implied NAK (an ACK
+ * <p>Recovery is go-back-N from the oldest unacknowledged PSN, with a window of {@link #RETRY_WINDOW} PSNs after a
+ * timeout that doubles back with each acknowledgement of progress (a sequence NAK halves it): after a PSN sequence NAK, an implied NAK (an ACK
  * past a READ or atomic whose response has not come), a retransmission timeout, or the wait an RNR NAK asks for.
- * retry_cnt bounds the retries without progress (then RETRY_EXC_ERR), rnr_retry the RNR NAKs (7: for ever; then
- * RNR_RETRY_EXC_ERR); progress resets both. A remote access, invalid request or remote operational NAK completes
+ * retry_cnt bounds the retries without progress (then RETRY_EXC_ERR), rnr_retry the RNR NAKs (then
+ * RNR_RETRY_EXC_ERR); progress resets both. 7 retries for ever in both, as rdma_rxe does (the IBTA gives 7 that
+ * meaning for rnr_retry only). A remote access, invalid request or remote operational NAK completes
  * its message with the matching status and fails the QP: every later message is flushed.
  *
  * <p>Single-threaded, no clock of its own: {@link #poll} transmits, {@link #receive} takes a response,
@@ -29,6 +31,13 @@ public final class RcRequester {
      * drops, and go-back-N would send every one of them again. A single READ longer than this still goes alone.
      */
     public static final int MAX_UNACKED_PSNS = 128;
+    /**
+     * The window after a retransmission timeout. A timeout says the responder is slow or its queue overflowed (a
+     * TCG guest's receive ring, here): resending all 128 PSNs at once would overflow it again, and spend the retry
+     * count on a responder that is alive. Each acknowledgement that makes progress doubles the window back; a
+     * sequence NAK halves it.
+     */
+    public static final int RETRY_WINDOW = 8;
     /** AckReq at least every this many packets (rxe's RXE_MAX_PKT_PER_ACK), so the window reopens mid-message. */
     public static final int ACK_REQ_EVERY = 64;
     /** One posted work request, in a preallocated ring. */
@@ -67,6 +76,8 @@ public final class RcRequester {
     private int rdInFlight;
     /** Packets sent since the last one with AckReq. */
     private int sinceAckReq;
+    /** PSNs that may be outstanding now: {@link #MAX_UNACKED_PSNS}, less after a timeout or a sequence NAK. */
+    private int window = MAX_UNACKED_PSNS;
     private int retryLeft, rnrRetryLeft;
     /** A go-back from ackPsn is under way and nothing has been acknowledged since. */
     private boolean retrying;
@@ -159,7 +170,7 @@ public final class RcRequester {
                 psn = nextPsn;
             }
             int outstanding = Psn.diff(psn, ackPsn);
-            if (outstanding > 0 && outstanding + (w.op.readOrAtomic() ? w.npkts : 1) > MAX_UNACKED_PSNS) {
+            if (outstanding > 0 && outstanding + (w.op.readOrAtomic() ? w.npkts : 1) > window) {
                 break; // the window is full: ACKs reopen it
             }
             if (w.op.readOrAtomic() && !w.rdCounted) {
@@ -201,7 +212,8 @@ public final class RcRequester {
         h.solicited = false;
         h.destQp = destQp;
         h.psn = psn;
-        h.ackReq = op.last() || ++sinceAckReq >= ACK_REQ_EVERY;
+        // Half a window apart at most, so a small window is acknowledged before it fills.
+        h.ackReq = op.last() || ++sinceAckReq >= Math.min(ACK_REQ_EVERY, Math.max(1, window / 2));
         if (h.ackReq) {
             sinceAckReq = 0;
         }
@@ -320,6 +332,7 @@ public final class RcRequester {
 
     /** Something was acknowledged: the retry counts start again, the timer restarts, the send point follows. */
     private void progress(long now) {
+        window = Math.min(MAX_UNACKED_PSNS, window * 2);
         retryLeft = attr.retryCnt();
         rnrRetryLeft = attr.rnrRetry();
         retrying = false;
@@ -377,7 +390,9 @@ public final class RcRequester {
             fail(RcStatus.RETRY_EXC_ERR);
             return false;
         }
-        retryLeft--;
+        if (attr.retryCnt() != RcAttributes.RETRY_FOREVER) {
+            retryLeft--;
+        }
         retrying = true;
         position(ackPsn);
         timerArmed = ackTimeout > 0;
@@ -391,6 +406,7 @@ public final class RcRequester {
             counters.inc(RcCounter.REQ_DROP_RETRY_UNDER_WAY);
             return;
         }
+        window = Math.max(RETRY_WINDOW, window / 2);
         retry(now);
     }
 
@@ -404,6 +420,7 @@ public final class RcRequester {
             counters.inc(RcCounter.REQ_DROP_RETRY_UNDER_WAY);
             return;
         }
+        window = Math.max(RETRY_WINDOW, window / 2);
         retry(now);
     }
 
@@ -538,6 +555,7 @@ public final class RcRequester {
                 return;
             }
             counters.inc(RcCounter.REQ_TIMEOUTS);
+            window = RETRY_WINDOW;
             retry(now);
         }
     }

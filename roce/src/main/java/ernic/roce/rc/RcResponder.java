@@ -36,6 +36,8 @@ public final class RcResponder {
 
     /** The expected PSN and the message sequence number (messages completed, mod 2^24). */
     private int epsn, msn;
+    /** The newest PSN a positive ACK has acknowledged (before the first: the one before the initial PSN). */
+    private int acked;
     /** A sequence (or RNR) NAK was sent for epsn: stay silent until it comes. */
     private boolean nakSent;
     private boolean failed;
@@ -73,6 +75,7 @@ public final class RcResponder {
         this.host = host;
         this.pmtu = attr.pathMtu();
         this.epsn = initialPsn & Psn.MASK;
+        this.acked = Psn.add(epsn, -1);
         int n = attr.maxDestRdAtomic();
         recValid = new boolean[n];
         recAtomic = new boolean[n];
@@ -110,7 +113,7 @@ public final class RcResponder {
             return;
         }
         if (d < 0) {
-            duplicate(o, p);
+            duplicate(o, p, r.ackReq);
             return;
         }
         nakSent = false;
@@ -339,8 +342,14 @@ public final class RcResponder {
         return -1;
     }
 
-    /** A request behind the expected PSN: answered again, never executed again (vol. 1, 9.7.5.1.1; C9-105). */
-    private void duplicate(IbOpcode o, int p) {
+    /**
+     * A request behind the expected PSN: answered again, never executed again (vol. 1, 9.7.5.1.1; C9-105). A SEND or
+     * WRITE is acknowledged again: with AckReq, for its own PSN (what the requester asked to hear of); without, with
+     * the last ACK sent, as rdma_rxe's responder does. Not with the newest PSN taken: that is in the middle of a
+     * message when a retransmission is under way, and rxe's requester, told mid-retry of PSNs it has not sent again
+     * yet, has been seen to renumber what follows (a zero-length SEND ONLY, then every PSN one later).
+     */
+    private void duplicate(IbOpcode o, int p, boolean ackReq) {
         counters.inc(RcCounter.RESP_DUPLICATES);
         switch (o) {
             case RC_RDMA_READ_REQUEST -> {
@@ -367,7 +376,7 @@ public final class RcResponder {
                 counters.inc(RcCounter.RESP_ATOMIC_REPLAYS);
                 atomicAck(p, recOriginal[i]);
             }
-            default -> acknowledge(TransportHeader.AETH_ACK, Psn.add(epsn, -1));
+            default -> acknowledge(TransportHeader.AETH_ACK, ackReq ? p : acked);
         }
     }
 
@@ -408,6 +417,9 @@ public final class RcResponder {
         if (syndrome == TransportHeader.AETH_ACK) {
             counters.inc(RcCounter.RESP_ACKS);
             sinceAck = 0;
+            if (Psn.lt(acked, p)) {
+                acked = p;
+            }
         }
         sink.transmit(h, payload);
     }

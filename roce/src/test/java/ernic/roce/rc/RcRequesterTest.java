@@ -63,6 +63,23 @@ class RcRequesterTest {
     }
 
     @Test
+    void afterATimeoutTheWindowStartsSmallAndDoublesWithEachAcknowledgement() {
+        bed.postWrite(1, 300 * 1024, VA);
+        assertThat(bed.poll()).hasSize(RcRequester.MAX_UNACKED_PSNS);
+        bed.now = bed.requester.nextDeadline();
+        bed.requester.tick(bed.now);
+        List<Packet> again = bed.poll();
+        assertThat(psns(again)).as("go-back-N, a small window").containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+        assertThat(java.util.stream.IntStream.range(0, again.size()).filter(i -> again.get(i).h().ackReq).boxed())
+                .as("acknowledged before the window fills").containsExactly(3, 7);
+        bed.toRequester(RcTestBed.ack(TransportHeader.AETH_ACK, 3));
+        assertThat(psns(bed.poll())).as("the window doubled: 4 .. 19 outstanding")
+                .containsExactly(8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19);
+        bed.toRequester(RcTestBed.ack(TransportHeader.AETH_ACK, 19));
+        assertThat(bed.poll()).hasSize(32);
+    }
+
+    @Test
     void aMessageOfAtMostOneMtuIsOnePacketEvenEmpty() {
         bed.postSend(1, 0);
         bed.postSend(2, 1024);
@@ -359,6 +376,21 @@ class RcRequesterTest {
                 new Completion(2, RcStatus.WR_FLUSH_ERR));
         assertThat(b.requester.count(RcCounter.REQ_TIMEOUTS)).isEqualTo(4);
         assertThat(sent).isEqualTo(2 * (1 + 3));
+    }
+
+    @Test
+    void retryCountSevenRetriesForEverAsRxeDoes() {
+        RcTestBed b = new RcTestBed(RcAttributes.defaults().withRetry(1, RcAttributes.RETRY_FOREVER, 7));
+        b.postSend(1, 10);
+        b.poll();
+        for (int i = 0; i < 100; i++) {
+            b.now = b.requester.nextDeadline();
+            b.requester.tick(b.now);
+            assertThat(psns(b.poll())).as("timeout " + (i + 1)).containsExactly(0);
+        }
+        assertThat(b.requester.failed()).isFalse();
+        b.toRequester(ack(TransportHeader.AETH_ACK, 0)); // the peer was alive after all
+        assertThat(b.sendSide.completions).containsExactly(new Completion(1, RcStatus.SUCCESS));
     }
 
     @Test

@@ -157,14 +157,29 @@ class RcResponderTest {
     }
 
     @Test
+    void aDuplicateInTheMiddleOfAMessageIsNotAcknowledgedPastTheLastAck() {
+        host.postedReceives.add(4096);
+        bed.toResponder(request(RC_SEND_FIRST, 0, false, new byte[1024]));
+        bed.toResponder(request(RC_SEND_MIDDLE, 1, false, new byte[1024]));
+        bed.toResponder(request(RC_SEND_MIDDLE, 2, false, new byte[1024]));
+        // A retransmission from the start of the message: PSNs 0 and 1 again, without AckReq.
+        List<Packet> out = bed.toResponder(request(RC_SEND_FIRST, 0, false, new byte[1024]));
+        assertAck(out.getFirst(), TransportHeader.AETH_ACK, 0xff_ffff); // nothing was acknowledged yet
+        out = bed.toResponder(request(RC_SEND_MIDDLE, 1, true, new byte[1024]));
+        assertAck(out.getFirst(), TransportHeader.AETH_ACK, 1);
+        assertThat(host.received).isEmpty();
+    }
+
+    @Test
     void aDuplicateSendOrWriteIsAckedAgainNotExecuted() {
         host.postedReceives.add(100);
         host.postedReceives.add(100);
         bed.toResponder(request(RC_SEND_ONLY, 0, true, new byte[3]));
         bed.toResponder(write(RC_RDMA_WRITE_ONLY, 1, true, BASE_VA, MR_RKEY, 4, new byte[4]));
         long written = host.bytesWritten;
+        // With AckReq: acknowledged for its own PSN; without: the last ACK sent again (PSN 1's, asked for).
         List<Packet> out = bed.toResponder(request(RC_SEND_ONLY, 0, true, new byte[3]));
-        assertAck(out.getFirst(), TransportHeader.AETH_ACK, 1);
+        assertAck(out.getFirst(), TransportHeader.AETH_ACK, 0);
         out = bed.toResponder(write(RC_RDMA_WRITE_ONLY, 1, false, BASE_VA, MR_RKEY, 4, new byte[4]));
         assertAck(out.getFirst(), TransportHeader.AETH_ACK, 1);
         assertThat(host.received).hasSize(1);

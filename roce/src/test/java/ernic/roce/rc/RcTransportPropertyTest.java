@@ -101,7 +101,7 @@ class RcTransportPropertyTest {
     @Property(tries = 100)
     void totalLossEndsInRetryExceededAfterRetryCntRetransmissions(
             @ForAll("fewMessages") List<Msg> msgs, @ForAll("mtus") int mtu,
-            @ForAll @IntRange(max = 7) int retryCnt, @ForAll @IntRange(min = 1, max = 12) int timeout,
+            @ForAll @IntRange(max = 6) int retryCnt, @ForAll @IntRange(min = 1, max = 12) int timeout,
             @ForAll @IntRange(max = 0xff_ffff) int initialPsn, @ForAll long seed) {
         RcAttributes attr = new RcAttributes(mtu, timeout, retryCnt, 7, 4, 4, 1, 0, 64);
         Run run = new Run(attr, initialPsn, msgs, seed);
@@ -125,7 +125,7 @@ class RcTransportPropertyTest {
             @ForAll("messages") List<Msg> msgs, @ForAll("mtus") int mtu,
             @ForAll @IntRange(max = 5) int dropPercent, @ForAll @IntRange(max = 5) int duplicatePercent,
             @ForAll @IntRange(max = 8_000) int jitterNanos, @ForAll @IntRange(max = 200_000) int blackoutStart,
-            @ForAll @IntRange(max = 7) int retryCnt, @ForAll long seed) {
+            @ForAll @IntRange(max = 6) int retryCnt, @ForAll long seed) {
         RcAttributes attr = new RcAttributes(mtu, 4, retryCnt, 7, 2, 4, 1, 0, 64);
         Run run = new Run(attr, 0, msgs, seed);
         new RcChannel(run.bed, seed, dropPercent, duplicatePercent, 1_000, jitterNanos)
