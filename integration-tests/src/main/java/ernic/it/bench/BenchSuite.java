@@ -14,7 +14,6 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 import org.openjdk.jmh.util.ListStatistics;
 
 import java.io.IOException;
-import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -46,11 +45,41 @@ public final class BenchSuite {
     private final boolean quick;
     private final Map<String, Object> json = new LinkedHashMap<>();
     private final StringBuilder md = new StringBuilder();
+    /** Each section's {@code cpuRatio}s, by row: the report's summary. */
+    private final Map<String, Map<String, Double>> cpuSummary = new LinkedHashMap<>();
 
-    private BenchSuite(Path out, Set<Integer> only, boolean quick) {
+    /**
+     * How long the measurement slices of sections 2 and 3 last (warm-up and measured, per operation and size), and
+     * the CPU runs of sections 1 and 2 (each side of a doorbell).
+     */
+    record Pace(long warmupMillis, long measureMillis, long cpuMillis) {
+        static final Pace FULL = new Pace(300, 300, 1000), QUICK = new Pace(100, 150, 500);
+        /** The CI smoke run of the CPU accounting: slices too short for figures, long enough to read every field. */
+        static final Pace SMOKE = new Pace(10, 30, 100);
+    }
+
+    private final Pace pace;
+    /** Section 2's unrecorded first pass of each operation, so that its first size does not measure the JIT. */
+    static final long COLD_START_MILLIS = 1_000;
+    /** Section 2's sizes in the smoke run: the two the aim names. */
+    static final long[] SMOKE_SIZES = {64, 64 << 10};
+
+    private BenchSuite(Path out, Set<Integer> only, boolean quick, Pace pace) {
         this.out = out;
         this.only = only;
         this.quick = quick;
+        this.pace = pace;
+    }
+
+    /**
+     * The smoke run of the CPU accounting ({@code CpuCostTest}): {@code sections} with one round of very short
+     * slices; returns the report's JSON as written to {@code out}.
+     */
+    static Map<String, Object> smoke(Path out, Set<Integer> sections) throws Exception {
+        Files.createDirectories(out);
+        BenchSuite suite = new BenchSuite(out, new LinkedHashSet<>(sections), true, Pace.SMOKE);
+        suite.run();
+        return suite.json;
     }
 
     public static void main(String[] args) throws Exception {
@@ -74,7 +103,7 @@ public final class BenchSuite {
             }
         }
         Files.createDirectories(out);
-        new BenchSuite(out, only, quick).run();
+        new BenchSuite(out, only, quick, quick ? Pace.QUICK : Pace.FULL).run();
         System.exit(0); // JMH and Netty leave non-daemon threads behind
     }
 
@@ -103,6 +132,7 @@ public final class BenchSuite {
         section(9, "Two guests: perftest across the mesh vs Soft-RoCE over the TAP bridge", this::guestTwo);
         section(10, "RoCEv2 on the wire: ionic to Soft-RoCE vs Soft-RoCE to Soft-RoCE, ionic to ionic vs the mesh",
                 this::guestWire);
+        summary();
         double secs = (System.nanoTime() - t0) / 1e9;
         json.put("elapsedSeconds", Math.round(secs));
         json.put("loadAverageAtEnd", loadAverage());
@@ -115,6 +145,28 @@ public final class BenchSuite {
         Files.writeString(out.resolve("report.md"), md);
         log("\nwrote " + out.resolve("report.md") + ", " + out.resolve("report.json")
                 + (Files.exists(out.resolve("datapath.png")) ? ", " + out.resolve("datapath.png") : ""));
+    }
+
+    /** Records a row's {@code cpuRatio} for the summary (a NaN is left out). */
+    private void cpuRatio(int section, String row, double ratio) {
+        if (Double.isFinite(ratio)) {
+            cpuSummary.computeIfAbsent("section" + section, k -> new LinkedHashMap<>()).put(row, ratio);
+        }
+    }
+
+    /** The summary: every section's {@code cpuRatio}s, in the JSON and as a table in the report. */
+    private void summary() {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("cpuRatio", cpuSummary);
+        json.put("summary", s);
+        md.append("## Summary: CPU cost against the floors\n\n")
+                .append("`cpuRatio`: the server's CPU time per operation ÷ its floor's, both measured in this run ")
+                .append("(above 1: the server spends more CPU than the floor). Sections without a row here had no ")
+                .append("reference or did not run.\n\n| section | row | cpuRatio |\n|---|---|---:|\n");
+        cpuSummary.forEach((section, rows) -> rows.forEach((row, r) -> md.append("| ")
+                .append(section.substring("section".length())).append(" | ").append(row).append(" | ")
+                .append(ratio(r)).append(" |\n")));
+        md.append("\n");
     }
 
     interface Body {
@@ -239,6 +291,40 @@ public final class BenchSuite {
                 .append(String.format(Locale.ROOT, "| REGION_WRITE, server with `--busy-poll-us %d` | %,.0f (JMH error"
                         + " ±%.1f%%) | %.2f | %s (not the figure: the echo sleeps) |%n%n", BUSY_POLL_MICROS, busyMedian,
                         100 * busyErr, 1e6 / busyMedian, ratio(busyMedian / rawMedian)));
+        doorbellCpu(j, rounds);
+    }
+
+    /**
+     * Section 1's CPU figures: the device thread's CPU per REGION_WRITE round trip ÷ the echo thread's per echo,
+     * in rounds of both (the suite's JVM; JMH's forks measure time only); the cheapest round of each, and each
+     * round's ratio.
+     */
+    private void doorbellCpu(Map<String, Object> j, int rounds) throws Exception {
+        long millis = pace.cpuMillis();
+        double[] dev = new double[rounds], echo = new double[rounds], ratios = new double[rounds];
+        for (int round = 0; round < rounds; round++) {
+            DoorbellCpu.Result w = DoorbellCpu.regionWrite(millis), e = DoorbellCpu.rawEcho(millis);
+            dev[round] = w.nsPerRoundTrip();
+            echo[round] = e.nsPerRoundTrip();
+            ratios[round] = dev[round] / echo[round];
+            log(String.format(Locale.ROOT, "  CPU round %d: device thread %.0f ns per REGION_WRITE (%.0f/s), echo "
+                    + "thread %.0f ns per echo (%.0f/s): ratio %.3f", round + 1, dev[round], w.roundTripsPerSecond(),
+                    echo[round], e.roundTripsPerSecond(), ratios[round]));
+        }
+        double d = Arrays.stream(dev).min().orElseThrow(), e = Arrays.stream(echo).min().orElseThrow();
+        double[] r = DataPathBench.Spread.minMedianMax(ratios);
+        j.putAll(CpuCost.fields(d, d / DoorbellBenchmark.REQUEST, e, e / DoorbellBenchmark.REQUEST));
+        j.put("deviceCpuNsPerOp", d);
+        j.put("cpuRatioRounds", ratios);
+        cpuRatio(1, "REGION_WRITE round trip, device thread ÷ echo thread", d / e);
+        md.append("**CPU.** The server's device thread per REGION_WRITE round trip against ")
+                .append("the echo thread per echo (its floor: receive 40 bytes, answer 32), the same two pinned as above, ")
+                .append(rounds).append(" rounds of ").append(millis).append(" ms each in the suite's JVM; the cheapest ")
+                .append("round of each (CPU time does not depend on where the threads ran as much as time does).\n\n")
+                .append("| | CPU ns per round trip | ratio to the echo | rounds |\n|---|---:|---:|---:|\n")
+                .append(String.format(Locale.ROOT, "| device thread, REGION_WRITE | %,.0f | **%s** | %s |%n", d,
+                        ratio(d / e), spread(r)))
+                .append(String.format(Locale.ROOT, "| echo thread (reference) | %,.0f | 1 | |%n%n", e));
     }
 
     /** The busy poll section 1 also measures: longer than a round trip here (about 40 µs), so the server never sleeps. */
@@ -266,8 +352,23 @@ public final class BenchSuite {
     // ---- 2 -----------------------------------------------------------------------------------------------------
 
     private void dataPath(Map<String, Object> j) throws Exception {
-        DataPathBench bench = new DataPathBench(quick ? 100 : 300, quick ? 150 : 300, quick ? 1 : 3,
-                BenchSuite::log);
+        // The doorbell's CPU floor, measured first: a receiving thread's CPU per posted 40-byte message, one recvmsg
+        // each, the socket seldom empty (DoorbellCpu.postedDoorbells); beside it the echo's, one at a time, and
+        // the same receiver with the WQEs' window of 16, which sleeps and wakes for most messages.
+        DoorbellCpu.Result posted = DoorbellCpu.postedDoorbells(pace.cpuMillis(), DoorbellCpu.STREAMED);
+        DoorbellCpu.Result windowed = DoorbellCpu.postedDoorbells(pace.cpuMillis(), DataPathBench.WINDOW);
+        DoorbellCpu.Result echo = DoorbellCpu.rawEcho(pace.cpuMillis());
+        double doorbellFloor = posted.nsPerRoundTrip();
+        log(String.format(Locale.ROOT, "  doorbell floor: %.0f ns of the receiver's CPU per posted 40-byte message "
+                + "(%.0f/s); with %d in flight %.0f ns (%.0f/s); the echo's, one at a time: %.0f ns", doorbellFloor,
+                posted.roundTripsPerSecond(), DataPathBench.WINDOW, windowed.nsPerRoundTrip(),
+                windowed.roundTripsPerSecond(), echo.nsPerRoundTrip()));
+        DataPathBench bench = new DataPathBench(pace.warmupMillis(), pace.measureMillis(), quick ? 1 : 3,
+                BenchSuite::log).cpu(null, doorbellFloor);
+        long[] sizes = pace == Pace.SMOKE ? SMOKE_SIZES : DataPathBench.ONE_SERVER_SIZES;
+        // The first size measured is 64 B, whose CPU per WQE is the device path's own: give the JIT a second on it
+        // first (a --quick run with 100 ms measured 4.65 × the floor at 64 B, 1.27-1.97 with 300 ms).
+        bench.sizes(sizes).coldStart(pace == Pace.SMOKE ? pace.warmupMillis() : COLD_START_MILLIS);
         List<DataPathBench.Row> rows = bench.run();
         Map<Long, DataPathBench.Row> memcpy = new LinkedHashMap<>();
         for (DataPathBench.Row r : rows) {
@@ -283,9 +384,25 @@ public final class BenchSuite {
                 .append("size between the same two guest-RAM buffers, interleaved with the operations in rounds (each ")
                 .append("figure is the best of its rounds). Ratios: bandwidth / memcpy bandwidth, and ")
                 .append("latency / memcpy time per copy.\n\n")
-                .append("| op | size | GB/s | × memcpy bw | µs per op | × memcpy time |\n")
-                .append("|---|---:|---:|---:|---:|---:|\n");
-        for (long size : DataPathBench.SIZES) {
+                .append("**CPU:** the device thread's CPU time over each bandwidth slice, per WQE (`cpuNsPerOp`), ")
+                .append("against its floor (`refCpuNsPerOp`): one doorbell received, which is a thread's CPU per ")
+                .append("posted 40-byte message read (one recvmsg each) from a raw UNIX socket that is seldom empty (")
+                .append(DoorbellCpu.STREAMED).append(" in flight), marked done in memory the client polls (measured ")
+                .append(String.format(Locale.ROOT, "before the sizes: %,.0f ns; with %d in flight, when the receiver ",
+                        doorbellFloor, DataPathBench.WINDOW))
+                .append(String.format(Locale.ROOT, "sleeps and wakes for most messages, %,.0f ns; the raw echo's thread, ",
+                        windowed.nsPerRoundTrip()))
+                .append(String.format(Locale.ROOT, "one message at a time and answered: %,.0f ns", echo.nsPerRoundTrip()))
+                .append("), plus memcpy's CPU for the payload (the memcpy row's thread). Cheapest of the rounds; ")
+                .append("the rounds column gives each round's ratio.\n\n")
+                .append("| op | size | GB/s | × memcpy bw | µs per op | × memcpy time | device CPU ns per op ")
+                .append("| floor ns | × floor CPU | rounds: × floor |\n")
+                .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        Map<String, DataPathBench.Spread> spreads = new LinkedHashMap<>();
+        for (DataPathBench.Spread sp : bench.spreads()) {
+            spreads.put(sp.op() + sp.size(), sp);
+        }
+        for (long size : sizes) {
             DataPathBench.Row ref = memcpy.get(size);
             for (DataPathBench.Row r : rows) {
                 if (r.size() != size) {
@@ -302,11 +419,20 @@ public final class BenchSuite {
                 m.put("operations", r.operations());
                 m.put("bandwidthRatioToMemcpy", bwRatio);
                 m.put("latencyRatioToMemcpy", latRatio);
+                double cpu = r.cpu().nsPerOp(), floor = isRef ? Double.NaN : bench.floorNanos(ref);
+                m.putAll(CpuCost.fields(cpu, cpu / size, floor, floor / size));
+                DataPathBench.Spread sp = spreads.get(r.op() + size);
+                if (sp != null) {
+                    m.put("cpuRatioRounds", sp.cpuRatios());
+                    cpuRatio(2, r.op() + " " + human(size) + ", device thread ÷ doorbell + memcpy", cpu / floor);
+                }
                 jr.add(m);
-                md.append(String.format(Locale.ROOT, "| %s | %s | %.2f | %s | %.1f | %s |%n",
+                md.append(String.format(Locale.ROOT, "| %s | %s | %.2f | %s | %.1f | %s | %,.0f | %s | %s | %s |%n",
                         isRef ? "memcpy (reference)" : r.op(), human(size), r.bytesPerSecond() / 1e9,
                         isRef ? "1.00" : "**" + ratio(bwRatio) + "**", r.latencyNanos() / 1e3,
-                        isRef ? "1.00" : "**" + ratio(latRatio) + "**"));
+                        isRef ? "1.00" : "**" + ratio(latRatio) + "**", cpu,
+                        isRef ? "" : String.format(Locale.ROOT, "%,.0f", floor),
+                        isRef ? "" : "**" + ratio(cpu / floor) + "**", sp == null ? "" : spread(sp.cpu())));
             }
         }
         double perOp = bench.deviceBytesPerOperation();
@@ -314,10 +440,14 @@ public final class BenchSuite {
         md.append(String.format(Locale.ROOT, "%nThe device thread allocated %.1f bytes per operation in the measured "
                 + "bandwidth slices (all sizes and operations; its `ThreadMXBean` counter).%n%n", perOp));
         j.put("window", DataPathBench.WINDOW);
+        j.put("doorbellFloorCpuNs", doorbellFloor);
+        j.put("doorbellWindowedCpuNs", windowed.nsPerRoundTrip());
+        j.put("rawEchoCpuNs", echo.nsPerRoundTrip());
         j.put("deviceBytesPerOperation", perOp);
         j.put("rows", jr);
         Path png = out.resolve("datapath.png");
-        Chart.write(png, "ernic data path (driver model, one server) vs memcpy, " + json.get("generated"), rows);
+        Chart.write(png, "ernic data path (driver model, one server) vs memcpy, " + json.get("generated"),
+                rows.stream().filter(r -> r.size() >= DataPathBench.SIZES[0]).toList()); // the chart's axis: 4 KiB up
         j.put("chart", png.getFileName().toString());
         md.append("\n![bandwidth and latency by message size](datapath.png)\n\n");
     }
@@ -333,179 +463,13 @@ public final class BenchSuite {
     }
 
     static String human(long size) {
-        return size >= 1 << 20 ? (size >> 20) + " MiB" : (size >> 10) + " KiB";
+        return size >= 1 << 20 ? (size >> 20) + " MiB" : size >= 1 << 10 ? (size >> 10) + " KiB" : size + " B";
     }
 
     // ---- 3 -----------------------------------------------------------------------------------------------------
 
-    /** Whether {@code ernic serve} has a {@code --backend} option yet (the mesh transport another change adds). */
-    static boolean serveHasBackend() {
-        try {
-            Class<?> serve = Class.forName("ernic.server.ServeCommand");
-            for (Field f : serve.getDeclaredFields()) {
-                picocli.CommandLine.Option o = f.getAnnotation(picocli.CommandLine.Option.class);
-                if (o != null && List.of(o.names()).contains("--backend")) {
-                    return true;
-                }
-            }
-        } catch (ClassNotFoundException e) {
-            return false;
-        }
-        return false;
-    }
-
     private void mesh(Map<String, Object> j) throws Exception {
-        if (!serveHasBackend()) {
-            j.put("status", "not run");
-            j.put("reason", "needs --backend: ernic serve has no --backend tcp:manager:listen:PORT / tcp:worker:HOST:PORT yet");
-            md.append("**Not run: needs --backend.** `ernic serve` has no `--backend tcp:manager:listen:PORT` / ")
-                    .append("`--backend tcp:worker:HOST:PORT` yet. When it has, this section starts a manager and a ")
-                    .append("worker server (GIDs given with `ERNIC_TCP_GUEST_GIDS`), connects a QP on each whose RTR ")
-                    .append("destination GID is owned by the other server, and compares cross-server WRITE bandwidth ")
-                    .append("with a raw TCP loopback stream of the same sizes.\n\n");
-            log("  not run: needs --backend");
-            return;
-        }
-        int rounds = quick ? 1 : 5;
-        MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, rounds, BenchSuite::log)
-                .ops("WRITE", "READ", "SEND").run();
-        if (!r.dataChecked()) {
-            throw new IOException("the WRITEs did not land in the other server's guest memory");
-        }
-        md.append("Two forked `ernic serve` processes in a mesh (`--backend tcp:manager:listen:PORT` and ")
-                .append("`--backend tcp:worker:127.0.0.1:PORT`, guest GIDs ").append(MeshBench.GID_A).append(" and ")
-                .append(MeshBench.GID_B).append(" given with `ERNIC_TCP_GUEST_GIDS`), one driver model on each. QP A's ")
-                .append("RTR destination GID is owned by the other server, so every WRITE, READ and SEND (into a ")
-                .append("receive posted on QP B) crosses the mesh; the first 4 KiB WRITE was checked in the other ")
-                .append("guest's memory afterwards.").append(MeshBench.PINNED ? " Pinned (`-Dernic.meshPin=true`): the "
-                        + "manager and the client on CPU 0, the worker on CPU 1; TCP's writer on 0, its reader on 1." : "")
-                .append(" Bandwidth with ")
-                .append(DataPathBench.WINDOW).append(" operations in flight, latency with one. Reference: a raw TCP ")
-                .append("loopback stream of the same message sizes (latency: message out, one byte back), measured ")
-                .append("in each of ").append(rounds).append(" rounds right before the operations; figures are the best ")
-                .append("of the rounds, and the round columns give each round's own ratio (lowest, median, highest) ")
-                .append("to show how much it moves.\n\n")
-                .append("| size | op | GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | µs | TCP µs | × TCP time ")
-                .append("| rounds: × TCP time |\n")
-                .append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        List<Map<String, Object>> jr = meshRows(r, "");
-        List<DataPathBench.Row> chartRows = new ArrayList<>();
-        for (DataPathBench.Row w : r.rdma()) {
-            chartRows.add(new DataPathBench.Row(w.op() + " across the mesh", w.size(), w.bytesPerSecond(),
-                    w.latencyNanos(), w.operations()));
-        }
-        for (DataPathBench.Row t : r.tcp()) {
-            chartRows.add(new DataPathBench.Row("TCP loopback", t.size(), t.bytesPerSecond(), t.latencyNanos(),
-                    t.operations()));
-        }
-        j.put("rows", jr);
-        Path png = out.resolve("mesh.png");
-        Chart.write(png, "ernic mesh (two servers) WRITE, READ, SEND vs raw TCP loopback, " + json.get("generated"), chartRows);
-        j.put("chart", png.getFileName().toString());
-        md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
-        Map<String, Object> loopback = new LinkedHashMap<>();
-        loopback.put("status", "ran");
-        loopback.put("rounds", rounds);
-        loopback.put("rows", jr);
-        j.put("loopback", loopback);
-        meshOnVeth(j);
-    }
-
-    /** The WRITE across the mesh on two hosts of a {@link ernic.it.harness.MeshLan}, without and with delay. */
-    private void meshOnVeth(Map<String, Object> j) throws Exception {
-        String[] keys = {"veth", "veth+100us", "veth+1ms"};
-        long[] delayMicros = {0, 100, 1000};
-        int rounds = quick ? 1 : 3;
-        md.append("### Between two network namespaces over a veth pair\n\n")
-                .append("The same WRITEs with the manager and the worker on two hosts made of network namespaces, ")
-                .append("joined by veth pairs on a bridge (the driver models stay in the suite's namespace: the ")
-                .append("vfio-user sockets are files). `veth`: the worker connects straight to the manager. ")
-                .append("`veth+100us`, `veth+1ms`: it connects through a TCP relay of the suite's (in the suite's own ")
-                .append("namespace, on the same bridge) that holds every chunk that long in each direction; with two ")
-                .append("servers every mesh message travels on that one connection. Reference: a raw TCP stream from ")
-                .append("the worker's host to the manager's host over the same path (through a relay with the same ")
-                .append("delay for the delayed rows), measured in each of ").append(rounds)
-                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio.\n\n");
-        boolean ip = Stream.of("/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip")
-                .anyMatch(f -> Files.isExecutable(Path.of(f)));
-        String notRun = null;
-        if (!"root".equals(System.getProperty("user.name")) || !ip) {
-            notRun = "needs root and ip netns";
-        }
-        ernic.it.harness.MeshLan lan = null;
-        if (notRun == null) {
-            try {
-                lan = ernic.it.harness.MeshLan.create(2);
-            } catch (IOException e) {
-                notRun = "needs root and ip netns (" + e.getMessage().lines().findFirst().orElse("") + ")";
-            }
-        }
-        if (notRun != null) {
-            for (String k : keys) {
-                j.put(k, new LinkedHashMap<>(Map.of("status", "not run", "reason", notRun)));
-            }
-            md.append("**Not run: ").append(notRun).append(".**\n\n");
-            log("  veth rows not run: " + notRun);
-            return;
-        }
-        md.append("| path | size | op | GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | µs | TCP µs ")
-                .append("| × TCP time | rounds: × TCP time |\n")
-                .append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        try (ernic.it.harness.MeshLan hosts = lan) {
-            for (int v = 0; v < keys.length; v++) {
-                log("  " + keys[v]);
-                Map<String, Object> jv = new LinkedHashMap<>();
-                jv.put("delayEachWayMicros", delayMicros[v]);
-                jv.put("rounds", rounds);
-                j.put(keys[v], jv);
-                try {
-                    MeshBench.Result r = new MeshBench(quick ? 100 : 300, quick ? 150 : 300, rounds, BenchSuite::log)
-                            .runOnLan(hosts, java.time.Duration.ofNanos(delayMicros[v] * 1000));
-                    if (!r.dataChecked()) {
-                        throw new IOException("the WRITEs did not land in the other server's guest memory");
-                    }
-                    jv.put("status", "ran");
-                    jv.put("rows", meshRows(r, "| " + keys[v] + " "));
-                } catch (IOException | RuntimeException e) {
-                    // One path failing leaves the others' rows.
-                    String why = String.valueOf(e.getMessage()).lines().findFirst().orElse(e.toString());
-                    jv.put("status", "failed");
-                    jv.put("reason", why);
-                    md.append("| ").append(keys[v]).append(" | failed: ").append(why.replace('|', '/'))
-                            .append(" | | | | | | | | | |\n");
-                    log("  " + keys[v] + " failed: " + e);
-                }
-            }
-        }
-        md.append("\n");
-    }
-
-    /** Section 3's table rows (after {@code lead}, the cells before the size) in md; their JSON objects. */
-    private List<Map<String, Object>> meshRows(MeshBench.Result r, String lead) {
-        List<Map<String, Object>> jr = new ArrayList<>();
-        for (int i = 0; i < r.rdma().size(); i++) {
-            DataPathBench.Row w = r.rdma().get(i), t = r.tcp(w.size());
-            double bwRatio = w.bytesPerSecond() / t.bytesPerSecond(), latRatio = w.latencyNanos() / t.latencyNanos();
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("size", w.size());
-            m.put("op", w.op());
-            m.put("bytesPerSecond", w.bytesPerSecond());
-            m.put("tcpBytesPerSecond", t.bytesPerSecond());
-            m.put("bandwidthRatioToTcp", bwRatio);
-            m.put("latencyNanos", w.latencyNanos());
-            m.put("tcpLatencyNanos", t.latencyNanos());
-            m.put("latencyRatioToTcp", latRatio);
-            DataPathBench.Spread sp = r.spreads().get(i);
-            m.put("bandwidthRatioRounds", sp.bandwidthRatios());
-            m.put("latencyRatioRounds", sp.latencyRatios());
-            jr.add(m);
-            md.append(lead).append(String.format(Locale.ROOT,
-                    "| %s | %s | %.2f | %.2f | **%s** | %s | %.1f | %.1f | **%s** | %s |%n",
-                    human(w.size()), w.op(), w.bytesPerSecond() / 1e9, t.bytesPerSecond() / 1e9, ratio(bwRatio),
-                    spread(sp.bandwidth()), w.latencyNanos() / 1e3, t.latencyNanos() / 1e3, ratio(latRatio),
-                    spread(sp.latency())));
-        }
-        return jr;
+        new MeshSection(md, out, quick, pace, String.valueOf(json.get("generated")), this::cpuRatio).run(j);
     }
 
     // ---- 4 -----------------------------------------------------------------------------------------------------
@@ -560,7 +524,7 @@ public final class BenchSuite {
         j.put("ratios", ratios);
         md.append("Speed ratios (above 1: the first is faster), ionic_0 on the wire to rxe0 over rxe0 to rxe0, and ")
                 .append("ionic_0 to ionic_0 on the wire over the mesh, between the same two guests:\n\n");
-        table(m.valueToTree(ratios));
+        GuestReport.table(md, m.valueToTree(ratios));
     }
 
     /** One guest bench ({@link GuestBench}), shortened by --quick; without a guest image, an earlier result. */
@@ -599,15 +563,16 @@ public final class BenchSuite {
         j.put("source", file.toString());
         j.put("results", node);
         md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
+        GuestReport.cpu(md, j, node.path("run").path("server_cpu"));
         JsonNode ratios = node.path("ratios");
         if (ratios.isArray() && !ratios.isEmpty()) {
             md.append(ratioTitle).append(":\n\n");
-            table(ratios);
+            GuestReport.table(md, ratios);
             md.append("All runs:\n\n");
         }
         JsonNode rows = node.isArray() ? node : node.path("results");
         if (rows.isArray() && !rows.isEmpty() && rows.get(0).isObject()) {
-            table(rows);
+            GuestReport.table(md, rows);
             if (node.isObject()) {
                 Iterator<Map.Entry<String, JsonNode>> it = node.fields();
                 while (it.hasNext()) {
@@ -622,31 +587,6 @@ public final class BenchSuite {
             md.append("```json\n").append(node.toPrettyString()).append("\n```\n\n");
         }
         log("  read " + file);
-    }
-
-    /** A markdown table of an array of JSON objects, one column per field seen. */
-    private void table(JsonNode rows) {
-        Set<String> cols = new LinkedHashSet<>();
-        rows.forEach(r -> r.fieldNames().forEachRemaining(cols::add));
-        // perftest runs: the columns that carry the result (report.json keeps every field)
-        List<String> main = List.of("device", "test", "size", "bw_avg_MiB_s", "msg_rate_Mpps", "t_typical_usec",
-                "t_avg_usec", "t_p99_usec", "ok", "anomaly");
-        if (cols.contains("device") && cols.contains("test") && cols.size() > 10) {
-            cols.retainAll(main);
-        }
-        md.append("| ").append(String.join(" | ", cols)).append(" |\n|");
-        cols.forEach(c -> md.append("---|"));
-        md.append("\n");
-        for (JsonNode r : rows) {
-            md.append("|");
-            for (String c : cols) {
-                JsonNode v = r.get(c);
-                md.append(" ").append(v == null || v.isNull() ? "" : v.isTextual() ? v.asText() : v.toString())
-                        .append(" |");
-            }
-            md.append("\n");
-        }
-        md.append("\n");
     }
 
     // ---- 5 -----------------------------------------------------------------------------------------------------
@@ -677,6 +617,26 @@ public final class BenchSuite {
         md.append(String.format(Locale.ROOT, "%nGrowth per object: **%,.0f bytes per QP**, **%,.0f bytes per MR** "
                 + "(RSS difference / count; the JVM heap grows in steps, so these are rough).%n%n", perQp, perMr));
         log(String.format(Locale.ROOT, "  %.0f B per QP, %.0f B per MR", perQp, perMr));
+        // CPU: the server's process and device thread per object created; there is no floor to hold it against.
+        List<Map<String, Object>> jc = new ArrayList<>();
+        md.append("**CPU** of the server per object created (the difference between two readings over the count; ")
+                .append("the half second of idling before each reading included). No reference: `cpuRatio` is null.\n\n")
+                .append("| object | process CPU µs each | device thread µs each |\n|---|---:|---:|\n");
+        String[] what = {"RC QP created", "MR registered"};
+        int[] count = {MemoryBench.QPS, MemoryBench.MRS};
+        for (int k = 0; k < 2; k++) {
+            CpuCost.Sample before = p.get(k + 1).cpu(), after = p.get(k + 2).cpu();
+            double proc = (after.processNanos() - before.processNanos()) / (double) count[k];
+            double dev = (after.deviceNanos() - before.deviceNanos()) / (double) count[k];
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("what", what[k]);
+            m.putAll(CpuCost.fields(proc, Double.NaN, Double.NaN, Double.NaN));
+            m.put("deviceCpuNsPerOp", dev);
+            jc.add(m);
+            md.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f |%n", what[k], proc / 1e3, dev / 1e3));
+        }
+        j.put("cpu", jc);
+        md.append("\n");
     }
 
     // ---- 8 -----------------------------------------------------------------------------------------------------
@@ -711,6 +671,7 @@ public final class BenchSuite {
                 .append("(a round's wall-clock figure ÷ the same round's reference) give the spread. Aim: ≥ 0.5.\n\n");
         long[] frameSizes = Arrays.stream(P4Bench.FRAME_SIZES).asLongStream().toArray();
         j.put("ethernet", ComparedTable.ETHERNET.write(md, r.ethernet(), frameSizes));
+        summarize(8, "Ethernet", j.get("ethernet"), "engine", "frameBytes", ComparedTable.ETHERNET);
         md.append("\n**The engine alone.** The same hooks without the device around them: the bench thread hands ")
                 .append("the same frame to the Ethernet hook of each program again and again (as the device's TX path ")
                 .append("does; the frame checked once to leave unchanged, to the TAP) and counts frames per second of ")
@@ -743,7 +704,21 @@ public final class BenchSuite {
                 .append("carries) per second. Both externs were checked once against values worked by hand from the ")
                 .append("OCP FP8 spec before measuring. Ratios: ÷ the plain WRITE without the engine.\n\n");
         j.put("rdma", ComparedTable.RDMA.write(md, r.rdma(), P4Bench.RDMA_SIZES));
+        summarize(8, "RDMA", j.get("rdma"), "op", "size", ComparedTable.RDMA);
         md.append("\n");
+    }
+
+    /** The summary's {@code cpuRatio} of each row of a section-8 table but the reference's. */
+    @SuppressWarnings("unchecked")
+    private void summarize(int section, String table, Object rows, String whatKey, String sizeKey, ComparedTable t) {
+        for (Map<String, Object> m : (List<Map<String, Object>>) rows) {
+            Object r = m.get("cpuRatio");
+            long size = ((Number) m.get(sizeKey)).longValue();
+            if (r instanceof Double d && !Boolean.TRUE.equals(m.get("reference"))) {
+                cpuRatio(section, table + " " + m.get(whatKey) + " " + t.sizeLabel().apply(size)
+                        + ", device thread ÷ the reference's", d);
+            }
+        }
     }
 
     /** The median of some figures. */

@@ -15,17 +15,17 @@ import java.util.function.LongFunction;
  */
 record ComparedTable(String sizeColumn, String whatColumn, String rateColumn, String cpuRateColumn,
         String referenceColumn, LongFunction<String> sizeLabel, double rateScale, String rateFormat,
-        String whatKey, String sizeKey, String rateKey, String cpuRateKey, String referenceKey) {
+        String whatKey, String sizeKey, String rateKey, String cpuRateKey, String referenceKey, boolean ratePerByte) {
 
     /** Ethernet frames: frames per second beside the engine off. */
     static final ComparedTable ETHERNET = new ComparedTable("frame", "engine", "frames/s",
             "frames per device CPU s", "engine off", size -> size + " B", 1, "%,.0f",
-            "engine", "frameBytes", "framesPerSecond", "framesPerDeviceCpuSecond", "EngineOff");
+            "engine", "frameBytes", "framesPerSecond", "framesPerDeviceCpuSecond", "EngineOff", false);
 
     /** RDMA WRITE: payload bytes per second (GB in the table) beside the plain WRITE without the engine. */
     static final ComparedTable RDMA = new ComparedTable("size", "operation", "GB/s",
             "GB per device CPU s", "plain WRITE", BenchSuite::human, 1e9, "%.3f",
-            "op", "size", "bytesPerSecond", "bytesPerDeviceCpuSecond", "PlainWrite");
+            "op", "size", "bytesPerSecond", "bytesPerDeviceCpuSecond", "PlainWrite", true);
 
     /**
      * Writes this table of {@code rows} into {@code md}: per size, each row beside that size's reference. Returns its
@@ -47,6 +47,7 @@ record ComparedTable(String sizeColumn, String whatColumn, String rateColumn, St
                 double ratio = c.ratio(), cpuRatio = c.cpuRatio();
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put(whatKey, row.what());
+                m.put("reference", isRef);
                 m.put(sizeKey, size);
                 m.put(rateKey + "Median", row.median());
                 m.put(rateKey + "Rounds", row.perRound());
@@ -55,6 +56,11 @@ record ComparedTable(String sizeColumn, String whatColumn, String rateColumn, St
                 m.put(cpuRateKey + "Median", row.cpuMedian());
                 m.put(cpuRateKey + "Rounds", row.perCpuRound());
                 m.put("deviceCpuRatioTo" + referenceKey, cpuRatio);
+                // The same device CPU as the suite's CPU fields: ns per frame or WRITE and per byte, beside the
+                // reference's (its rate is this row's × the rate ratio).
+                double perOp = 1e9 / row.cpuMedian() * (ratePerByte ? size : 1);
+                double refPerOp = perOp * cpuRatio;
+                m.putAll(CpuCost.fields(perOp, perOp / size, refPerOp, refPerOp / size));
                 out.add(m);
                 md.append(String.format(Locale.ROOT, rowFormat, sizeLabel.apply(size),
                         isRef ? row.what() + " (reference)" : row.what(), row.median() / rateScale,

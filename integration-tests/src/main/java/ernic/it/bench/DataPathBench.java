@@ -34,6 +34,8 @@ import java.util.function.LongSupplier;
  */
 public final class DataPathBench {
     public static final long[] SIZES = {4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
+    /** Section 2's sizes: {@link #SIZES} and a 64-byte WRITE, whose cost is all doorbell (its CPU floor is one). */
+    public static final long[] ONE_SERVER_SIZES = {64, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
     public static final String[] OPS = {"WRITE", "READ", "SEND"};
     static final int WINDOW = 16;
     /**
@@ -45,8 +47,16 @@ public final class DataPathBench {
      */
     static final long POLL_YIELD_NANOS = Long.getLong("ernic.benchPollYieldNanos", 5_000_000);
 
-    /** One measurement: bytes per second with a window in flight, nanoseconds per operation with one. */
-    public record Row(String op, long size, double bytesPerSecond, double latencyNanos, long operations) {}
+    /**
+     * One measurement: bytes per second with a window in flight, nanoseconds per operation with one, and the CPU
+     * the bandwidth slice cost the server (or the reference's own threads), {@link CpuCost.Spent#NONE} when not read.
+     */
+    public record Row(String op, long size, double bytesPerSecond, double latencyNanos, long operations,
+                      CpuCost.Spent cpu) {
+        public Row(String op, long size, double bytesPerSecond, double latencyNanos, long operations) {
+            this(op, size, bytesPerSecond, latencyNanos, operations, CpuCost.Spent.NONE);
+        }
+    }
 
     /** What an operation is compared with, measured in each round right before it (memcpy, a TCP stream). */
     @FunctionalInterface
@@ -58,7 +68,7 @@ public final class DataPathBench {
      * The ratios of one operation and size to the reference of the same round, over the rounds: how much the
      * figure moves with the machine's load (bandwidth: op ÷ reference; latency: op ÷ reference).
      */
-    public record Spread(String op, long size, double[] bandwidthRatios, double[] latencyRatios) {
+    public record Spread(String op, long size, double[] bandwidthRatios, double[] latencyRatios, double[] cpuRatios) {
         static double[] minMedianMax(double[] v) {
             double[] s = v.clone();
             java.util.Arrays.sort(s);
@@ -72,6 +82,11 @@ public final class DataPathBench {
         public double[] latency() {
             return minMedianMax(latencyRatios);
         }
+
+        /** CPU per operation ÷ the reference's (its floor), per round: lowest, median, highest. */
+        public double[] cpu() {
+            return minMedianMax(cpuRatios);
+        }
     }
 
     private final List<Spread> spreads = new ArrayList<>();
@@ -81,6 +96,10 @@ public final class DataPathBench {
      */
     private LongSupplier deviceAllocation;
     private long allocatedBefore, deviceAllocated, deviceOps;
+    /** The server's CPU clocks (null: not read), and the CPU of a doorbell's floor, added to the reference's per WQE. */
+    private CpuCost.Meter serverCpu;
+    private double doorbellFloorNanos;
+    private CpuCost.Sample cpuBefore;
 
     /** Per-round ratio spreads of the last measurement, one per operation and size. */
     public List<Spread> spreads() {
@@ -129,6 +148,25 @@ public final class DataPathBench {
         return deviceOps == 0 ? Double.NaN : deviceAllocated / (double) deviceOps;
     }
 
+    /**
+     * Reads the server's CPU around each bandwidth slice with {@code meter}; {@code doorbellFloorNanos} is added to the
+     * reference's CPU per operation to make the floor a WQE is compared with (one doorbell's receive; 0 for none).
+     */
+    DataPathBench cpu(CpuCost.Meter meter, double doorbellFloorNanos) {
+        this.serverCpu = meter;
+        this.doorbellFloorNanos = doorbellFloorNanos;
+        return this;
+    }
+
+    /** The sizes {@link #run} measures (default {@link #ONE_SERVER_SIZES}). */
+    private long[] sizes = ONE_SERVER_SIZES;
+
+    /** Measures only {@code sizes} in {@link #run} (the suite's smoke run: two of them). */
+    DataPathBench sizes(long... sizes) {
+        this.sizes = sizes.clone();
+        return this;
+    }
+
     public List<Row> run() throws IOException, InterruptedException, ExecutionException {
         var dir = Files.createTempDirectory("ernic-bench-data");
         List<Row> rows = new ArrayList<>();
@@ -137,6 +175,7 @@ public final class DataPathBench {
             long device = server.vfioUser().eventLoop().submit(() -> Thread.currentThread().threadId()).get();
             var threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
             deviceAllocation = () -> threads.getThreadAllocatedBytes(device);
+            serverCpu = CpuCost.inProcess(device);
             try {
                 v = RdmaVerbs.open(drv);
                 vB = v;
@@ -153,7 +192,7 @@ public final class DataPathBench {
                 mrA = v.regMr(bufA, 0, max, all);
                 mrB = v.regMr(bufB, 0, max, all);
                 bufA.segment().fill((byte) 0x5a);
-                rows.addAll(measure(OPS, this::memcpy));
+                rows.addAll(measure(OPS, this::memcpy, sizes));
             } finally {
                 drv.close();
             }
@@ -182,24 +221,25 @@ public final class DataPathBench {
         this.b = b;
         this.mrB = mrB;
         this.bufB = null;
-        return measure(ops, reference);
+        return measure(ops, reference, SIZES);
     }
 
     /** The operations and the reference, interleaved in rounds; the reference's rows come first for each size. */
-    private List<Row> measure(String[] ops, Reference reference) throws IOException {
+    private List<Row> measure(String[] ops, Reference reference, long[] sizes) throws IOException {
         spreads.clear();
         List<Row> rows = new ArrayList<>();
         // One unrecorded pass of every operation first, so that the smallest size, measured first, does not
         // pay for the JIT compiling the client's and the device's paths.
         for (String op : ops) {
-            rdma(op, SIZES[0], coldStartNanos);
+            rdma(op, sizes[0], coldStartNanos);
         }
-        reference.measure(SIZES[0], true);
-        for (long size : SIZES) {
+        reference.measure(sizes[0], true);
+        for (long size : sizes) {
             // Rounds interleave the reference and the operations, so a burst of load elsewhere on the
             // machine hits both; each figure is the best of its rounds (the least disturbed one).
             Row[] best = new Row[ops.length + 1];
             double[][] bw = new double[ops.length][rounds], lat = new double[ops.length][rounds];
+            double[][] cpu = new double[ops.length][rounds];
             for (int round = 0; round < rounds; round++) {
                 boolean warm = round == 0;
                 Row ref = reference.measure(size, warm);
@@ -209,21 +249,34 @@ public final class DataPathBench {
                     best[o + 1] = better(best[o + 1], r);
                     bw[o][round] = r.bytesPerSecond() / ref.bytesPerSecond();
                     lat[o][round] = r.latencyNanos() / ref.latencyNanos();
+                    cpu[o][round] = r.cpu().nsPerOp() / floorNanos(ref);
                 }
             }
             for (int o = 0; o < ops.length; o++) {
-                spreads.add(new Spread(ops[o], size, bw[o], lat[o]));
+                spreads.add(new Spread(ops[o], size, bw[o], lat[o], cpu[o]));
             }
             for (Row r : best) {
                 if (r == null) {
                     continue;
                 }
-                log.accept(String.format("  %-6s %8d B: %8.2f GB/s, %10.1f us (best of %d)", r.op(), size,
-                        r.bytesPerSecond() / 1e9, r.latencyNanos() / 1e3, rounds));
+                log.accept(String.format("  %-6s %8d B: %8.2f GB/s, %10.1f us, CPU %10.1f ns/op%s (best of %d)", r.op(),
+                        size, r.bytesPerSecond() / 1e9, r.latencyNanos() / 1e3, r.cpu().nsPerOp(),
+                        Double.isNaN(r.cpu().deviceSleepsPerOp()) ? ""
+                                : String.format(", device sleeps %.2f/op", r.cpu().deviceSleepsPerOp()), rounds));
                 rows.add(r);
             }
         }
         return rows;
+    }
+
+    /** The CPU per operation a row of this size is compared with: the reference's, plus a doorbell's floor. */
+    double floorNanos(Row reference) {
+        return reference.cpu().nsPerOp() + doorbellFloorNanos;
+    }
+
+    /** The doorbell's floor added to the reference's CPU per operation (0: none). */
+    double doorbellFloorNanos() {
+        return doorbellFloorNanos;
     }
 
     private static Row better(Row a, Row b) {
@@ -231,7 +284,8 @@ public final class DataPathBench {
             return b;
         }
         return new Row(a.op(), a.size(), Math.max(a.bytesPerSecond(), b.bytesPerSecond()),
-                Math.min(a.latencyNanos(), b.latencyNanos()), a.operations() + b.operations());
+                Math.min(a.latencyNanos(), b.latencyNanos()), a.operations() + b.operations(),
+                CpuCost.Spent.cheaper(a.cpu(), b.cpu()));
     }
 
     private Row memcpy(long size, boolean warm) {
@@ -241,14 +295,17 @@ public final class DataPathBench {
             MemorySegment.copy(src, 0, dst, 0, size);
         }
         long n = 0;
+        long cpu0 = CpuCost.currentThreadNanos();
         long start = System.nanoTime(), now;
         do {
             MemorySegment.copy(src, 0, dst, 0, size);
             n++;
             now = System.nanoTime();
         } while (now - start < measureNanos);
+        long cpu = CpuCost.currentThreadNanos() - cpu0;
         double secs = (now - start) / 1e9;
-        return new Row("memcpy", size, n * size / secs, (now - start) / (double) n, n);
+        return new Row("memcpy", size, n * size / secs, (now - start) / (double) n, n,
+                CpuCost.Spent.reference(cpu, n, n * size));
     }
 
     private Row rdma(String op, long size, long warmNanos) throws IOException {
@@ -272,6 +329,7 @@ public final class DataPathBench {
         long t0 = System.nanoTime();
         boolean measuring = false;
         int inFlight = 0;
+        CpuCost.Spent spent;
         for (;;) {
             while (inFlight < WINDOW) {
                 v.postSend(a, wr);
@@ -292,11 +350,14 @@ public final class DataPathBench {
                     start = now;
                     ops = 0;
                     allocatedBefore = deviceAllocation == null ? 0 : deviceAllocation.getAsLong();
+                    cpuBefore = serverCpu == null ? null : serverCpu.read();
                 }
             } else {
                 ops++;
                 if (now - start >= measureNanos) {
                     end = now;
+                    spent = cpuBefore == null ? CpuCost.Spent.NONE
+                            : CpuCost.Spent.between(cpuBefore, serverCpu.read(), ops, ops * size);
                     if (deviceAllocation != null) {
                         deviceAllocated += deviceAllocation.getAsLong() - allocatedBefore;
                         deviceOps += ops;
@@ -334,7 +395,7 @@ public final class DataPathBench {
                 }
             }
         }
-        return new Row(op, size, bw, (lend - lstart) / (double) lops, ops + lops);
+        return new Row(op, size, bw, (lend - lstart) / (double) lops, ops + lops, spent);
     }
 
     private static void check(Wc wc) throws IOException {

@@ -181,8 +181,12 @@ public final class GuestBench {
         if (tap != null) {
             settings = settings.withTap(tap);
         }
+        Map<String, Object> cpu = new java.util.LinkedHashMap<>();
         try (ErnicServer server = ErnicServer.start(settings);
              NetNamespace ns = tap == null ? null : NetNamespace.create("ernic-bench-" + ProcessHandle.current().pid())) {
+            long device = server.vfioUser().eventLoop().submit(() -> Thread.currentThread().threadId()).get();
+            long self = ProcessHandle.current().pid();
+            long dev0 = CpuCost.threadNanos(device), proc0 = CpuCost.processNanos(self), wall0 = System.nanoTime();
             List<Process> hostEnd = new ArrayList<>();
             if (ns != null) {
                 ns.adopt(tap);
@@ -200,6 +204,11 @@ public final class GuestBench {
                     p.waitFor(5, TimeUnit.SECONDS);
                 }
             }
+            // The server's CPU over the guest's whole run (boot included): its device thread, and this JVM, which
+            // holds the server (the harness beside it only reads the console).
+            cpu.put("deviceCpuNs", CpuCost.threadNanos(device) - dev0);
+            cpu.put("benchProcessCpuNs", CpuCost.processNanos(self) - proc0);
+            cpu.put("wallNs", System.nanoTime() - wall0);
             // What the server saw: proof that the numbers are its work, and that it failed nothing. The
             // device's counters went back to zero when the guest powered off; the session's were kept.
             // Families (per QP, per peer) left out; each refusal cause as refused.CAUSE.
@@ -211,10 +220,40 @@ public final class GuestBench {
                     counters.put(k, v);
                 }
             });
+            cpuPerOperation(bench, cpu, seen);
+            System.out.println("guest " + bench.name() + ": server CPU " + cpu); // also when the guest prints no JSON
         } catch (InterruptedException | ExecutionException e) {
             throw new IOException("reading the server's counters", e);
         }
-        return report(bench, out, r, started, counters);
+        return report(bench, out, r, started, counters, cpu);
+    }
+
+    /**
+     * What a guest operation of {@code bench} is, as the server counts it: the counters summed (perftest: WQEs
+     * executed; NVMe-oF: read and write commands; S3: none of its own, its requests are not counted).
+     */
+    static List<String> operationCounters(Bench bench) {
+        return switch (bench.name()) {
+            case "perftest" -> List.of("rdma.sq.wqes");
+            case "nvmeof" -> List.of("nvmeof.cmd.read", "nvmeof.cmd.write");
+            default -> List.of();
+        };
+    }
+
+    /**
+     * The server's CPU per guest operation and per guest MMIO write (each a vfio-user REGION_WRITE: doorbells
+     * mostly), and the device thread's share of the run's wall-clock time, into {@code cpu}.
+     */
+    private static void cpuPerOperation(Bench bench, Map<String, Object> cpu, Map<String, Long> seen) {
+        long device = (Long) cpu.get("deviceCpuNs"), wall = (Long) cpu.get("wallNs");
+        long ops = operationCounters(bench).stream().mapToLong(k -> seen.getOrDefault(k, 0L)).sum();
+        long writes = seen.getOrDefault("vfio.region_writes", 0L);
+        cpu.put("operationCounters", operationCounters(bench));
+        cpu.put("operations", ops);
+        cpu.put("cpuNsPerOp", CpuCost.finite(ops == 0 ? Double.NaN : device / (double) ops));
+        cpu.put("regionWrites", writes);
+        cpu.put("cpuNsPerRegionWrite", CpuCost.finite(writes == 0 ? Double.NaN : device / (double) writes));
+        cpu.put("deviceShareOfWall", device / (double) wall);
     }
 
     /**
@@ -225,12 +264,33 @@ public final class GuestBench {
     private static int runTwo(Bench bench, Path out, String body, Path work) throws IOException {
         Instant started = Instant.now();
         ExecutorService pool = Executors.newFixedThreadPool(2);
+        Map<String, Object> cpu = new java.util.LinkedHashMap<>();
         try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(2, ServerArgs.parse("", bench.vmArgs(), 2), true,
                 true, bench.mesh(), true), "bench", System.out, i -> List.of())) {
+            // Both servers' CPU over the two guests' run: their processes and device threads.
+            CpuCost.Meter meter = null;
+            try {
+                meter = CpuCost.forked(fleet.servers().get(0).process().pid())
+                        .and(CpuCost.forked(fleet.servers().get(1).process().pid()));
+            } catch (IOException e) {
+                cpu.put("notMeasured", e.getMessage());
+            }
+            CpuCost.Sample before = meter == null ? null : meter.read();
+            long wall0 = System.nanoTime();
             List<Future<GuestResult>> runs = fleet.run(2, pool, work, body, System.out, Duration.ofMinutes(30));
             GuestResult server = runs.get(0).get(), client = runs.get(1).get();
+            if (meter != null) {
+                CpuCost.Sample after = meter.read();
+                long wall = System.nanoTime() - wall0;
+                cpu.put("deviceCpuNs", after.deviceNanos() - before.deviceNanos());
+                cpu.put("processCpuNs", after.processNanos() - before.processNanos());
+                cpu.put("wallNs", wall);
+                cpu.put("deviceShareOfWall", (after.deviceNanos() - before.deviceNanos()) / (double) wall);
+                cpu.put("processShareOfWall", (after.processNanos() - before.processNanos()) / (double) wall);
+                cpu.put("perOperation", "not counted: the servers are other processes, their counters not read");
+            }
             System.out.println(server);
-            int rc = report(bench, out, client, started, Map.of());
+            int rc = report(bench, out, client, started, Map.of(), cpu);
             return rc != 0 ? rc : server.exitStatus();
         } catch (InterruptedException | ExecutionException e) {
             throw new IOException("running the two guests", e);
@@ -240,8 +300,8 @@ public final class GuestBench {
     }
 
     /** Writes the JSON guest {@code r} printed to {@code out}, with the run's timings and {@code counters}. */
-    private static int report(Bench bench, Path out, GuestResult r, Instant started, Map<String, Long> counters)
-            throws IOException {
+    private static int report(Bench bench, Path out, GuestResult r, Instant started, Map<String, Long> counters,
+                              Map<String, Object> cpu) throws IOException {
         System.out.println(r);
         String output = r.output();
         int b = output.indexOf(BEGIN), e = output.indexOf(END);
@@ -260,6 +320,7 @@ public final class GuestBench {
         run.put("total_ms", r.totalMillis());
         run.put("console_log", r.consoleLog().toString());
         run.set("server_counters", json.valueToTree(counters));
+        run.set("server_cpu", json.valueToTree(cpu));
         Files.createDirectories(out.toAbsolutePath().getParent());
         json.writeValue(out.toFile(), doc);
         System.out.println("guest " + bench.name() + ": wrote " + out.toAbsolutePath());

@@ -21,12 +21,13 @@ import java.util.function.Consumer;
 public final class MemoryBench {
     public static final int QPS = 1000, MRS = 10_000;
 
-    /** One reading: what the process held, VmRSS and VmHWM in KiB. */
-    public record Point(String state, long rssKib, long hwmKib) {}
+    /** One reading: what the process held, VmRSS and VmHWM in KiB, and the CPU it had used ({@link CpuCost}). */
+    public record Point(String state, long rssKib, long hwmKib, CpuCost.Sample cpu) {}
 
     public record Result(long pid, String command, List<Point> points) {}
 
     private final Consumer<String> log;
+    private CpuCost.Meter cpu;
 
     public MemoryBench(Consumer<String> log) {
         this.log = log;
@@ -36,6 +37,7 @@ public final class MemoryBench {
         List<Point> points = new ArrayList<>();
         try (ServerFork server = ServerFork.start(List.of(), java.util.Map.of())) {
             Process p = server.process;
+            cpu = CpuCost.forked(p.pid());
             points.add(read(p, "started, no client"));
             try (IonicDriverModel drv = IonicDriverModel.connect(server.socket.toString(), 64L << 20)) {
                 RdmaVerbs v = RdmaVerbs.open(drv);
@@ -67,8 +69,10 @@ public final class MemoryBench {
                 hwm = kib(line);
             }
         }
-        log.accept(String.format("  %-45s VmRSS %8d KiB", state, rss));
-        return new Point(state, rss, hwm);
+        CpuCost.Sample used = cpu.read();
+        log.accept(String.format("  %-45s VmRSS %8d KiB, CPU %6.0f ms (device thread %6.0f ms)", state, rss,
+                used.processNanos() / 1e6, used.deviceNanos() / 1e6));
+        return new Point(state, rss, hwm, used);
     }
 
     private static long kib(String line) {

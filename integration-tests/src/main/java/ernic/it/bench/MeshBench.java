@@ -183,8 +183,10 @@ public final class MeshBench {
                 pattern[i] = (byte) (i * 7 + 3);
             }
             bufA.put(0, pattern);
+            // The CPU of both servers, sender and receiver, against the TCP writer's and reader's together.
             DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log)
-                    .coldStart(COLD_START_MILLIS);
+                    .coldStart(COLD_START_MILLIS)
+                    .cpu(CpuCost.forked(manager.pid()).and(CpuCost.forked(worker.pid())), 0);
             // The TCP reference runs in each round right before the operations, so a burst of load hits both.
             for (DataPathBench.Row r : bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, ops,
                     (size, warm) -> tcpOnce(tcpPath, (int) size, warm))) {
@@ -254,7 +256,7 @@ public final class MeshBench {
             c.setOption(StandardSocketOptions.TCP_NODELAY, true);
             ByteBuffer out = ByteBuffer.allocateDirect(size + 1), ack = ByteBuffer.allocateDirect(1);
             // Stream: a mode byte (0) and the message, back to back.
-            long ops = 0, start = 0, end;
+            long ops = 0, start = 0, end, cpu0 = 0;
             long t0 = System.nanoTime();
             boolean measuring = false;
             for (;;) {
@@ -268,6 +270,7 @@ public final class MeshBench {
                     if (now - t0 >= (warm ? warmupNanos : 0)) {
                         measuring = true;
                         start = now;
+                        cpu0 = CpuCost.currentThreadNanos() + CpuCost.threadNanos(peer.threadId());
                     }
                 } else {
                     ops++;
@@ -277,6 +280,8 @@ public final class MeshBench {
                     }
                 }
             }
+            // The writer's and the reader's CPU over the stream: sender + receiver, as for the two servers.
+            long cpu = CpuCost.currentThreadNanos() + CpuCost.threadNanos(peer.threadId()) - cpu0;
             double bw = ops * (double) size / ((end - start) / 1e9);
             // Ping-pong: mode byte (1) and message out, one byte back.
             long lops = 0, lstart = System.nanoTime(), lend;
@@ -299,7 +304,8 @@ public final class MeshBench {
                     break;
                 }
             }
-            return new DataPathBench.Row("TCP", size, bw, (lend - lstart) / (double) lops, ops + lops);
+            return new DataPathBench.Row("TCP", size, bw, (lend - lstart) / (double) lops, ops + lops,
+                    CpuCost.Spent.reference(cpu, ops, ops * (long) size));
         } finally {
             try {
                 peer.join(5000);
