@@ -136,13 +136,13 @@ class RoceGuestTest {
             }
             # rxe: the emulated NIC (guest 0) and Soft-RoCE (guest 1). ionic: two emulated NICs (0 and 2). loss:
             # guest 2's server loses 1% of its RoCEv2 packets to and from guest 1 each way, against Soft-RoCE.
-            nvme() { case " @NVME@ " in *" $1 "*) true;; *) false;; esac; } # PHASE: mounts NVMe-oF
+            mounts() { case " @NVME@ " in *" $1 "*) true;; *) false;; esac; } # PHASE: mounts NVMe-oF
             case $me in
             0)  tools rxe 0 1 @RXE@
-                nvme rxe && initiator rxe 1 ernic-rxe
+                mounts rxe && initiator rxe 1 ernic-rxe
                 signal 2 18800 # guest 2: the ionic phase
                 tools ionic 0 2 @IONIC@
-                nvme ionic && initiator ionic 2 ernic-ionic
+                mounts ionic && initiator ionic 2 ernic-ionic
                 signal 1 18801; signal 2 18802 ;; # the targets may end
             1)  target ernic-rxe
                 tools rxe 0 1 @RXE@
@@ -154,7 +154,7 @@ class RoceGuestTest {
                 tools ionic 0 2 @IONIC@
                 signal 1 18803
                 tools loss 2 1 @LOSS@
-                nvme loss && initiator loss 1 ernic-rxe
+                mounts loss && initiator loss 1 ernic-rxe
                 signal 1 18804; wait_for 18802 ;;
             esac
             if [ $dev = ionic_0 ]; then # what rdma statistic shows of the wire
