@@ -379,7 +379,7 @@ public final class IonicDevice implements VfioUserDevice {
      * refusal total, copied in). Device thread.
      */
     public List<CounterRegistry.Sample> snapshot(CounterRegistry r) {
-        rdma.syncRefusals();
+        rdma.syncCounters();
         return r.snapshot();
     }
 

@@ -150,7 +150,7 @@ final class AdminCommands {
         } else if (perQp) {
             RdmaCounters.writeQpValues(statsBuf, qp.counters);
         } else {
-            lif.syncRefusals();
+            lif.syncCounters();
             counters.writeDeviceValues(statsBuf);
         }
         if (!dma.write(c.dmaAddr(), statsBuf, 0, n)) {

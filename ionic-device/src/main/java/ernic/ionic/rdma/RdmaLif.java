@@ -188,7 +188,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
                 serviceAdminq(aq); // the wait is over: the command is refused now
             }
         }
-        syncRefusals();
+        syncCounters();
     }
 
     /**
@@ -276,7 +276,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
      * too), and the wire end's counts into the RoCEv2 ones. Done before the guest reads the values, each tick,
      * and before a walk of the registry.
      */
-    public void syncRefusals() {
+    public void syncCounters() {
         counters.syncRefusals(refusals);
         if (data.wire != null) {
             counters.syncWire(data.wire.counters, data.wire.rc);
@@ -285,7 +285,7 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
 
     /** The device counters (what STATS_VALS reports), by hw_counters name. */
     public Map<String, Long> hwCounters() {
-        syncRefusals();
+        syncCounters();
         return counters.deviceSnapshot();
     }
 
