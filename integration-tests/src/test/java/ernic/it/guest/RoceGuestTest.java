@@ -80,6 +80,8 @@ class RoceGuestTest {
                     done
                 fi
                 tail -n 6 /tmp/$name.txt
+                # perftest's clock fit under TCG can fail after every transfer is done (IonicRdmaGuestTest too)
+                if [ $s = 1 ] && grep -q "Can't produce a report" /tmp/$name.txt; then echo "UNTIMED $name"; s=0; fi
                 echo "RESULT $name $role=$s ($(( $(date +%s) - t0 )) s)"
             }
             tools() { # TAG X Y TOOLS...: the tools between guests X and Y, each with its server end in X, then in Y
