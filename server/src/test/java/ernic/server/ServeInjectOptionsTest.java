@@ -24,8 +24,10 @@ class ServeInjectOptionsTest {
                 {"rdma-rnr:qp=1", "qp=1: a QP number is 2 to 16777215 (0 and 1 are the special QPs, never RC)"},
                 {"rdma-retry-exc:frac=2", "frac=2: must be more than 0 and at most 1"},
                 {"rx-lost:qp=5", "qp= is for the rdma-* kinds only"},
-                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, roce-drop, rdma-rem-access,"
-                        + " rdma-rnr, rdma-retry-exc, rdma-latency)"},
+                {"rdma-nak:every=2", "unknown kind 'rdma-nak' (stats-vals, rx-lost, rx-nobuf, tx-drop, roce-drop,"
+                        + " roce-duplicate, roce-reorder, roce-corrupt, rdma-rem-access, rdma-rnr, rdma-retry-exc,"
+                        + " rdma-latency)"},
+                {"roce-drop:peer=10.0.0.256", "peer=10.0.0.256: not an IPv4 or IPv6 address"},
         };
         for (String[] c : cases) {
             assertThat(refusedIn(dir, "--inject", "rdma-rem-access:seq=2,qp=5", "--inject", c[0]))
