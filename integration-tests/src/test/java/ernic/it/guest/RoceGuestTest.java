@@ -22,8 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * </ul>
  * rdma-core's and perftest's tools run with the server end in one guest and then in the other, so each device is
  * requester and responder of every operation; {@code rping}, {@code udaddy}, {@code ucmatose} and perftest's
- * {@code -R} connect through rdma_cm, whose CM MADs cross as UD datagrams between the GSI QPs. In each phase the
- * initiator mounts the other guest's kernel NVMe-oF target ({@code nvmet-rdma} on a RAM disk) with
+ * {@code -R} connect through rdma_cm, whose CM MADs cross as UD datagrams between the GSI QPs. In the phases a
+ * {@link Plan} names, one guest mounts the other's kernel NVMe-oF target ({@code nvmet-rdma} on a RAM disk) with
  * {@code nvme connect -t rdma}, then fio verifies and mkfs.ext4 + fsck run. Guests wait for each other's phases
  * with {@code socat} signals.
  */
@@ -180,7 +180,7 @@ class RoceGuestTest {
     }
 
     /**
-     * Everything ({@code -Dernic.roce.full=true}, about 8 minutes here): the whole list against Soft-RoCE and between
+     * Everything ({@code -Dernic.roce.full=true}, 7 to 9 minutes here): the whole list against Soft-RoCE and between
      * two emulated NICs, NVMe-oF in every phase. Under loss, not a UD tool (a lost datagram is lost).
      */
     static final Plan FULL = new Plan(TOOLS, TOOLS, new String[]{"rc-4k", "rc-64k", "rping", "write-bw", "read-bw",
