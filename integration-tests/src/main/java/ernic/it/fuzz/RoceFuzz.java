@@ -148,7 +148,7 @@ final class RoceFuzz implements FuzzTarget {
         }
         for (RocePackets.Qp q : qps) {
             guest.rings(q.id);
-            guest.header[q.id] = q.ipv6 ? guest.ipv6Template(PEER_MAC, DEVICE_MAC, DEVICE_GID, PEER_GID)
+            guest.header[q.id] = q.ipv6 ? guest.template(PEER_MAC, DEVICE_MAC, DEVICE_GID, PEER_GID)
                     : guest.ipv4Template(PEER_MAC, DEVICE_MAC, DEVICE_IP, PEER_IP);
             ok(guest.raw.createQp(q.id, RdmaVerbs.RC, 0, CQ, guest.sq[q.id], Q_LOG2, guest.rq[q.id], Q_LOG2),
                     "CREATE_QP " + q.id);

@@ -1,14 +1,15 @@
 package ernic.it.fuzz;
 
+import ernic.common.IpAddress;
 import ernic.ionic.IonicDevice;
 import ernic.model.IonicDriverModel;
+import ernic.model.rdma.Path;
 import ernic.model.rdma.RawCqe;
 import ernic.model.rdma.RawWqe;
 import ernic.model.rdma.RdmaRaw;
 import ernic.model.rdma.RdmaVerbs;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -121,41 +122,17 @@ final class RoceGuest implements AutoCloseable {
 
     /** An Ethernet/IPv4/UDP template from {@code src} to {@code dst}, as the driver builds it for MODIFY_QP. */
     long ipv4Template(long dmac, long smac, int src, int dst) {
-        long at = drv.alloc(64);
-        MemorySegment h = drv.mem(at, V4_LEN);
-        macs(h, dmac, smac);
-        be16(h, 12, 0x0800);
-        u8(h, 14, 0x45);
-        u8(h, 14 + 8, 64);
-        u8(h, 14 + 9, 17);
-        be32(h, 14 + 12, src);
-        be32(h, 14 + 16, dst);
-        be16(h, 34, 0xc000);
-        be16(h, 34 + 2, 4791);
-        return at;
+        return template(dmac, smac, IpAddress.ofIpv4(src).gid(), IpAddress.ofIpv4(dst).gid());
     }
 
-    /** The same over IPv6 (version 6, next header UDP, hop limit 64). */
-    long ipv6Template(long dmac, long smac, byte[] src, byte[] dst) {
-        long at = drv.alloc(64);
-        MemorySegment h = drv.mem(at, V6_LEN);
-        macs(h, dmac, smac);
-        be16(h, 12, 0x86dd);
-        be32(h, 14, 6 << 28);
-        u8(h, 14 + 6, 17);
-        u8(h, 14 + 7, 64);
-        MemorySegment.copy(src, 0, h, ValueLayout.JAVA_BYTE, 14 + 8, 16);
-        MemorySegment.copy(dst, 0, h, ValueLayout.JAVA_BYTE, 14 + 24, 16);
-        be16(h, 54, 0xc000);
-        be16(h, 54 + 2, 4791);
+    /**
+     * The template between two GIDs: over IPv6, or over IPv4 when they are IPv4-mapped (the driver model's
+     * {@link Path#template}: hop limit 64, UDP source port 0xc000).
+     */
+    long template(long dmac, long smac, byte[] src, byte[] dst) {
+        long at = drv.alloc(Path.TEMPLATE_BYTES);
+        new Path(smac, dmac, src, dst, 64, 0, 0xc000).template(drv.mem(at, Path.TEMPLATE_BYTES), 0, false);
         return at;
-    }
-
-    private static void macs(MemorySegment h, long dmac, long smac) {
-        for (int i = 0; i < 6; i++) {
-            u8(h, i, (int) (dmac >>> 8 * (5 - i)));
-            u8(h, 6 + i, (int) (smac >>> 8 * (5 - i)));
-        }
     }
 
     void postSend(int qp, Consumer<RawWqe> fill) {

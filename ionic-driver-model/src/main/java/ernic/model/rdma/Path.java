@@ -15,7 +15,7 @@ import static ernic.model.rdma.Fw.u8;
 public record Path(long smac, long dmac, byte[] sgid, byte[] dgid, int hopLimit, int trafficClass, int udpSport) {
     static final int ROCE_UDP_PORT = 4791;
     /** The template area the driver hands the device. */
-    static final int TEMPLATE_BYTES = 128;
+    public static final int TEMPLATE_BYTES = 128;
 
     public static Path of(String sip, String dip) {
         return new Path(0x02_00_00_00_00_01L, 0x02_00_00_00_00_02L, gid(sip), gid(dip), 64, 0, 0xc000);
@@ -54,9 +54,10 @@ public record Path(long smac, long dmac, byte[] sgid, byte[] dgid, int hopLimit,
 
     /**
      * Writes the RoCEv2 header template at {@code o} of {@code mem} (Ethernet, IPv4 with DF and tot_len 0xffff, or
-     * IPv6, then UDP to 4791) as ionic_build_hdr does; returns its length.
+     * IPv6, then UDP to 4791) as ionic_build_hdr does; returns its length. {@link #TEMPLATE_BYTES} from {@code o}
+     * are written (zeros after the headers).
      */
-    int template(MemorySegment mem, long o, boolean ecn) {
+    public int template(MemorySegment mem, long o, boolean ecn) {
         mem.asSlice(o, TEMPLATE_BYTES).fill((byte) 0);
         for (int i = 0; i < 6; i++) {
             u8(mem, o + i, (int) (dmac >>> 8 * (5 - i)));
