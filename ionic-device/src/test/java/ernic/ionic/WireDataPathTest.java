@@ -181,6 +181,15 @@ class WireDataPathTest {
         b.peer = a;
     }
 
+    /** The two devices again, side A's with {@code faults}. */
+    void withFaultsOnA(FaultPlan faults) throws IOException {
+        tearDown();
+        a = new Side(IP_A, true, faults);
+        b = new Side(IP_B, true);
+        a.peer = b;
+        b.peer = a;
+    }
+
     @AfterEach
     void tearDown() {
         a.dev.detach();
@@ -296,11 +305,7 @@ class WireDataPathTest {
             "roce-corrupt:every=6", "roce-drop:frac=0.1,seed=3 roce-duplicate:frac=0.1,seed=4"
             + " roce-reorder:frac=0.1,seed=5 roce-corrupt:frac=0.05,seed=6"})
     void withWireFaultsEachWayEveryMessageArrivesOnce(String inject) throws IOException {
-        tearDown();
-        a = new Side(IP_A, true, FaultPlan.parse(inject.split(" ")));
-        b = new Side(IP_B, true);
-        a.peer = b;
-        b.peer = a;
+        withFaultsOnA(FaultPlan.parse(inject.split(" ")));
         run(() -> {
             a.rc(2, 3, IP_B);
             b.rc(3, 2, IP_A);
@@ -349,11 +354,7 @@ class WireDataPathTest {
     /** {@code peer=}: only packets to or from that address count; another peer's traffic is untouched. */
     @Test
     void aWireFaultForAnotherPeerLeavesThisOneAlone() throws IOException {
-        tearDown();
-        a = new Side(IP_A, true, FaultPlan.parse("roce-drop:peer=10.9.9.9"));
-        b = new Side(IP_B, true);
-        a.peer = b;
-        b.peer = a;
+        withFaultsOnA(FaultPlan.parse("roce-drop:peer=10.9.9.9"));
         run(() -> {
             a.rc(2, 3, IP_B);
             b.rc(3, 2, IP_A);
