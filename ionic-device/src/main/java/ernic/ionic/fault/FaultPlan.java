@@ -381,11 +381,19 @@ public final class FaultPlan {
 
     /** {@link #check} and, when it says yes, {@link #injected}. */
     public boolean fire(FaultKind kind) {
-        if (check(kind)) {
+        return fired(kind, check(kind));
+    }
+
+    /** {@link #check(FaultKind, long, long)} and, when it says yes, {@link #injected}. */
+    public boolean fire(FaultKind kind, long peerHi, long peerLo) {
+        return fired(kind, check(kind, peerHi, peerLo));
+    }
+
+    private boolean fired(FaultKind kind, boolean picked) {
+        if (picked) {
             injected(kind);
-            return true;
         }
-        return false;
+        return picked;
     }
 
     /** Registers the counts as {@code fault.KIND.occurrences} and {@code fault.KIND.injected}; device thread. */

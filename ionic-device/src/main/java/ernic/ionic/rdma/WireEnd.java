@@ -385,13 +385,13 @@ final class WireEnd implements End {
         counters.inc(WireCounter.TX_FRAMES);
         counters.add(WireCounter.TX_BYTES, length);
         long hi = IpAddress.high(tx.dstGid), lo = IpAddress.low(tx.dstGid);
-        if (fault(FaultKind.ROCE_DROP, hi, lo)) {
+        if (faults.fire(FaultKind.ROCE_DROP, hi, lo)) {
             return;
         }
-        if (fault(FaultKind.ROCE_CORRUPT, hi, lo)) {
+        if (faults.fire(FaultKind.ROCE_CORRUPT, hi, lo)) {
             damage(txBuf, length);
         }
-        if (picked(FaultKind.ROCE_REORDER, hi, lo) && txHeld == 0) { // one held back at a time
+        if (faults.check(FaultKind.ROCE_REORDER, hi, lo) && txHeld == 0) { // one held back at a time
             faults.injected(FaultKind.ROCE_REORDER);
             MemorySegment.copy(txBuf, 0, txHeldBuf, 0, length);
             txHeld = length;
@@ -399,7 +399,7 @@ final class WireEnd implements End {
         }
         MemorySegment frame = txBuf.asSlice(0, length);
         out(frame);
-        if (fault(FaultKind.ROCE_DUPLICATE, hi, lo)) {
+        if (faults.fire(FaultKind.ROCE_DUPLICATE, hi, lo)) {
             out(frame);
         }
         releaseHeldTx();
@@ -434,20 +434,6 @@ final class WireEnd implements End {
         int length = (int) frame.byteSize(), captured = Math.min(length, ernic.ionic.trace.PcapTrace.SNAPLEN);
         MemorySegment.copy(frame, 0, t.segment(), t.frameOffset(), captured);
         t.commit(captured, length, clock.getAsLong());
-    }
-
-    /** An {@code --inject roce-*} fault for a packet to or from the peer {@code hi:lo}: decided and counted. */
-    private boolean fault(FaultKind kind, long hi, long lo) {
-        if (!picked(kind, hi, lo)) {
-            return false;
-        }
-        faults.injected(kind);
-        return true;
-    }
-
-    /** Whether an {@code --inject roce-*} value picks this packet (an occurrence either way; not yet injected). */
-    private boolean picked(FaultKind kind, long hi, long lo) {
-        return faults.check(kind, hi, lo);
     }
 
     /** {@code len} bytes of the message of the WQE in SQ {@code slot}, from {@code offset}, into the frame. */
@@ -498,25 +484,25 @@ final class WireEnd implements End {
             return true;
         }
         long hi = IpAddress.high(f.srcGid), lo = IpAddress.low(f.srcGid);
-        if (fault(FaultKind.ROCE_DROP, hi, lo)) {
+        if (faults.fire(FaultKind.ROCE_DROP, hi, lo)) {
             return true; // lost on the way in: the sender's transport recovers
         }
         long length = frame.byteSize();
-        if (picked(FaultKind.ROCE_CORRUPT, hi, lo) && length <= MAX_FRAME) {
+        if (faults.check(FaultKind.ROCE_CORRUPT, hi, lo) && length <= MAX_FRAME) {
             faults.injected(FaultKind.ROCE_CORRUPT);
             MemorySegment.copy(frame, 0, rxScratch, 0, length);
             damage(rxScratch, (int) length);
             refused(parser.parse(rxScratch.asSlice(0, length)));
             return true;
         }
-        if (picked(FaultKind.ROCE_REORDER, hi, lo) && rxHeld == 0 && length <= MAX_FRAME) {
+        if (faults.check(FaultKind.ROCE_REORDER, hi, lo) && rxHeld == 0 && length <= MAX_FRAME) {
             faults.injected(FaultKind.ROCE_REORDER);
             MemorySegment.copy(frame, 0, rxHeldBuf, 0, length);
             rxHeld = (int) length;
             return true;
         }
         take(frame);
-        if (fault(FaultKind.ROCE_DUPLICATE, hi, lo)) {
+        if (faults.fire(FaultKind.ROCE_DUPLICATE, hi, lo)) {
             take(frame);
         }
         releaseHeldRx();
