@@ -81,9 +81,14 @@ class WireDataPathTest {
 
         /** An RC QP through INIT, RTR (toward {@code destQpn} at {@code destIp}) and RTS, remote access granted. */
         void rc(int id, int destQpn, int destIp) throws IOException {
+            connected(RC, id, destQpn, destIp);
+        }
+
+        /** A QP of {@code type} (RC or UC) through INIT, RTR and RTS, as {@link #rc}. */
+        void connected(int type, int id, int destQpn, int destIp) throws IOException {
             sq[id] = guest.alloc(64 * DEPTH);
             rq[id] = guest.alloc(64 * DEPTH);
-            assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
+            assertThat(rdma.createQp(id, type, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                     QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
             assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, header(destIp), HDR_LEN).status()).isZero();
@@ -262,6 +267,75 @@ class WireDataPathTest {
         assertThat(a.counter("roce.rxFrames")).isEqualTo(a.counter("roce.rc.reqAcks")
                 + a.counter("roce.rc.reqReadResponses") + a.counter("roce.rc.reqAtomicAcks"));
         assertThat(b.counter("roce.rxMalformed") + a.counter("roce.rxMalformed")).isZero();
+    }
+
+    @Test
+    void ucSendsAndWritesCrossUnacknowledgedAndALostPacketLosesOnlyItsMessage() {
+        run(() -> {
+            a.connected(UC, 2, 3, IP_B);
+            b.connected(UC, 3, 2, IP_A);
+        });
+        assertThat(a.counter("roce.qpsPlaced")).isEqualTo(1);
+        // A SEND with immediate data, three packets; a WRITE of 2 KiB past the end of B's region (dropped by B in
+        // silence); the same WRITE inside it. All complete at A as they go out.
+        run(() -> {
+            for (int i = 0; i < 3000; i++) {
+                u8(a.mem(VA + i, 1), 0, i ^ 0x3c);
+            }
+            b.postRecv(3, VA + 8192, 4096);
+            a.postSend(2, w -> w.op(SEND_IMM).immDataKey(0x5eed).numSgeKey(1).length(3000)
+                    .sge(WQE_PLD, 0, VA, 3000, MR));
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 15360, MR).length(2048)
+                    .sge(WQE_PLD, 0, VA, 2048, MR));
+            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 12288, MR).length(2048)
+                    .sge(WQE_PLD, 0, VA, 2048, MR));
+        });
+        RawCqe recv = b.next();
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.statusLength()).isEqualTo(3000);
+        assertThat(recv.immDataRkey()).isEqualTo(0x5eed);
+        for (int k = 0; k < 3; k++) {
+            assertThat(a.next().error()).isFalse();
+        }
+        for (int i = 0; i < 3000; i += 11) {
+            assertThat(u8(b.mem(VA + 8192 + i, 1), 0)).isEqualTo((i ^ 0x3c) & 0xff);
+        }
+        for (int i = 0; i < 2048; i += 7) {
+            assertThat(u8(b.mem(VA + 12288 + i, 1), 0)).isEqualTo((i ^ 0x3c) & 0xff);
+        }
+        assertThat(u8(b.mem(VA + 15360 + 1024 - 1, 1), 0)).as("nothing of the refused WRITE").isZero();
+        assertThat(b.counter("roce.rc.ucDropAccess")).isEqualTo(1);
+        assertThat(b.counter("roce.rc.ucDropOutOfSequence")).as("its second packet").isEqualTo(1);
+        assertThat(a.counter("roce.txFrames")).isEqualTo(3 + 2 + 2);
+        assertThat(b.counter("roce.txFrames")).as("nothing is acknowledged").isZero();
+
+        // The middle packet of the next SEND is lost: that message is dropped, the receive it began to fill
+        // takes the SEND after it, and the sender saw success for both (UC tells the sender nothing).
+        tapping = true;
+        run(() -> {
+            b.postRecv(3, VA + 8192, 4096);
+            a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(3000).sge(WQE_PLD, 0, VA, 3000, MR));
+        });
+        tapping = false;
+        assertThat(tapped).hasSize(3);
+        b.dev.receive(MemorySegment.ofArray(tapped.poll()));
+        tapped.poll();
+        b.dev.receive(MemorySegment.ofArray(tapped.poll()));
+        assertThat(b.cq.pollWork()).isNull();
+        run(() -> a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(100).sge(WQE_PLD, 0, VA + 512, 100, MR)));
+        assertThat(b.next().statusLength()).isEqualTo(100);
+        assertThat(u8(b.mem(VA + 8192, 1), 0)).isEqualTo((512 ^ 0x3c) & 0xff);
+        assertThat(a.next().error()).isFalse();
+        assertThat(a.next().error()).isFalse();
+        assertThat(b.counter("roce.rc.ucDropOutOfSequence")).isEqualTo(2);
+        assertThat(b.counter("roce.rc.ucMessagesDropped")).isEqualTo(2);
+
+        // UC carries no READ: refused at A, no packet sent.
+        long sent = a.counter("roce.txFrames");
+        run(() -> a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA, MR).length(64)
+                .sge(WQE_PLD, 0, VA, 64, MR)));
+        assertThat(a.next().statusLength()).isEqualTo(STS_LOCAL_QP_OPER_ERR);
+        assertThat(a.counter("roce.txFrames")).isEqualTo(sent);
     }
 
     @Test

@@ -621,7 +621,7 @@ final class RoceFuzz implements FuzzTarget {
 
     /** The device's counters the fuzz is meant to move, by the short name the stats line gives them. */
     static final List<String> SHOWN = List.of("roce.rxFrames", "roce.rxMalformed", "roce.rxBadIcrc", "roce.rxCnp",
-            "roce.rxCeMarked", "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxNotRc", "roce.rxNotReady", "roce.txFrames",
+            "roce.rxCeMarked", "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxWrongTransport", "roce.rxNotReady", "roce.txFrames",
             "roce.rc.respPackets", "roce.rc.respDuplicates", "roce.rc.respOutOfSequence", "roce.rc.respSeqNaks",
             "roce.rc.respRnrNaks", "roce.rc.respNakAccess", "roce.rc.respNakBadLength",
             "roce.rc.respNakOpcodeSequence", "roce.rc.respNakMisalignedAtomic", "roce.rc.respAtomicReplays",

@@ -30,7 +30,7 @@ class RoceFuzzTest {
             System.out.println(t.stats());
             for (String k : new String[] {"roce.rxFrames", "roce.rxMalformed", "roce.rxBadIcrc", "roce.rxCnp", "roce.rxCeMarked",
                     "refused.roce-rx-truncated-headers", "refused.roce-rx-udp-length", "refused.roce-rx-unknown-opcode",
-                    "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxNotRc", "roce.rxNotReady",
+                    "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxWrongTransport", "roce.rxNotReady",
                     "roce.rc.respPackets", "roce.rc.respDuplicates", "roce.rc.respOutOfSequence", "roce.rc.respSeqNaks",
                     "roce.rc.respRnrNaks", "roce.rc.respNakAccess", "roce.rc.respNakBadLength",
                     "roce.rc.respNakOpcodeSequence", "roce.rc.respNakMisalignedAtomic", "roce.rc.reqAcks",

@@ -96,6 +96,7 @@ class RoceGuestTest {
                         rc-4k) run $n $sv ibv_rc_pingpong -d $dev -g $g -n 50 -s 4096 -c -p 1870$sv $to ;;
                         rc-64k) run $n $sv ibv_rc_pingpong -d $dev -g $g -n 20 -s 65536 -c -p 1871$sv $to ;;
                         ud) run $n $sv ibv_ud_pingpong -d $dev -g $g -n 50 -s 1000 -p 1872$sv $to ;;
+                        uc) run $n $sv ibv_uc_pingpong -d $dev -g $g -n 50 -s 4096 -c -p 1879$sv $to ;;
                         rping) run $n $sv rping $rp -a $srv -C 10 -V -v -p 1873$sv ;;
                         udaddy) run $n $sv udaddy $cm ;;
                         ucmatose) run $n $sv ucmatose $cm ;;
@@ -167,9 +168,9 @@ class RoceGuestTest {
             if dmesg | grep -iE 'ionic.*(error|fail|timed out|bad)' | grep -v 'module verification'; then echo "DMESG-ERRORS"; fi
             """;
 
-    /** Every tool of the issue's list, in the script's names. */
-    static final String[] TOOLS = {"rc-4k", "rc-64k", "ud", "rping", "udaddy", "ucmatose", "write-lat", "write-bw",
-            "read-bw", "send-bw", "atomic-bw", "write-bw-R", "read-bw-R", "send-bw-R", "atomic-bw-R"};
+    /** Every tool of the issue's list, and a UC ping-pong, in the script's names. */
+    static final String[] TOOLS = {"rc-4k", "rc-64k", "ud", "uc", "rping", "udaddy", "ucmatose", "write-lat",
+            "write-bw", "read-bw", "send-bw", "atomic-bw", "write-bw-R", "read-bw-R", "send-bw-R", "atomic-bw-R"};
 
     /** What a run checks: the tools of each phase, and the phases that mount NVMe-oF. */
     record Plan(String[] rxe, String[] ionic, String[] loss, String nvme) {
@@ -181,7 +182,7 @@ class RoceGuestTest {
 
     /**
      * Everything ({@code -Dernic.roce.full=true}, 7 to 9 minutes here): the whole list against Soft-RoCE and between
-     * two emulated NICs, NVMe-oF in every phase. Under loss, not a UD tool (a lost datagram is lost).
+     * two emulated NICs, NVMe-oF in every phase. Under loss, not a UD or UC tool (what is lost there stays lost).
      */
     static final Plan FULL = new Plan(TOOLS, TOOLS, new String[]{"rc-4k", "rc-64k", "rping", "write-bw", "read-bw",
             "send-bw", "atomic-bw"}, "rxe ionic loss");
@@ -231,7 +232,7 @@ class RoceGuestTest {
         JsonNode s2 = lastSession(new ObjectMapper().readTree(stats2.toFile()));
         for (JsonNode s : new JsonNode[]{s0, s2}) {
             for (String refused : new String[]{"roce.rxMalformed", "roce.rxBadIcrc", "roce.rxWrongSource",
-                    "roce.rxNotRc", "roce.txUnreadable"}) {
+                    "roce.rxWrongTransport", "roce.txUnreadable"}) {
                 assertThat(s.path(refused).asLong()).as(refused).isZero();
             }
         }

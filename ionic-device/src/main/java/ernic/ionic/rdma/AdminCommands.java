@@ -352,7 +352,7 @@ final class AdminCommands {
         }
         // An attached peer's address is in this node: its QPs are placed here, wherever the mesh is.
         boolean attached = av != null && data.attachments.owner(av.dgid) != null;
-        // With --roce, an RC destination no one here owns may be reached on the wire (after the mesh's wait below).
+        // With --roce, an RC or UC destination no one here owns may be reached on the wire (after the mesh's wait below).
         boolean carried = (mask & V1.IB_QP_AV) != 0 && !attached && onWire(qp, av);
         if ((mask & V1.IB_QP_AV) != 0 && data.remote != null && qp.connected() && !attached) {
             node = data.remote.route(av);
@@ -435,9 +435,9 @@ final class AdminCommands {
         return V1.ASTS_OK;
     }
 
-    /** Whether {@code qp} goes on the wire for {@code av}: {@code --roce}, an RC QP, a destination not here. */
+    /** Whether {@code qp} goes on the wire for {@code av}: {@code --roce}, an RC or UC QP, a destination not here. */
     private boolean onWire(QueuePair qp, AddressHandle av) {
-        return data.wire != null && av != null && qp.type == V1.QPT_RC && data.wire.carries(av);
+        return data.wire != null && av != null && qp.connected() && data.wire.carries(av);
     }
 
     private int queryQp(AdminWqe.QueryQp c) {

@@ -4,7 +4,8 @@ import ernic.counters.Counter;
 
 /**
  * RoCEv2 on the Ethernet port ({@code --roce}), under {@code roce.}: frames sent and taken, and each cause for which
- * a received RoCEv2 packet for this device is dropped. The RC transport's own counts are under {@code roce.rc.}.
+ * a received RoCEv2 packet for this device is dropped. The RC and UC transports' own counts are under
+ * {@code roce.rc.}.
  */
 public enum WireCounter implements Counter.CamelCase {
     /** RoCEv2 frames sent out of the port, and received for a QP of this device. */
@@ -19,16 +20,16 @@ public enum WireCounter implements Counter.CamelCase {
     RX_CNP,
     /** Packets taken with the IP header's ECN field at CE (congestion experienced): counted, no CNP is sent. */
     RX_CE_MARKED,
-    /** Packets for a QP that does not exist, is not on the wire (RC) or is not UD (a datagram). */
+    /** Packets for a QP that does not exist, is not on the wire (RC, UC) or is not UD (a datagram). */
     RX_UNKNOWN_QP,
     /** Packets whose source is not the QP's destination. */
     RX_WRONG_SOURCE,
-    /** UC packets for an RC QP on the wire (UC QPs are not carried on the wire yet). */
-    RX_NOT_RC,
+    /** Packets of another transport than their QP's: UC packets for an RC QP, RC packets for a UC QP. */
+    RX_WRONG_TRANSPORT,
     /** Packets for a QP whose engine for them does not run (a response before RTS). */
     RX_NOT_READY,
     /** Packets not sent: the WQE's or the MR's memory could no longer be read. */
     TX_UNREADABLE,
-    /** RC QPs placed on the wire (at RTR). */
+    /** RC and UC QPs placed on the wire (at RTR). */
     QPS_PLACED
 }

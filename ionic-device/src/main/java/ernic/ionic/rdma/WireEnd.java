@@ -9,6 +9,7 @@ import ernic.roce.IbOpcode;
 import ernic.roce.RoceFrame;
 import ernic.roce.RoceParser;
 import ernic.roce.TransportHeader;
+import ernic.roce.rc.ConnectedRequester;
 import ernic.roce.rc.RcAttributes;
 import ernic.roce.rc.RcCounter;
 import ernic.roce.rc.RcOp;
@@ -17,6 +18,8 @@ import ernic.roce.rc.RcRequester;
 import ernic.roce.rc.RcResponder;
 import ernic.roce.rc.RcResponderHost;
 import ernic.roce.rc.RcStatus;
+import ernic.roce.rc.UcRequester;
+import ernic.roce.rc.UcResponder;
 import ernic.vfiouser.server.Refusals;
 
 import java.lang.foreign.Arena;
@@ -32,10 +35,10 @@ import java.util.function.LongSupplier;
 import static ernic.common.Endian.LE;
 
 /**
- * RoCEv2 on the Ethernet port ({@code --roce}): the {@link End} of RC QPs whose destination is neither this guest,
- * a mesh node nor an in-process peer. Each such QP ({@link WireQp}) runs the RC transport of the {@code roce} module:
- * its requester cuts the WQEs the {@link Requester} hands here into packets, its responder applies the packets that
- * arrive to guest memory and the RQ. Packets leave through the port with the outer headers of the driver's template
+ * RoCEv2 on the Ethernet port ({@code --roce}): the {@link End} of RC and UC QPs whose destination is neither this
+ * guest, a mesh node nor an in-process peer. Each such QP ({@link WireQp}) runs the RC or UC transport of the
+ * {@code roce} module: its requester cuts the WQEs the {@link Requester} hands here into packets, its responder
+ * applies the packets that arrive to guest memory and the RQ. Packets leave through the port with the outer headers of the driver's template
  * (MODIFY_QP's address vector) and the ICRC; the frames the port receives are offered here first
  * ({@link #claim}): RoCEv2 to the port's MAC or an address of this guest is taken, as a RoCE NIC's engine takes
  * UDP port 4791 (so a RoCE stack in the guest, rxe on this port, gets none while {@code --roce} is on); everything
@@ -156,7 +159,8 @@ final class WireEnd implements End {
             open(qp);
         } else if (state == V1.QPS_RTS && qp.wire != null && qp.wire.requester == null) {
             WireQp w = qp.wire;
-            w.requester = new RcRequester(attributes(qp), qp.destQpn, qp.sqPsn, w, w, rc);
+            w.requester = qp.type == V1.QPT_UC ? new UcRequester(attributes(qp), qp.destQpn, qp.sqPsn, w, w, rc)
+                    : new RcRequester(attributes(qp), qp.destQpn, qp.sqPsn, w, w, rc);
         }
     }
 
@@ -172,7 +176,8 @@ final class WireEnd implements End {
             return;
         }
         WireQp w = new WireQp(qp, this, template);
-        w.responder = new RcResponder(attributes(qp), qp.destQpn, qp.rqPsn, w, w, rc);
+        w.responder = qp.type == V1.QPT_UC ? new UcResponder(attributes(qp), qp.rqPsn, w, rc)
+                : new RcResponder(attributes(qp), qp.destQpn, qp.rqPsn, w, w, rc);
         qp.wire = w;
         qp.end = this;
         qps.add(w);
@@ -312,6 +317,10 @@ final class WireEnd implements End {
         if (w == null || w.requester == null) {
             return V1.STS_LOCAL_QP_OPER_ERR; // not in RTS: nothing can be sent
         }
+        boolean uc = r.qp.type == V1.QPT_UC;
+        if (uc && (op.readOrAtomic() || op == RcOp.SEND_WITH_INV)) {
+            return V1.STS_LOCAL_QP_OPER_ERR; // UC has no such opcode (rxe: IB_WC_LOC_QP_OP_ERR)
+        }
         if (w.requester.failed()) {
             return V1.STS_WQE_FLUSHED_ERR;
         }
@@ -323,13 +332,32 @@ final class WireEnd implements End {
             return Requester.WAIT_ROOM;
         }
         r.moved = length;
+        if (uc) {
+            return sendNow(w, r.slot);
+        }
         pump(w, clock.getAsLong());
         return Requester.PENDING;
     }
 
+    /**
+     * A UC message completes as its last packet goes out. Alone in the queue, it goes now, and its status is the
+     * WQE's answer (the Requester is still issuing it: a completion through {@link Requester#answered} would be
+     * lost); one longer than the poll budget, or behind another, completes at a later wake-up.
+     */
+    private int sendNow(WireQp w, int slot) {
+        if (w.requester.outstanding() > 1) {
+            return Requester.PENDING; // the message before it asked for the wake-up that sends it
+        }
+        w.capture = slot;
+        pump(w, clock.getAsLong());
+        int st = w.capture < 0 ? w.captured : Requester.PENDING;
+        w.capture = -1;
+        return st;
+    }
+
     /** Lets the QP's requester send what it may, then asks for a wake-up at its next deadline. */
     private void pump(WireQp w, long now) {
-        RcRequester q = w.requester;
+        ConnectedRequester q = w.requester;
         if (q == null || w.closed) {
             return;
         }
@@ -371,7 +399,10 @@ final class WireEnd implements End {
             case MEMORY -> readMemory(w.qp, payload.rkey, payload.va, at, len);
         };
         if (!ok) {
-            counters.inc(WireCounter.TX_UNREADABLE); // the retransmission timer sends it again, or gives up
+            counters.inc(WireCounter.TX_UNREADABLE); // RC: the retransmission timer sends it again, or gives up
+            if (w.qp.type == V1.QPT_UC && payload.kind == RcPayload.Kind.MESSAGE) {
+                w.unsent((int) payload.wrId); // UC: its completion says so
+            }
             return;
         }
         send(at + len + f.trailer(txBuf, 0, len));
@@ -553,7 +584,7 @@ final class WireEnd implements End {
         if (w == null) {
             counters.inc(WireCounter.RX_UNKNOWN_QP);
             refusals.refuse("roce-rx-qp", "a RoCEv2 packet for QP " + (h.destQp & 0xff_ffff)
-                    + ", which is not an RC QP on the wire: dropped");
+                    + ", which is not an RC or UC QP on the wire: dropped");
             return;
         }
         if (!Arrays.equals(f.srcGid, w.template.dstGid)) {
@@ -562,8 +593,8 @@ final class WireEnd implements End {
                     + " its destination: dropped");
             return;
         }
-        if (o == null || o.transport != IbOpcode.RC) {
-            counters.inc(WireCounter.RX_NOT_RC);
+        if (o == null || o.transport != (qp.type == V1.QPT_UC ? IbOpcode.UC : IbOpcode.RC)) {
+            counters.inc(WireCounter.RX_WRONG_TRANSPORT);
             return;
         }
         counters.inc(WireCounter.RX_FRAMES);

@@ -3,19 +3,19 @@ package ernic.ionic.rdma;
 import ernic.roce.IbOpcode;
 import ernic.roce.RoceFrame;
 import ernic.roce.TransportHeader;
+import ernic.roce.rc.ConnectedRequester;
+import ernic.roce.rc.ConnectedResponder;
 import ernic.roce.rc.RcPacketSink;
 import ernic.roce.rc.RcPayload;
-import ernic.roce.rc.RcRequester;
 import ernic.roce.rc.RcRequesterHost;
-import ernic.roce.rc.RcResponder;
 import ernic.roce.rc.RcResponderHost;
 import ernic.roce.rc.RcStatus;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * One RC QP on the wire: its outer headers (the driver's template), its transport engines (the responder from RTR,
- * the requester from RTS) and what they need of the device: the QP's send WQEs and receives, guest memory by key,
+ * One connected (RC or UC) QP on the wire: its outer headers (the driver's template), its transport engines (the
+ * responder from RTR, the requester from RTS) and what they need of the device: the QP's send WQEs and receives, guest memory by key,
  * completions. The engines name a work request by its SQ slot. Device thread only; nothing allocated per packet.
  */
 final class WireQp implements RcPacketSink, RcRequesterHost, RcResponderHost {
@@ -23,8 +23,8 @@ final class WireQp implements RcPacketSink, RcRequesterHost, RcResponderHost {
     final WireEnd wire;
     /** The outer headers every packet of this QP carries: Ethernet [+ 802.1Q], IP, UDP. */
     final RoceFrame template;
-    RcResponder responder;
-    RcRequester requester;
+    ConnectedResponder responder;
+    ConnectedRequester requester;
     /** Flushed, reset or destroyed: the engines' late calls change nothing of the QP (their NAKs still go out). */
     boolean closed;
     /** The opcode of the packet the responder is taking (tells a WRITE with immediate from a SEND). */
@@ -35,6 +35,9 @@ final class WireQp implements RcPacketSink, RcRequesterHost, RcResponderHost {
     private int recvStatus;
     /** Per SQ slot: an error found landing a response (READ data, an atomic's value) its completion carries. */
     private final int[] landed;
+    /** The SQ slot whose completion is kept in {@link #captured} rather than reported (-1: none): a UC send in issue. */
+    int capture = -1;
+    int captured;
 
     WireQp(QueuePair qp, WireEnd wire, RoceFrame template) {
         this.qp = qp;
@@ -80,8 +83,18 @@ final class WireQp implements RcPacketSink, RcRequesterHost, RcResponderHost {
         int slot = (int) wrId;
         int st = landed[slot] != V1.STS_OK && status == RcStatus.SUCCESS ? landed[slot] : WireEnd.status(status);
         landed[slot] = V1.STS_OK;
-        if (!closed) {
+        if (slot == capture) {
+            capture = -1;
+            captured = st;
+        } else if (!closed) {
             wire.completed(this, slot, st);
+        }
+    }
+
+    /** A UC packet of the WQE in {@code slot} could not be read from guest memory: its completion says so. */
+    void unsent(int slot) {
+        if (landed[slot] == V1.STS_OK) {
+            landed[slot] = V1.STS_LOCAL_PROT_ERR;
         }
     }
 

@@ -53,7 +53,7 @@ public final class RdmaVerbs {
             ACCESS_REMOTE_ATOMIC = 8, ACCESS_MW_BIND = 0x10, ACCESS_ZERO_BASED = 0x20;
     public static final int QP_REMOTE_WRITE = 1, QP_REMOTE_READ = 2, QP_REMOTE_ATOMIC = 4, QP_PRIVILEGED = 0x8000;
     /** QP types and states (enum ionic_qp_type, ionic_qp_state). */
-    public static final int RC = 0, UD = 3;
+    public static final int RC = 0, UC = 1, UD = 3;
     public static final int RESET = 0, INIT = 1, RTR = 2, RTS = 3, SQD = 4, SQE = 5, ERR = 6;
     /** Admin statuses (enum ionic_v1_admin_status). */
     public static final int ASTS_OK = 0, ASTS_BAD_CMD = 1, ASTS_BAD_INDEX = 2, ASTS_BAD_STATE = 3,

@@ -3,9 +3,10 @@ package ernic.roce.rc;
 import ernic.counters.Counter;
 
 /**
- * What an RC engine counts: its traffic, its recoveries, and each distinct cause for which it refuses a packet
- * from the wire ({@code REQ_DROP_*} for the requester, {@code RESP_DROP_*} and {@code RESP_NAK_*} for the
- * responder). Each engine keeps its own {@code Counters} of these (the project's counter set, ready for a
+ * What a connected engine counts: its traffic, its recoveries, and each distinct cause for which it refuses a
+ * packet from the wire ({@code REQ_DROP_*} for an RC requester, {@code RESP_DROP_*} and {@code RESP_NAK_*} for an RC
+ * responder, {@code UC_*} for the UC engines, which count their packets under {@code REQ_PACKETS} and
+ * {@code RESP_PACKETS} too). Each engine keeps its own {@code Counters} of these (the project's counter set, ready for a
  * registry); {@code count(c)} reads one.
  */
 public enum RcCounter implements Counter.CamelCase {
@@ -73,5 +74,23 @@ public enum RcCounter implements Counter.CamelCase {
     /** NAK invalid request: a SEND with invalidate whose rkey cannot be invalidated. */
     RESP_NAK_INVALIDATE,
     /** NAK remote access: rkey 0, unknown, without the access, or the range outside its region. */
-    RESP_NAK_ACCESS
+    RESP_NAK_ACCESS,
+
+    // UC: nothing is acknowledged; a message that cannot be taken whole is dropped in silence (class D/E of 9.9.3)
+    /** A packet sent to a UC requester, which expects none. */
+    UC_REQ_DROP_UNEXPECTED,
+    /** Packets of a message with a PSN gap before them, dropped until the next FIRST or ONLY. */
+    UC_DROP_OUT_OF_SEQUENCE,
+    /** A MIDDLE or LAST outside a message, or of another kind than the message in progress. */
+    UC_DROP_OPCODE_SEQUENCE,
+    /** A payload or DMA length the opcode or the RETH does not allow. */
+    UC_DROP_BAD_LENGTH,
+    /** A SEND (or WRITE with immediate) with no receive posted. */
+    UC_DROP_NO_RECEIVE,
+    /** A SEND longer than its receive buffer. */
+    UC_DROP_RECEIVE_TOO_SHORT,
+    /** A WRITE to rkey 0, an unknown rkey, one without remote write, or outside its region. */
+    UC_DROP_ACCESS,
+    /** Messages given up part way (a PSN gap, a missing LAST, or one of the drops above). */
+    UC_MESSAGES_DROPPED
 }

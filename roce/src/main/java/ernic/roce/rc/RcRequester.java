@@ -25,7 +25,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Single-threaded, no clock of its own: {@link #poll} transmits, {@link #receive} takes a response,
  * {@link #tick} fires what {@link #nextDeadline} announced. Nothing is allocated after construction.
  */
-public final class RcRequester {
+public final class RcRequester implements ConnectedRequester {
     /**
      * PSNs sent and not acknowledged, at most (rxe's RXE_MAX_UNACKED_PSNS): more would only flood a receiver that
      * drops, and go-back-N would send every one of them again. A single READ longer than this still goes alone.
@@ -119,6 +119,7 @@ public final class RcRequester {
      *
      * @return false when the send queue is full
      */
+    @Override
     public boolean post(long wrId, RcOp op, int length, long va, int rkey, int immOrInv, long swapAdd,
                         long compare) {
         if (length < 0) {
@@ -152,6 +153,7 @@ public final class RcRequester {
      *
      * @return the packets transmitted
      */
+    @Override
     public int poll(long now, int budget) {
         int sent = 0;
         while (sent < budget && !failed && !rnrWaiting && sendSeq != tailSeq) {
@@ -236,6 +238,7 @@ public final class RcRequester {
      * Takes one response from the responder: an ACK or NAK, a READ response (its {@code length} bytes of payload
      * at {@code offset} of {@code data}) or an atomic ACK. Anything else is counted and dropped.
      */
+    @Override
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
         IbOpcode o = IbOpcode.of(r.opcode);
         if (o == null || o.transport != IbOpcode.RC || o.request) {
@@ -537,6 +540,7 @@ public final class RcRequester {
     }
 
     /** Fires the RNR wait or the retransmission timer when {@code now} has reached it. */
+    @Override
     public void tick(long now) {
         if (failed) {
             return;
@@ -561,6 +565,7 @@ public final class RcRequester {
     }
 
     /** When {@link #tick} next has work: the end of an RNR wait or the retransmission timer; else Long.MAX_VALUE. */
+    @Override
     public long nextDeadline() {
         if (failed) {
             return Long.MAX_VALUE;
@@ -572,11 +577,13 @@ public final class RcRequester {
     }
 
     /** The QP failed (a fatal NAK, or retries exhausted); every message has completed. */
+    @Override
     public boolean failed() {
         return failed;
     }
 
     /** Messages posted and not yet completed. */
+    @Override
     public int outstanding() {
         return (int) (tailSeq - headSeq);
     }

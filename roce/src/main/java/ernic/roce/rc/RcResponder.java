@@ -22,7 +22,7 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Single-threaded; nothing is allocated after construction.
  */
-public final class RcResponder {
+public final class RcResponder implements ConnectedResponder {
     private static final int NONE = 0, IN_SEND = 1, IN_WRITE = 2;
 
     private final RcAttributes attr;
@@ -88,6 +88,7 @@ public final class RcResponder {
      * Takes one request packet: its headers and its {@code length} bytes of payload at {@code offset} of
      * {@code data}. Responses (ACK, NAK, READ responses, atomic ACKs) go to the sink before it returns.
      */
+    @Override
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
         IbOpcode o = IbOpcode.of(r.opcode);
         if (o == null || o.transport != IbOpcode.RC || !o.request) {
