@@ -14,8 +14,9 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>A request ahead of the expected PSN is dropped, and the first of a gap gets one PSN sequence error NAK; no
  * other until the expected PSN comes. A request behind it (a duplicate, within the 2^23 window) is not executed
- * again: a SEND or WRITE is ACKed again, a READ answered again from memory, an atomic answered from the replay
- * record of its result (max_dest_rd_atomic records are kept; a duplicate with none left is dropped). A SEND (or
+ * again: a SEND or WRITE is ACKed again if it asks for an ACK, a READ answered again from memory, an atomic
+ * answered from the replay record of its result (max_dest_rd_atomic records are kept; a duplicate with none left
+ * is dropped). A SEND (or
  * WRITE with immediate) with no receive posted gets an RNR NAK with the QP's min RNR timer and is not executed.
  * An rkey, access, length or opcode-order error gets a NAK (remote access or invalid request) and fails the QP,
  * as rdma_rxe does; a failed responder drops everything.
@@ -111,7 +112,7 @@ public final class RcResponder implements ConnectedResponder {
             return;
         }
         if (d < 0) {
-            duplicate(o, p);
+            duplicate(o, p, r.ackReq);
             return;
         }
         nakSent = false;
@@ -340,8 +341,14 @@ public final class RcResponder implements ConnectedResponder {
         return -1;
     }
 
-    /** A request behind the expected PSN: answered again, never executed again (vol. 1, 9.7.5.1.1; C9-105). */
-    private void duplicate(IbOpcode o, int p) {
+    /**
+     * A request behind the expected PSN: answered again, never executed again (vol. 1, 9.7.5.1.1; C9-105). A
+     * duplicate SEND or WRITE packet is ACKed with the newest PSN taken when it asks for an ACK (AckReq), as a new
+     * one would be, and dropped in silence when it does not, as Intel's hfi1 responder does: a requester going back
+     * N sends AckReq on each message's last packet, and an ACK for every duplicate, arriving while that message is
+     * still being resent, is what rdma_rxe's completer mishandles (docs/roce.md).
+     */
+    private void duplicate(IbOpcode o, int p, boolean ackReq) {
         counters.inc(RcCounter.RESP_DUPLICATES);
         switch (o) {
             case RC_RDMA_READ_REQUEST -> {
@@ -368,7 +375,11 @@ public final class RcResponder implements ConnectedResponder {
                 counters.inc(RcCounter.RESP_ATOMIC_REPLAYS);
                 atomicAck(p, recOriginal[i]);
             }
-            default -> acknowledge(TransportHeader.AETH_ACK, Psn.add(epsn, -1));
+            default -> {
+                if (ackReq) {
+                    acknowledge(TransportHeader.AETH_ACK, Psn.add(epsn, -1));
+                }
+            }
         }
     }
 
