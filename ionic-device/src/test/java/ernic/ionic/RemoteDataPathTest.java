@@ -43,7 +43,7 @@ class RemoteDataPathTest {
     Side a, b;
 
     /** One server's guest: device, rings, one 4-page MR, driven by the driver model. */
-    final class Side {
+    final class Side implements RcScenario.Side {
         final IonicDevice dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
         final ModelGuest guest = new ModelGuest(dev, 16 << 20);
         final RdmaRaw rdma;
@@ -122,7 +122,8 @@ class RemoteDataPathTest {
         }
 
         /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the kernel's doorbell page (the QP's dbid, 0). */
-        void postSend(int qp, Consumer<RawWqe> fill) {
+        @Override
+        public void postSend(int qp, Consumer<RawWqe> fill) {
             fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
             sqProd[qp] = (sqProd[qp] + 1) & sqMask[qp];
             rdma.ringSq(0, qp, sqProd[qp]);
@@ -140,7 +141,8 @@ class RemoteDataPathTest {
             return cq.pollWork();
         }
 
-        MemorySegment mem(long va, long len) {
+        @Override
+        public MemorySegment mem(long va, long len) {
             return guest.at(buf + (va - VA), len);
         }
     }
@@ -250,36 +252,18 @@ class RemoteDataPathTest {
         assertThat(sent.msn()).isEqualTo(1);
 
         // WRITE 4 KiB across a page boundary of B's MR, then READ it back into A.
-        run(() -> {
-            for (int i = 0; i < 4096; i++) {
-                u8(a.mem(VA + i, 1), 0, i * 7);
-            }
-            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA, 4096, MR));
-            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA + 8192, 4096, MR));
-        });
+        run(() -> RcScenario.postWriteThenRead(a, 2, VA));
         assertThat(next(a).error()).isFalse();
         RawCqe read = next(a);
         assertThat(read.error()).isFalse();
         assertThat(read.msn()).isEqualTo(3);
-        for (int i = 0; i < 4096; i += 97) {
-            int at = i;
-            assertThat(on(() -> u8(b.mem(VA + 2048 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
-            assertThat(on(() -> u8(a.mem(VA + 8192 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
-        }
+        RcScenario.assertWrittenAndReadBack(a, b, VA);
 
         // Fetch-and-add and compare-and-swap on B's memory; the old value lands in A's.
-        run(() -> {
-            le64(b.mem(VA + 64, 8), 0, 40);
-            a.postSend(2, w -> atomic(w, ATOMIC_FA, VA + 64, 0, 2, VA + 128));
-            a.postSend(2, w -> atomic(w, ATOMIC_CS, VA + 64, 42, 7, VA + 136));
-        });
+        run(() -> RcScenario.postAtomics(a, b, 2, VA));
         assertThat(next(a).error()).isFalse();
         assertThat(next(a).error()).isFalse();
-        assertThat(on(() -> le64(b.mem(VA + 64, 8), 0))).isEqualTo(7);
-        assertThat(on(() -> le64(a.mem(VA + 128, 8), 0))).isEqualTo(40);
-        assertThat(on(() -> le64(a.mem(VA + 136, 8), 0))).isEqualTo(42);
+        RcScenario.assertAtomicsRan(a, b, VA);
 
         // Keys are B's: a wrong rkey, a range past the MR and a misaligned atomic fail as on hardware, each
         // on a pair of its own (an error moves the requester's QP, and the RC responder's, to ERROR).

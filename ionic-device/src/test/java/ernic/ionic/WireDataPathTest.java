@@ -49,7 +49,7 @@ class WireDataPathTest {
     final ArrayDeque<byte[]> tapped = new ArrayDeque<>();
     boolean tapping;
 
-    final class Side {
+    final class Side implements RcScenario.Side {
         final IonicDevice dev;
         final ModelGuest guest;
         final RdmaRaw rdma;
@@ -118,7 +118,8 @@ class WireDataPathTest {
             assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
 
-        void postSend(int qp, Consumer<RawWqe> fill) {
+        @Override
+        public void postSend(int qp, Consumer<RawWqe> fill) {
             fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
             sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
             rdma.ringSq(0, qp, sqProd[qp]);
@@ -131,7 +132,8 @@ class WireDataPathTest {
             rdma.ringRq(0, qp, rqProd[qp]);
         }
 
-        MemorySegment mem(long va, long len) {
+        @Override
+        public MemorySegment mem(long va, long len) {
             return guest.at(buf + (va - VA), len);
         }
 
@@ -227,35 +229,18 @@ class WireDataPathTest {
         assertThat(sent.msn()).isEqualTo(1);
 
         // WRITE 4 KiB across a page boundary of B's MR, then READ it back into A (four response packets).
-        run(() -> {
-            for (int i = 0; i < 4096; i++) {
-                u8(a.mem(VA + i, 1), 0, i * 7);
-            }
-            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA, 4096, MR));
-            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA + 8192, 4096, MR));
-        });
+        run(() -> RcScenario.postWriteThenRead(a, 2, VA));
         assertThat(a.next().error()).isFalse();
         RawCqe read = a.next();
         assertThat(read.error()).isFalse();
         assertThat(read.msn()).isEqualTo(3);
-        for (int i = 0; i < 4096; i += 97) {
-            assertThat(u8(b.mem(VA + 2048 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
-            assertThat(u8(a.mem(VA + 8192 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
-        }
+        RcScenario.assertWrittenAndReadBack(a, b, VA);
 
         // Fetch-and-add, then compare-and-swap, on B's memory; the old values land in A's.
-        run(() -> {
-            le64(b.mem(VA + 64, 8), 0, 40);
-            a.postSend(2, w -> RemoteDataPathTest.atomic(w, ATOMIC_FA, VA + 64, 0, 2, VA + 128));
-            a.postSend(2, w -> RemoteDataPathTest.atomic(w, ATOMIC_CS, VA + 64, 42, 7, VA + 136));
-        });
+        run(() -> RcScenario.postAtomics(a, b, 2, VA));
         assertThat(a.next().error()).isFalse();
         assertThat(a.next().error()).isFalse();
-        assertThat(le64(b.mem(VA + 64, 8), 0)).isEqualTo(7);
-        assertThat(le64(a.mem(VA + 128, 8), 0)).isEqualTo(40);
-        assertThat(le64(a.mem(VA + 136, 8), 0)).isEqualTo(42);
+        RcScenario.assertAtomicsRan(a, b, VA);
 
         // A's requests: the SEND and the WRITE in 1 KiB packets, the READ, two atomics
         assertThat(a.counter("roce.txFrames")).isEqualTo(3 + 4 + 1 + 1 + 1);
