@@ -1,10 +1,5 @@
 package ernic.ionic;
 
-import ernic.model.rdma.RawWqe;
-
-import java.lang.foreign.MemorySegment;
-import java.util.function.Consumer;
-
 import static ernic.model.rdma.Fw.WQE_PLD;
 import static ernic.model.rdma.Fw.le64;
 import static ernic.model.rdma.Fw.u8;
@@ -22,15 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class RcScenario {
     private RcScenario() {}
 
-    /** A guest as these tests drive it: its memory by virtual address, and a WQE posted on a send queue. */
-    interface Side {
-        MemorySegment mem(long va, long len);
-
-        void postSend(int qp, Consumer<RawWqe> fill);
-    }
-
     /** A pattern in A's first 4 KiB; a WRITE of it across a page boundary of B's MR, then a READ of it back into A. */
-    static void postWriteThenRead(Side a, int qp, long va) {
+    static void postWriteThenRead(RawSide a, int qp, long va) {
         int mr = RdmaDataPathTest.MR;
         for (int i = 0; i < 4096; i++) {
             u8(a.mem(va + i, 1), 0, i * 7);
@@ -42,7 +30,7 @@ final class RcScenario {
     }
 
     /** The pattern of {@link #postWriteThenRead} in B's MR at {@code va + 2048} and in A's at {@code va + 8192}. */
-    static void assertWrittenAndReadBack(Side a, Side b, long va) {
+    static void assertWrittenAndReadBack(RawSide a, RawSide b, long va) {
         for (int i = 0; i < 4096; i += 97) {
             assertThat(u8(b.mem(va + 2048 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
             assertThat(u8(a.mem(va + 8192 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
@@ -50,14 +38,14 @@ final class RcScenario {
     }
 
     /** B's word at {@code va + 64} set to 40; a fetch-and-add of 2 on it, then a compare-and-swap of 42 for 7. */
-    static void postAtomics(Side a, Side b, int qp, long va) {
+    static void postAtomics(RawSide a, RawSide b, int qp, long va) {
         le64(b.mem(va + 64, 8), 0, 40);
         a.postSend(qp, w -> RemoteDataPathTest.atomic(w, ATOMIC_FA, va + 64, 0, 2, va + 128));
         a.postSend(qp, w -> RemoteDataPathTest.atomic(w, ATOMIC_CS, va + 64, 42, 7, va + 136));
     }
 
     /** Both atomics of {@link #postAtomics} ran once: B's word is 7, and the old values 40 and 42 are in A's MR. */
-    static void assertAtomicsRan(Side a, Side b, long va) {
+    static void assertAtomicsRan(RawSide a, RawSide b, long va) {
         assertThat(le64(b.mem(va + 64, 8), 0)).isEqualTo(7);
         assertThat(le64(a.mem(va + 128, 8), 0)).isEqualTo(40);
         assertThat(le64(a.mem(va + 136, 8), 0)).isEqualTo(42);

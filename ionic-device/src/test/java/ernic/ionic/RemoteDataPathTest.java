@@ -5,8 +5,6 @@ import ernic.ionic.profile.ProfileLoader;
 import ernic.mesh.Gid;
 import ernic.model.rdma.RawCqe;
 import ernic.model.rdma.RawWqe;
-import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,7 +14,6 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 
 import static ernic.ionic.ModelGuest.HDR_LEN;
 import static ernic.model.rdma.Fw.*;
@@ -43,32 +40,22 @@ class RemoteDataPathTest {
     Side a, b;
 
     /** One server's guest: device, rings, one 4-page MR, driven by the driver model. */
-    final class Side implements RcScenario.Side {
-        final IonicDevice dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        final ModelGuest guest = new ModelGuest(dev, 16 << 20);
-        final RdmaRaw rdma;
-        final RawCqe.Ring cq;
-        final long buf;
+    final class Side extends RawSide {
         final int ip;
-        final RawWqe wqe = new RawWqe();
-        final long[] sq = new long[8], rq = new long[8];
-        final int[] sqProd = new int[8], rqProd = new int[8], sqMask = new int[8];
         long big;
 
         Side(Loopback.Port port, int ip) throws IOException {
+            super(new IonicDevice(ProfileLoader.compat(), FaultPlan.none()), VA);
             this.ip = ip;
-            rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().attach(port);
             dev.rdma().clock(net.clock);
-            cq = RdmaDataPathTest.createCq(guest, rdma);
-            buf = RdmaDataPathTest.createMr(guest, rdma, VA);
+            open();
         }
 
         int rc(int id, int destQpn, int destIp) throws IOException {
             return rc(id, destQpn, destIp, LOG2);
         }
 
-        /** An RC QP whose SQ has {@code 1 << sqLog2} slots. */
         /** After an error completion: the QP through ERROR and RESET back to RTS, its SQ from slot 0. */
         void startOver(int id, int destQpn, int destIp) throws IOException {
             assertThat(rdma.modifyQp(id, IB_QP_STATE, ERR, 0, 0).status()).isZero();
@@ -80,6 +67,7 @@ class RemoteDataPathTest {
             assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
 
+        /** An RC QP whose SQ has {@code 1 << sqLog2} slots; the RTR's status (RTS follows only a success). */
         int rc(int id, int destQpn, int destIp, int sqLog2) throws IOException {
             rcInit(id, sqLog2);
             int st = rdma.modifyQpAv(id, RTR, 0, destQpn, guest.ipv4Header(ip, destIp), HDR_LEN).status();
@@ -91,10 +79,7 @@ class RemoteDataPathTest {
 
         /** An RC QP in INIT, remote access granted, its SQ of {@code 1 << sqLog2} slots. */
         void rcInit(int id, int sqLog2) throws IOException {
-            sq[id] = guest.alloc(64L << sqLog2);
-            rq[id] = guest.alloc(64 * DEPTH);
-            sqProd[id] = 0;
-            sqMask[id] = (1 << sqLog2) - 1;
+            rings(id, sqLog2);
             assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], sqLog2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                 QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
@@ -111,39 +96,9 @@ class RemoteDataPathTest {
             return guest.at(big + offset, len);
         }
 
-        void ud(int id) throws IOException {
-            sq[id] = guest.alloc(64 * DEPTH);
-            sqMask[id] = DEPTH - 1;
-            rq[id] = guest.alloc(64 * DEPTH);
-            assertThat(rdma.createQp(id, UD, QP_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, 0x1234).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
-        }
-
-        /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the kernel's doorbell page (the QP's dbid, 0). */
-        @Override
-        public void postSend(int qp, Consumer<RawWqe> fill) {
-            fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
-            sqProd[qp] = (sqProd[qp] + 1) & sqMask[qp];
-            rdma.ringSq(0, qp, sqProd[qp]);
-        }
-
-        void postRecv(int qp, long va, long len) {
-            wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
-                    .sge(WQE_PLD, 0, va, len, MR);
-            rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-            rdma.ringRq(0, qp, rqProd[qp]);
-        }
-
         /** The next CQE (a copy), or null. */
         RawCqe poll() {
             return cq.pollWork();
-        }
-
-        @Override
-        public MemorySegment mem(long va, long len) {
-            return guest.at(buf + (va - VA), len);
         }
     }
 

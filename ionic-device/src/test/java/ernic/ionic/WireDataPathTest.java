@@ -3,9 +3,6 @@ package ernic.ionic;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.model.rdma.RawCqe;
-import ernic.model.rdma.RawWqe;
-import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
 import ernic.roce.RoceFrame;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
@@ -49,16 +46,8 @@ class WireDataPathTest {
     final ArrayDeque<byte[]> tapped = new ArrayDeque<>();
     boolean tapping;
 
-    final class Side implements RcScenario.Side {
-        final IonicDevice dev;
-        final ModelGuest guest;
-        final RdmaRaw rdma;
-        final RawCqe.Ring cq;
-        final long buf;
+    final class Side extends RawSide {
         final int ip;
-        final RawWqe wqe = new RawWqe();
-        final long[] sq = new long[8], rq = new long[8];
-        final int[] sqProd = new int[8], rqProd = new int[8];
         Side peer;
 
         Side(int ip, boolean roce) throws IOException {
@@ -66,23 +55,19 @@ class WireDataPathTest {
         }
 
         Side(int ip, boolean roce, FaultPlan faults) throws IOException {
+            super(new IonicDevice(ProfileLoader.compat(), faults, MAC | ip & 0xff, "ERNICWIRE" + ip), VA);
             this.ip = ip;
-            dev = new IonicDevice(ProfileLoader.compat(), faults, MAC | ip & 0xff, "ERNICWIRE" + ip);
-            guest = new ModelGuest(dev, 16 << 20);
-            rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().clock(clock);
             if (roce) {
                 dev.roce();
             }
             dev.lif().sink(frame -> cable.add(new Object[]{peer, frame.toArray(ValueLayout.JAVA_BYTE)}));
-            cq = RdmaDataPathTest.createCq(guest, rdma);
-            buf = RdmaDataPathTest.createMr(guest, rdma, VA);
+            open();
         }
 
         /** An RC QP through INIT, RTR (toward {@code destQpn} at {@code destIp}) and RTS, remote access granted. */
         void rc(int id, int destQpn, int destIp) throws IOException {
-            sq[id] = guest.alloc(64 * DEPTH);
-            rq[id] = guest.alloc(64 * DEPTH);
+            rings(id, LOG2);
             assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                     QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
@@ -106,35 +91,6 @@ class WireDataPathTest {
                 u8(h, 6 + i, (int) ((MAC | ip & 0xff) >>> 8 * (5 - i)));
             }
             return at;
-        }
-
-        /** A UD QP through INIT (Q_Key 0x1234), RTR and RTS. */
-        void ud(int id) throws IOException {
-            sq[id] = guest.alloc(64 * DEPTH);
-            rq[id] = guest.alloc(64 * DEPTH);
-            assertThat(rdma.createQp(id, UD, QP_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, 0x1234).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
-        }
-
-        @Override
-        public void postSend(int qp, Consumer<RawWqe> fill) {
-            fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
-            sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
-            rdma.ringSq(0, qp, sqProd[qp]);
-        }
-
-        void postRecv(int qp, long va, long len) {
-            wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
-                    .sge(WQE_PLD, 0, va, len, MR);
-            rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-            rdma.ringRq(0, qp, rqProd[qp]);
-        }
-
-        @Override
-        public MemorySegment mem(long va, long len) {
-            return guest.at(buf + (va - VA), len);
         }
 
         long counter(String key) {
