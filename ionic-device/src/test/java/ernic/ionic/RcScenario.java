@@ -1,11 +1,15 @@
 package ernic.ionic;
 
+import ernic.model.rdma.RawCqe;
+
+import static ernic.model.rdma.Fw.CQE_TYPE_RECV;
 import static ernic.model.rdma.Fw.WQE_PLD;
 import static ernic.model.rdma.Fw.le64;
 import static ernic.model.rdma.Fw.u8;
 import static ernic.model.rdma.RdmaVerbs.ATOMIC_CS;
 import static ernic.model.rdma.RdmaVerbs.ATOMIC_FA;
 import static ernic.model.rdma.RdmaVerbs.READ;
+import static ernic.model.rdma.RdmaVerbs.SEND_IMM;
 import static ernic.model.rdma.RdmaVerbs.WRITE;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,6 +20,30 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 final class RcScenario {
     private RcScenario() {}
+
+    /**
+     * A receive of 4 KiB at {@code va + 8192} on B's QP {@code rqp}; then a SEND with immediate data 0x0bad_cafe of
+     * {@code len} bytes of a pattern from A's MR.
+     */
+    static void postSendWithImmediate(RawSide a, int qp, RawSide b, int rqp, int len, long va) {
+        for (int i = 0; i < len; i++) {
+            u8(a.mem(va + i, 1), 0, i ^ 0x5a);
+        }
+        b.postRecv(rqp, va + 8192, 4096);
+        a.postSend(qp, w -> w.op(SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(len)
+                .sge(WQE_PLD, 0, va, len, RdmaDataPathTest.MR));
+    }
+
+    /** B's completion of {@link #postSendWithImmediate}: a receive of {@code len} bytes with the immediate data. */
+    static void assertReceived(RawCqe recv, RawSide b, int len, long va) {
+        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
+        assertThat(recv.error()).isFalse();
+        assertThat(recv.statusLength()).isEqualTo(len);
+        assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
+        for (int i = 0; i < len; i++) {
+            assertThat(u8(b.mem(va + 8192 + i, 1), 0)).isEqualTo((i ^ 0x5a) & 0xff);
+        }
+    }
 
     /** A pattern in A's first 4 KiB; a WRITE of it across a page boundary of B's MR, then a READ of it back into A. */
     static void postWriteThenRead(RawSide a, int qp, long va) {

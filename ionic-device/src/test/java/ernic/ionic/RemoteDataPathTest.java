@@ -185,23 +185,8 @@ class RemoteDataPathTest {
         assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
         assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
         // SEND into a posted receive: the receiver's completion, then the sender's (after the ACK).
-        run(() -> {
-            for (int i = 0; i < 100; i++) {
-                u8(a.mem(VA + i, 1), 0, i ^ 0x5a);
-            }
-            b.postRecv(3, VA + 8192, 4096);
-            a.postSend(2, w -> w.op(SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(100)
-                    .sge(WQE_PLD, 0, VA, 100, MR));
-        });
-        RawCqe recv = next(b);
-        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
-        assertThat(recv.error()).isFalse();
-        assertThat(recv.statusLength()).isEqualTo(100);
-        assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
-        for (int i = 0; i < 100; i++) {
-            int at = i;
-            assertThat(on(() -> u8(b.mem(VA + 8192 + at, 1), 0))).isEqualTo(i ^ 0x5a);
-        }
+        run(() -> RcScenario.postSendWithImmediate(a, 2, b, 3, 100, VA));
+        RcScenario.assertReceived(next(b), b, 100, VA);
         RawCqe sent = next(a);
         assertThat(sent.error()).isFalse();
         assertThat(sent.msn()).isEqualTo(1);

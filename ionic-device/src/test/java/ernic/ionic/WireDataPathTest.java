@@ -164,22 +164,8 @@ class WireDataPathTest {
         });
         assertThat(a.counter("roce.qpsPlaced")).isEqualTo(1);
         // A SEND with immediate data into a posted receive, 3000 bytes: three packets at path MTU 1024.
-        run(() -> {
-            for (int i = 0; i < 3000; i++) {
-                u8(a.mem(VA + i, 1), 0, i ^ 0x5a);
-            }
-            b.postRecv(3, VA + 8192, 4096);
-            a.postSend(2, w -> w.op(SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(3000)
-                    .sge(WQE_PLD, 0, VA, 3000, MR));
-        });
-        RawCqe recv = b.next();
-        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
-        assertThat(recv.error()).isFalse();
-        assertThat(recv.statusLength()).isEqualTo(3000);
-        assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
-        for (int i = 0; i < 3000; i += 13) {
-            assertThat(u8(b.mem(VA + 8192 + i, 1), 0)).isEqualTo((i ^ 0x5a) & 0xff);
-        }
+        run(() -> RcScenario.postSendWithImmediate(a, 2, b, 3, 3000, VA));
+        RcScenario.assertReceived(b.next(), b, 3000, VA);
         RawCqe sent = a.next();
         assertThat(sent.error()).isFalse();
         assertThat(sent.msn()).isEqualTo(1);
