@@ -144,16 +144,7 @@ final class Controller {
     /** Runs admin command {@code c}; a status, or {@link HostQueue#LATER} / {@link HostQueue#FATAL}. */
     int admin(CommandSlot c, MemorySegment cap) {
         HostQueue q = c.queue;
-        NvmeofCounters.Command kind = switch (c.opcode) {
-            case Nvme.ADMIN_IDENTIFY -> NvmeofCounters.Command.IDENTIFY;
-            case Nvme.ADMIN_GET_LOG_PAGE -> NvmeofCounters.Command.GET_LOG_PAGE;
-            case Nvme.ADMIN_SET_FEATURES -> NvmeofCounters.Command.SET_FEATURES;
-            case Nvme.ADMIN_GET_FEATURES -> NvmeofCounters.Command.GET_FEATURES;
-            case Nvme.ADMIN_KEEP_ALIVE -> NvmeofCounters.Command.KEEP_ALIVE;
-            case Nvme.ADMIN_ABORT -> NvmeofCounters.Command.ABORT;
-            case Nvme.ADMIN_ASYNC_EVENT -> NvmeofCounters.Command.ASYNC_EVENT;
-            default -> NvmeofCounters.Command.UNSUPPORTED;
-        };
+        NvmeofCounters.Command kind = NvmeofCounters.Command.of(NvmeofCounters.Command.Set.ADMIN, c.opcode);
         t.counters.commands.inc(kind);
         if (kind == NvmeofCounters.Command.UNSUPPORTED) {
             return q.refuse(Nvme.SC_INVALID_OPCODE, "admin opcode", "opcode 0x" + Integer.toHexString(c.opcode));

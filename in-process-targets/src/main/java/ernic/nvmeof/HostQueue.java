@@ -170,12 +170,7 @@ public final class HostQueue {
         }
         if (c.opcode == Nvme.FABRICS) {
             int fctype = Byte.toUnsignedInt(cap.get(ValueLayout.JAVA_BYTE, Nvme.SQE_FCTYPE));
-            NvmeofCounters.Command kind = switch (fctype) {
-                case Nvme.FCTYPE_CONNECT -> NvmeofCounters.Command.CONNECT;
-                case Nvme.FCTYPE_PROPERTY_GET -> NvmeofCounters.Command.PROPERTY_GET;
-                case Nvme.FCTYPE_PROPERTY_SET -> NvmeofCounters.Command.PROPERTY_SET;
-                default -> NvmeofCounters.Command.UNSUPPORTED;
-            };
+            NvmeofCounters.Command kind = NvmeofCounters.Command.of(NvmeofCounters.Command.Set.FABRICS, fctype);
             t.counters.commands.inc(kind);
             boolean allowed = kind == NvmeofCounters.Command.CONNECT ? ctrl == null
                     : kind != NvmeofCounters.Command.UNSUPPORTED && ctrl != null && qid == 0;

@@ -24,14 +24,7 @@ final class IoCommands {
     private static final int RANGE_SIZE = 16, RANGE_NLB = 4, RANGE_SLBA = 8;
 
     static int execute(NvmeofTarget t, HostQueue q, CommandSlot c, MemorySegment cap) {
-        NvmeofCounters.Command kind = switch (c.opcode) {
-            case Nvme.IO_READ -> NvmeofCounters.Command.READ;
-            case Nvme.IO_WRITE -> NvmeofCounters.Command.WRITE;
-            case Nvme.IO_FLUSH -> NvmeofCounters.Command.FLUSH;
-            case Nvme.IO_WRITE_ZEROES -> NvmeofCounters.Command.WRITE_ZEROES;
-            case Nvme.IO_DSM -> NvmeofCounters.Command.DSM;
-            default -> NvmeofCounters.Command.UNSUPPORTED;
-        };
+        NvmeofCounters.Command kind = NvmeofCounters.Command.of(NvmeofCounters.Command.Set.IO, c.opcode);
         t.counters.commands.inc(kind);
         if (kind == NvmeofCounters.Command.UNSUPPORTED) {
             return q.refuse(Nvme.SC_INVALID_OPCODE, "io opcode", "opcode 0x" + Integer.toHexString(c.opcode));

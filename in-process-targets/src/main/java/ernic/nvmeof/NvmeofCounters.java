@@ -28,10 +28,40 @@ public final class NvmeofCounters {
         }
     }
 
-    /** Commands received, by opcode. */
+    /** Commands received, by opcode: each with its command set and its opcode there (a fabrics command's fctype). */
     public enum Command implements Counter {
-        CONNECT, PROPERTY_GET, PROPERTY_SET, IDENTIFY, GET_LOG_PAGE, SET_FEATURES, GET_FEATURES, KEEP_ALIVE,
-        ABORT, ASYNC_EVENT, READ, WRITE, FLUSH, WRITE_ZEROES, DSM, UNSUPPORTED;
+        CONNECT(Set.FABRICS, Nvme.FCTYPE_CONNECT), PROPERTY_GET(Set.FABRICS, Nvme.FCTYPE_PROPERTY_GET),
+        PROPERTY_SET(Set.FABRICS, Nvme.FCTYPE_PROPERTY_SET),
+        IDENTIFY(Set.ADMIN, Nvme.ADMIN_IDENTIFY), GET_LOG_PAGE(Set.ADMIN, Nvme.ADMIN_GET_LOG_PAGE),
+        SET_FEATURES(Set.ADMIN, Nvme.ADMIN_SET_FEATURES), GET_FEATURES(Set.ADMIN, Nvme.ADMIN_GET_FEATURES),
+        KEEP_ALIVE(Set.ADMIN, Nvme.ADMIN_KEEP_ALIVE), ABORT(Set.ADMIN, Nvme.ADMIN_ABORT),
+        ASYNC_EVENT(Set.ADMIN, Nvme.ADMIN_ASYNC_EVENT),
+        READ(Set.IO, Nvme.IO_READ), WRITE(Set.IO, Nvme.IO_WRITE), FLUSH(Set.IO, Nvme.IO_FLUSH),
+        WRITE_ZEROES(Set.IO, Nvme.IO_WRITE_ZEROES), DSM(Set.IO, Nvme.IO_DSM),
+        /** Any other opcode of any set. */
+        UNSUPPORTED(null, -1);
+
+        /** The command sets the controller takes: fabrics commands (by fctype), admin and I/O commands. */
+        enum Set { FABRICS, ADMIN, IO }
+
+        private static final Command[] ALL = values();
+        private final Set set;
+        private final int code;
+
+        Command(Set set, int code) {
+            this.set = set;
+            this.code = code;
+        }
+
+        /** Command {@code code} of {@code set}, or {@link #UNSUPPORTED}. */
+        static Command of(Set set, int code) {
+            for (Command c : ALL) {
+                if (c.set == set && c.code == code) {
+                    return c;
+                }
+            }
+            return UNSUPPORTED;
+        }
 
         @Override
         public String key() {

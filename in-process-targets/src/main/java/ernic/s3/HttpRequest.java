@@ -1,6 +1,5 @@
 package ernic.s3;
 
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -60,14 +59,9 @@ public final class HttpRequest {
         return v;
     }
 
+    /** The fields whose names start with {@code prefix}, in order (unmodifiable). */
     List<Field> fieldsNamed(String prefix) {
-        List<Field> out = new ArrayList<>();
-        for (Field f : fields) {
-            if (f.name.startsWith(prefix)) {
-                out.add(f);
-            }
-        }
-        return out;
+        return fields.stream().filter(f -> f.name.startsWith(prefix)).toList();
     }
 
     boolean hasBody() {

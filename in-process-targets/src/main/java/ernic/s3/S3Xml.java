@@ -27,14 +27,9 @@ final class S3Xml {
             return null;
         }
 
+        /** The children named {@code n}, in order (unmodifiable). */
         List<Node> all(String n) {
-            List<Node> out = new ArrayList<>();
-            for (Node c : children) {
-                if (c.name.equals(n)) {
-                    out.add(c);
-                }
-            }
-            return out;
+            return children.stream().filter(c -> c.name.equals(n)).toList();
         }
 
         String childText(String n) {

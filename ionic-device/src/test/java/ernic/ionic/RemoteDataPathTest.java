@@ -5,8 +5,6 @@ import ernic.ionic.profile.ProfileLoader;
 import ernic.mesh.Gid;
 import ernic.model.rdma.RawCqe;
 import ernic.model.rdma.RawWqe;
-import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,7 +14,6 @@ import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.function.Consumer;
 
 import static ernic.ionic.ModelGuest.HDR_LEN;
 import static ernic.model.rdma.Fw.*;
@@ -43,32 +40,22 @@ class RemoteDataPathTest {
     Side a, b;
 
     /** One server's guest: device, rings, one 4-page MR, driven by the driver model. */
-    final class Side {
-        final IonicDevice dev = new IonicDevice(ProfileLoader.compat(), FaultPlan.none());
-        final ModelGuest guest = new ModelGuest(dev, 16 << 20);
-        final RdmaRaw rdma;
-        final RawCqe.Ring cq;
-        final long buf;
+    final class Side extends RawSide {
         final int ip;
-        final RawWqe wqe = new RawWqe();
-        final long[] sq = new long[8], rq = new long[8];
-        final int[] sqProd = new int[8], rqProd = new int[8], sqMask = new int[8];
         long big;
 
         Side(Loopback.Port port, int ip) throws IOException {
+            super(new IonicDevice(ProfileLoader.compat(), FaultPlan.none()), VA);
             this.ip = ip;
-            rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().attach(port);
             dev.rdma().clock(net.clock);
-            cq = RdmaDataPathTest.createCq(guest, rdma);
-            buf = RdmaDataPathTest.createMr(guest, rdma, VA);
+            open();
         }
 
         int rc(int id, int destQpn, int destIp) throws IOException {
             return rc(id, destQpn, destIp, LOG2);
         }
 
-        /** An RC QP whose SQ has {@code 1 << sqLog2} slots. */
         /** After an error completion: the QP through ERROR and RESET back to RTS, its SQ from slot 0. */
         void startOver(int id, int destQpn, int destIp) throws IOException {
             assertThat(rdma.modifyQp(id, IB_QP_STATE, ERR, 0, 0).status()).isZero();
@@ -80,6 +67,7 @@ class RemoteDataPathTest {
             assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
         }
 
+        /** An RC QP whose SQ has {@code 1 << sqLog2} slots; the RTR's status (RTS follows only a success). */
         int rc(int id, int destQpn, int destIp, int sqLog2) throws IOException {
             rcInit(id, sqLog2);
             int st = rdma.modifyQpAv(id, RTR, 0, destQpn, guest.ipv4Header(ip, destIp), HDR_LEN).status();
@@ -91,10 +79,7 @@ class RemoteDataPathTest {
 
         /** An RC QP in INIT, remote access granted, its SQ of {@code 1 << sqLog2} slots. */
         void rcInit(int id, int sqLog2) throws IOException {
-            sq[id] = guest.alloc(64L << sqLog2);
-            rq[id] = guest.alloc(64 * DEPTH);
-            sqProd[id] = 0;
-            sqMask[id] = (1 << sqLog2) - 1;
+            rings(id, sqLog2);
             assertThat(rdma.createQp(id, RC, 0, CQ, sq[id], sqLog2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                 QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
@@ -111,37 +96,9 @@ class RemoteDataPathTest {
             return guest.at(big + offset, len);
         }
 
-        void ud(int id) throws IOException {
-            sq[id] = guest.alloc(64 * DEPTH);
-            sqMask[id] = DEPTH - 1;
-            rq[id] = guest.alloc(64 * DEPTH);
-            assertThat(rdma.createQp(id, UD, QP_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, 0x1234).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
-        }
-
-        /** A send WQE at the SQ producer (wqe_id = its index), then the SQ doorbell on the kernel's doorbell page (the QP's dbid, 0). */
-        void postSend(int qp, Consumer<RawWqe> fill) {
-            fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
-            sqProd[qp] = (sqProd[qp] + 1) & sqMask[qp];
-            rdma.ringSq(0, qp, sqProd[qp]);
-        }
-
-        void postRecv(int qp, long va, long len) {
-            wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
-                    .sge(WQE_PLD, 0, va, len, MR);
-            rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-            rdma.ringRq(0, qp, rqProd[qp]);
-        }
-
         /** The next CQE (a copy), or null. */
         RawCqe poll() {
             return cq.pollWork();
-        }
-
-        MemorySegment mem(long va, long len) {
-            return guest.at(buf + (va - VA), len);
         }
     }
 
@@ -228,58 +185,25 @@ class RemoteDataPathTest {
         assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
         assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
         // SEND into a posted receive: the receiver's completion, then the sender's (after the ACK).
-        run(() -> {
-            for (int i = 0; i < 100; i++) {
-                u8(a.mem(VA + i, 1), 0, i ^ 0x5a);
-            }
-            b.postRecv(3, VA + 8192, 4096);
-            a.postSend(2, w -> w.op(SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(100)
-                    .sge(WQE_PLD, 0, VA, 100, MR));
-        });
-        RawCqe recv = next(b);
-        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
-        assertThat(recv.error()).isFalse();
-        assertThat(recv.statusLength()).isEqualTo(100);
-        assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
-        for (int i = 0; i < 100; i++) {
-            int at = i;
-            assertThat(on(() -> u8(b.mem(VA + 8192 + at, 1), 0))).isEqualTo(i ^ 0x5a);
-        }
+        run(() -> RcScenario.postSendWithImmediate(a, 2, b, 3, 100, VA));
+        RcScenario.assertReceived(next(b), b, 100, VA);
         RawCqe sent = next(a);
         assertThat(sent.error()).isFalse();
         assertThat(sent.msn()).isEqualTo(1);
 
         // WRITE 4 KiB across a page boundary of B's MR, then READ it back into A.
-        run(() -> {
-            for (int i = 0; i < 4096; i++) {
-                u8(a.mem(VA + i, 1), 0, i * 7);
-            }
-            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA, 4096, MR));
-            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA + 8192, 4096, MR));
-        });
+        run(() -> RcScenario.postWriteThenRead(a, 2, VA));
         assertThat(next(a).error()).isFalse();
         RawCqe read = next(a);
         assertThat(read.error()).isFalse();
         assertThat(read.msn()).isEqualTo(3);
-        for (int i = 0; i < 4096; i += 97) {
-            int at = i;
-            assertThat(on(() -> u8(b.mem(VA + 2048 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
-            assertThat(on(() -> u8(a.mem(VA + 8192 + at, 1), 0))).isEqualTo((i * 7) & 0xff);
-        }
+        RcScenario.assertWrittenAndReadBack(a, b, VA);
 
         // Fetch-and-add and compare-and-swap on B's memory; the old value lands in A's.
-        run(() -> {
-            le64(b.mem(VA + 64, 8), 0, 40);
-            a.postSend(2, w -> atomic(w, ATOMIC_FA, VA + 64, 0, 2, VA + 128));
-            a.postSend(2, w -> atomic(w, ATOMIC_CS, VA + 64, 42, 7, VA + 136));
-        });
+        run(() -> RcScenario.postAtomics(a, b, 2, VA));
         assertThat(next(a).error()).isFalse();
         assertThat(next(a).error()).isFalse();
-        assertThat(on(() -> le64(b.mem(VA + 64, 8), 0))).isEqualTo(7);
-        assertThat(on(() -> le64(a.mem(VA + 128, 8), 0))).isEqualTo(40);
-        assertThat(on(() -> le64(a.mem(VA + 136, 8), 0))).isEqualTo(42);
+        RcScenario.assertAtomicsRan(a, b, VA);
 
         // Keys are B's: a wrong rkey, a range past the MR and a misaligned atomic fail as on hardware, each
         // on a pair of its own (an error moves the requester's QP, and the RC responder's, to ERROR).

@@ -3,9 +3,6 @@ package ernic.ionic;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.model.rdma.RawCqe;
-import ernic.model.rdma.RawWqe;
-import ernic.model.rdma.RdmaRaw;
-import ernic.model.rdma.RdmaVerbs;
 import ernic.roce.RoceFrame;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
@@ -49,16 +46,8 @@ class WireDataPathTest {
     final ArrayDeque<byte[]> tapped = new ArrayDeque<>();
     boolean tapping;
 
-    final class Side {
-        final IonicDevice dev;
-        final ModelGuest guest;
-        final RdmaRaw rdma;
-        final RawCqe.Ring cq;
-        final long buf;
+    final class Side extends RawSide {
         final int ip;
-        final RawWqe wqe = new RawWqe();
-        final long[] sq = new long[8], rq = new long[8];
-        final int[] sqProd = new int[8], rqProd = new int[8];
         Side peer;
 
         Side(int ip, boolean roce) throws IOException {
@@ -66,17 +55,14 @@ class WireDataPathTest {
         }
 
         Side(int ip, boolean roce, FaultPlan faults) throws IOException {
+            super(new IonicDevice(ProfileLoader.compat(), faults, MAC | ip & 0xff, "ERNICWIRE" + ip), VA);
             this.ip = ip;
-            dev = new IonicDevice(ProfileLoader.compat(), faults, MAC | ip & 0xff, "ERNICWIRE" + ip);
-            guest = new ModelGuest(dev, 16 << 20);
-            rdma = RdmaVerbs.open(guest.drv).raw();
             dev.rdma().clock(clock);
             if (roce) {
                 dev.roce();
             }
             dev.lif().sink(frame -> cable.add(new Object[]{peer, frame.toArray(ValueLayout.JAVA_BYTE)}));
-            cq = RdmaDataPathTest.createCq(guest, rdma);
-            buf = RdmaDataPathTest.createMr(guest, rdma, VA);
+            open();
         }
 
         /** An RC QP through INIT, RTR (toward {@code destQpn} at {@code destIp}) and RTS, remote access granted. */
@@ -86,8 +72,7 @@ class WireDataPathTest {
 
         /** A QP of {@code type} (RC or UC) through INIT, RTR and RTS, as {@link #rc}. */
         void connected(int type, int id, int destQpn, int destIp) throws IOException {
-            sq[id] = guest.alloc(64 * DEPTH);
-            rq[id] = guest.alloc(64 * DEPTH);
+            rings(id, LOG2);
             assertThat(rdma.createQp(id, type, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                     QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
@@ -111,33 +96,6 @@ class WireDataPathTest {
                 u8(h, 6 + i, (int) ((MAC | ip & 0xff) >>> 8 * (5 - i)));
             }
             return at;
-        }
-
-        /** A UD QP through INIT (Q_Key 0x1234), RTR and RTS. */
-        void ud(int id) throws IOException {
-            sq[id] = guest.alloc(64 * DEPTH);
-            rq[id] = guest.alloc(64 * DEPTH);
-            assertThat(rdma.createQp(id, UD, QP_PRIVILEGED, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_QKEY, INIT, 0, 0x1234).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTR, 0, 0).status()).isZero();
-            assertThat(rdma.modifyQp(id, IB_QP_STATE, RTS, 0, 0).status()).isZero();
-        }
-
-        void postSend(int qp, Consumer<RawWqe> fill) {
-            fill.accept(wqe.wrap(guest.at(sq[qp] + 64L * sqProd[qp], 64)).wqeId(sqProd[qp]));
-            sqProd[qp] = (sqProd[qp] + 1) & (DEPTH - 1);
-            rdma.ringSq(0, qp, sqProd[qp]);
-        }
-
-        void postRecv(int qp, long va, long len) {
-            wqe.wrap(guest.at(rq[qp] + 64L * rqProd[qp], 64)).wqeId(100 + rqProd[qp]).numSgeKey(1)
-                    .sge(WQE_PLD, 0, va, len, MR);
-            rqProd[qp] = (rqProd[qp] + 1) & (DEPTH - 1);
-            rdma.ringRq(0, qp, rqProd[qp]);
-        }
-
-        MemorySegment mem(long va, long len) {
-            return guest.at(buf + (va - VA), len);
         }
 
         long counter(String key) {
@@ -211,56 +169,25 @@ class WireDataPathTest {
         });
         assertThat(a.counter("roce.qpsPlaced")).isEqualTo(1);
         // A SEND with immediate data into a posted receive, 3000 bytes: three packets at path MTU 1024.
-        run(() -> {
-            for (int i = 0; i < 3000; i++) {
-                u8(a.mem(VA + i, 1), 0, i ^ 0x5a);
-            }
-            b.postRecv(3, VA + 8192, 4096);
-            a.postSend(2, w -> w.op(SEND_IMM).immDataKey(0x0bad_cafe).numSgeKey(1).length(3000)
-                    .sge(WQE_PLD, 0, VA, 3000, MR));
-        });
-        RawCqe recv = b.next();
-        assertThat(recv.type()).isEqualTo(CQE_TYPE_RECV);
-        assertThat(recv.error()).isFalse();
-        assertThat(recv.statusLength()).isEqualTo(3000);
-        assertThat(recv.immDataRkey()).isEqualTo(0x0bad_cafe);
-        for (int i = 0; i < 3000; i += 13) {
-            assertThat(u8(b.mem(VA + 8192 + i, 1), 0)).isEqualTo((i ^ 0x5a) & 0xff);
-        }
+        run(() -> RcScenario.postSendWithImmediate(a, 2, b, 3, 3000, VA));
+        RcScenario.assertReceived(b.next(), b, 3000, VA);
         RawCqe sent = a.next();
         assertThat(sent.error()).isFalse();
         assertThat(sent.msn()).isEqualTo(1);
 
         // WRITE 4 KiB across a page boundary of B's MR, then READ it back into A (four response packets).
-        run(() -> {
-            for (int i = 0; i < 4096; i++) {
-                u8(a.mem(VA + i, 1), 0, i * 7);
-            }
-            a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA, 4096, MR));
-            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA + 2048, MR).length(4096)
-                    .sge(WQE_PLD, 0, VA + 8192, 4096, MR));
-        });
+        run(() -> RcScenario.postWriteThenRead(a, 2, VA));
         assertThat(a.next().error()).isFalse();
         RawCqe read = a.next();
         assertThat(read.error()).isFalse();
         assertThat(read.msn()).isEqualTo(3);
-        for (int i = 0; i < 4096; i += 97) {
-            assertThat(u8(b.mem(VA + 2048 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
-            assertThat(u8(a.mem(VA + 8192 + i, 1), 0)).isEqualTo((i * 7) & 0xff);
-        }
+        RcScenario.assertWrittenAndReadBack(a, b, VA);
 
         // Fetch-and-add, then compare-and-swap, on B's memory; the old values land in A's.
-        run(() -> {
-            le64(b.mem(VA + 64, 8), 0, 40);
-            a.postSend(2, w -> RemoteDataPathTest.atomic(w, ATOMIC_FA, VA + 64, 0, 2, VA + 128));
-            a.postSend(2, w -> RemoteDataPathTest.atomic(w, ATOMIC_CS, VA + 64, 42, 7, VA + 136));
-        });
+        run(() -> RcScenario.postAtomics(a, b, 2, VA));
         assertThat(a.next().error()).isFalse();
         assertThat(a.next().error()).isFalse();
-        assertThat(le64(b.mem(VA + 64, 8), 0)).isEqualTo(7);
-        assertThat(le64(a.mem(VA + 128, 8), 0)).isEqualTo(40);
-        assertThat(le64(a.mem(VA + 136, 8), 0)).isEqualTo(42);
+        RcScenario.assertAtomicsRan(a, b, VA);
 
         // A's requests: the SEND and the WRITE in 1 KiB packets, the READ, two atomics
         assertThat(a.counter("roce.txFrames")).isEqualTo(3 + 4 + 1 + 1 + 1);

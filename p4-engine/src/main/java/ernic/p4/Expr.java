@@ -172,11 +172,7 @@ abstract class Expr {
             int s = stack.ref(p);
             long i = index.num(p);
             int[] m = l.stackMembers[s];
-            if (i < 0 || i >= m.length) {
-                p.externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
-                return l.stackScratch[s];
-            }
-            return m[(int) i];
+            return p.inBounds(i, m.length) ? m[(int) i] : l.stackScratch[s];
         }
     }
 
@@ -354,11 +350,7 @@ abstract class Expr {
             long[] r = p.externs.registers[reg];
             long i = index.num(p);
             p.externs.counters.inc(P4Counter.REGISTER_READS);
-            if (i < 0 || i >= r.length) {
-                p.externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
-                return 0;
-            }
-            return r[(int) i];
+            return p.inBounds(i, r.length) ? r[(int) i] : 0;
         }
     }
 }

@@ -103,10 +103,7 @@ final class ExprCompiler {
     Expr field(J v) {
         String hname = v.at(0).text();
         String fname = v.at(1).text();
-        int h = layout.header(hname);
-        if (h < 0) {
-            throw v.malformed("no header instance '" + hname + "'");
-        }
+        int h = declared(layout.header(hname), v, "header instance", hname);
         Expr.HeaderRef ref = new Expr.HeaderRef(h, layout.typeOf[h]);
         if (fname.equals("$valid$")) {
             return new Ops.Valid(ref, Kind.DATA);
@@ -132,19 +129,12 @@ final class ExprCompiler {
     }
 
     Expr.HeaderRef header(J v) {
-        int h = layout.header(v.text());
-        if (h < 0) {
-            throw v.malformed("no header instance '" + v.text() + "'");
-        }
+        int h = declared(layout.header(v.text()), v, "header instance", v.text());
         return new Expr.HeaderRef(h, layout.typeOf[h]);
     }
 
     int stack(J v) {
-        int s = layout.stack(v.text());
-        if (s < 0) {
-            throw v.malformed("no header stack '" + v.text() + "'");
-        }
-        return s;
+        return declared(layout.stack(v.text()), v, "header stack", v.text());
     }
 
     /** [union stack, member]: the header stack that holds that member of every element of the union stack. */
@@ -161,19 +151,19 @@ final class ExprCompiler {
     }
 
     int union(J v) {
-        int u = layout.union(v.text());
-        if (u < 0) {
-            throw v.malformed("no header union '" + v.text() + "'");
-        }
-        return u;
+        return declared(layout.union(v.text()), v, "header union", v.text());
     }
 
     int register(J v) {
-        int r = externs.register(v.text());
-        if (r < 0) {
-            throw v.malformed("no register array '" + v.text() + "'");
+        return declared(externs.register(v.text()), v, "register array", v.text());
+    }
+
+    /** {@code index}, where the program declares the {@code what} called {@code name}; below 0: it does not. */
+    private static int declared(int index, J where, String what, String name) {
+        if (index < 0) {
+            throw where.malformed("no " + what + " '" + name + "'");
         }
-        return r;
+        return index;
     }
 
     Expr data(Expr e, J where) {

@@ -163,6 +163,20 @@ public final class P4Engine {
     }
 
     /**
+     * Runs the ingress or egress control; an exit ends that control only. False: an assert failed, and the frame is
+     * dropped (counted).
+     */
+    private boolean control(Node first, Packet p) {
+        Node.runPipeline(first, p);
+        p.exit = false;
+        if (p.assertFailed) {
+            program.externs.counters.inc(P4Counter.DROPS_ASSERT);
+            return false;
+        }
+        return true;
+    }
+
+    /**
      * One frame's way through the switch, from ingress (or, for a clone, from egress on {@code egressPort}) through
      * every resubmission and recirculation, as simple_switch takes it: after ingress the ingress clone, the digest,
      * resubmit, multicast and drop; after egress the egress clone, drop, the deparser, recirculate.
@@ -182,10 +196,7 @@ public final class P4Engine {
                 // Always, as simple_switch does: a program whose errors number NoError 1 must read 1, not 0.
                 StdMeta.set(sm.parserError(), p, err);
                 checksums(p, true);
-                Node.runPipeline(program.ingress, p);
-                p.exit = false;
-                if (p.assertFailed) {
-                    c.inc(P4Counter.DROPS_ASSERT);
+                if (!control(program.ingress, p)) {
                     return DROPPED_ASSERT;
                 }
                 if (p.cloneSession >= 0) {
@@ -219,10 +230,7 @@ public final class P4Engine {
             // simple_switch starts egress with egress_spec one past the drop port (in 9 bits: 0), so only an egress
             // that drops leaves 511 there.
             StdMeta.set(sm.egressSpec(), p, StdMeta.DROP_PORT + 1);
-            Node.runPipeline(program.egress, p);
-            p.exit = false;
-            if (p.assertFailed) {
-                c.inc(P4Counter.DROPS_ASSERT);
+            if (!control(program.egress, p)) {
                 return DROPPED_ASSERT;
             }
             if (p.cloneSession >= 0) {

@@ -47,6 +47,18 @@ final class Packet {
         this.externs = externs;
     }
 
+    /**
+     * Whether {@code index} is within an extern array or a header stack of {@code length} cells; an index outside is
+     * counted, and the access it was for does nothing (a read gives 0 or the stack's scratch header).
+     */
+    boolean inBounds(long index, int length) {
+        if (index < 0 || index >= length) {
+            externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
+            return false;
+        }
+        return true;
+    }
+
     /** Starts a frame: copies its bytes and resets every header and flag. */
     void start(byte[] frame, int off, int len) {
         System.arraycopy(frame, off, in, 0, len);

@@ -175,9 +175,7 @@ interface Prim {
         public int exec(Packet p, int pc) {
             long i = index.num(p);
             long[] pk = p.externs.counterPackets[counter];
-            if (i < 0 || i >= pk.length) {
-                p.externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
-            } else {
+            if (p.inBounds(i, pk.length)) {
                 pk[(int) i]++;
                 p.externs.counterBytes[counter][(int) i] += p.inLen;
                 p.externs.counters.inc(P4Counter.COUNTER_UPDATES);
@@ -192,9 +190,7 @@ interface Prim {
         public int exec(Packet p, int pc) {
             Meter[] cells = p.externs.meters[meter];
             long i = index.num(p);
-            if (i < 0 || i >= cells.length) {
-                p.externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
-            } else {
+            if (p.inBounds(i, cells.length)) {
                 dst.set(p, cells[(int) i].execute(p.micros, p.externs.meterSpecs[meter].bytes() ? p.inLen : 1));
             }
             return pc + 1;
@@ -247,9 +243,7 @@ interface Prim {
             long[] r = p.externs.registers[reg];
             long i = index.num(p);
             p.externs.counters.inc(P4Counter.REGISTER_WRITES);
-            if (i < 0 || i >= r.length) {
-                p.externs.counters.inc(P4Counter.OUT_OF_BOUNDS);
-            } else {
+            if (p.inBounds(i, r.length)) {
                 r[(int) i] = Bits.truncate(value.num(p), p.externs.registerWidths[reg]);
             }
             return pc + 1;

@@ -37,10 +37,8 @@ class BackPressureTest {
         MeshConfig cfg = Cluster.smallBuffers(Duration.ofMillis(600), LOW, HIGH);
         Cluster.Recorder r2 = new Cluster.Recorder();
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
-            c.startManager();
-            MeshNode w1 = c.startWorker();
-            MeshNode w2 = c.startWorker(r2);
-            Cluster.stallDirect(w1, w2);
+            Cluster.Stalled pair = c.startStalled(r2);
+            MeshNode w1 = pair.sender(), w2 = pair.receiver();
 
             Channel ch = w1.channelTo(2);
             AtomicLong maxQueued = new AtomicLong();
@@ -186,10 +184,8 @@ class BackPressureTest {
         long room = cfg.replyRoom();
         assertThat(room).isEqualTo(MeshConfig.REPLY_ROOM_MIN);
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
-            c.startManager();
-            MeshNode w1 = c.startWorker();
-            MeshNode w2 = c.startWorker();
-            Cluster.stallDirect(w1, w2);
+            Cluster.Stalled pair = c.startStalled();
+            MeshNode w1 = pair.sender(), w2 = pair.receiver();
             // One task on w1's loop: nothing else runs on the connection while it measures.
             long[] r = on(w1, () -> {
                 int requests = 0;
@@ -228,10 +224,8 @@ class BackPressureTest {
     void aRequestLargerThanASmallBudgetLeavesRoomForReplies() {
         MeshConfig cfg = Cluster.smallBuffers(Duration.ofSeconds(20), 32 * 1024, 64 * 1024);
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
-            c.startManager();
-            MeshNode w1 = c.startWorker();
-            MeshNode w2 = c.startWorker();
-            Cluster.stallDirect(w1, w2);
+            Cluster.Stalled pair = c.startStalled();
+            MeshNode w1 = pair.sender(), w2 = pair.receiver();
             SendResult[] r = on(w1, () -> new SendResult[] {offer(w1, false, LARGE), offer(w1, false, MESSAGE),
                     offer(w1, true, 64), offer(w1, true, LARGE)});
             assertThat(r).containsExactly(SendResult.QUEUED, SendResult.BUSY, SendResult.QUEUED, SendResult.QUEUED);

@@ -96,6 +96,18 @@ final class Cluster implements AutoCloseable {
         b.setReceiving(a.nodeId(), false);
     }
 
+    /** Two workers joined directly, the receiver not reading what the sender sends it (see {@link #stallDirect}). */
+    record Stalled(MeshNode sender, MeshNode receiver) {}
+
+    /** The manager and two workers (the second heard by {@code receiverListeners}), their direct connection stalled. */
+    Stalled startStalled(MeshListener... receiverListeners) {
+        startManager();
+        MeshNode sender = startWorker();
+        MeshNode receiver = startWorker(receiverListeners);
+        stallDirect(sender, receiver);
+        return new Stalled(sender, receiver);
+    }
+
     EventLoopGroup newLoop(String name) {
         EventLoopGroup g = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory(name, true), ioFactory);
         loops.add(g);

@@ -24,10 +24,8 @@ class TakeBackTest {
         MeshConfig cfg = Cluster.smallBuffers(Duration.ofSeconds(30), 4 << 20, 8 << 20);
         Cluster.Recorder r2 = new Cluster.Recorder();
         try (Cluster c = new Cluster("127.0.0.1", cfg)) {
-            c.startManager();
-            MeshNode w1 = c.startWorker();
-            MeshNode w2 = c.startWorker(r2);
-            Cluster.stallDirect(w1, w2);
+            Cluster.Stalled pair = c.startStalled(r2);
+            MeshNode w1 = pair.sender(), w2 = pair.receiver();
 
             // The sender gives up the odd messages once this is set; a recall is asked on the sender's loop.
             AtomicInteger giveUpOdd = new AtomicInteger();

@@ -130,13 +130,20 @@ public final class DataPathBench {
         return this;
     }
 
+    /**
+     * One end of the measured pair: its verbs (both ends' are the same object when both QPs are on one device), its
+     * CQ, its connected RC QP, and an MR of {@link #SIZES}' largest size over {@code buf}.
+     */
+    record End(RdmaVerbs verbs, Cq cq, Qp qp, Buffer buf, Mr mr) {
+        /** A receive for the largest message, what every receive takes. */
+        void postRecv() throws IOException {
+            verbs.postRecv(qp, 0, mr.va(), (int) mr.length(), mr.lkey());
+        }
+    }
+
     private IonicDriverModel drv;
-    /** The verbs of A's side and of B's side (the same object when both QPs are on one device). */
-    private RdmaVerbs v, vB;
-    private Cq cqA, cqB;
-    private Qp a, b;
-    private Buffer bufA, bufB;
-    private Mr mrA, mrB;
+    /** A sends, B receives (and is written and read). */
+    private End endA, endB;
     private final SendWr wr = new SendWr();
     private final Wc wc = new Wc();
 
@@ -177,20 +184,19 @@ public final class DataPathBench {
             deviceAllocation = () -> threads.getThreadAllocatedBytes(device);
             serverCpu = CpuCost.inProcess(device);
             try {
-                v = RdmaVerbs.open(drv);
-                vB = v;
-                cqA = v.createCq(10);
-                cqB = v.createCq(10);
+                RdmaVerbs v = RdmaVerbs.open(drv);
+                Cq cqA = v.createCq(10);
+                Cq cqB = v.createCq(10);
                 int access = RdmaVerbs.QP_REMOTE_WRITE | RdmaVerbs.QP_REMOTE_READ;
-                a = v.createQp(RdmaVerbs.RC, cqA, cqA, 7, 7, 6, access);
-                b = v.createQp(RdmaVerbs.RC, cqB, cqB, 7, 7, 6, access);
+                Qp a = v.createQp(RdmaVerbs.RC, cqA, cqA, 7, 7, 6, access);
+                Qp b = v.createQp(RdmaVerbs.RC, cqB, cqB, 7, 7, 6, access);
                 v.connect(a, Path.of("10.0.0.1", "10.0.0.2"), b, Path.of("10.0.0.2", "10.0.0.1"));
                 long max = SIZES[SIZES.length - 1];
-                bufA = v.buffer(max, false);
-                bufB = v.buffer(max, false);
+                Buffer bufA = v.buffer(max, false);
+                Buffer bufB = v.buffer(max, false);
                 int all = RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_REMOTE_WRITE | RdmaVerbs.ACCESS_REMOTE_READ;
-                mrA = v.regMr(bufA, 0, max, all);
-                mrB = v.regMr(bufB, 0, max, all);
+                endA = new End(v, cqA, a, bufA, v.regMr(bufA, 0, max, all));
+                endB = new End(v, cqB, b, bufB, v.regMr(bufB, 0, max, all));
                 bufA.segment().fill((byte) 0x5a);
                 rows.addAll(measure(OPS, this::memcpy, sizes));
             } finally {
@@ -204,23 +210,13 @@ public final class DataPathBench {
     }
 
     /**
-     * Measures {@code ops} from QP {@code a} (verbs {@code va}) to QP {@code b} (verbs {@code vb}), connected
-     * already, with MRs of {@link #SIZES}' largest size on both sides: used by the mesh section, where a and b
-     * are on two servers.
+     * Measures {@code ops} from end {@code a} to end {@code b}, their QPs connected already: used by the mesh section,
+     * where a and b are on two servers.
      */
-    List<Row> measure(RdmaVerbs va, Cq cqA, Qp a, Buffer bufA, Mr mrA, RdmaVerbs vb, Cq cqB, Qp b, Mr mrB,
-                      String[] ops, Reference reference) throws IOException {
-        this.v = va;
-        this.vB = vb;
-        this.drv = vb.driver();
-        this.cqA = cqA;
-        this.a = a;
-        this.bufA = bufA;
-        this.mrA = mrA;
-        this.cqB = cqB;
-        this.b = b;
-        this.mrB = mrB;
-        this.bufB = null;
+    List<Row> measure(End a, End b, String[] ops, Reference reference) throws IOException {
+        this.endA = a;
+        this.endB = b;
+        this.drv = b.verbs().driver();
         return measure(ops, reference, SIZES);
     }
 
@@ -289,7 +285,7 @@ public final class DataPathBench {
     }
 
     private Row memcpy(long size, boolean warm) {
-        MemorySegment src = bufA.segment(), dst = bufB.segment();
+        MemorySegment src = endA.buf().segment(), dst = endB.buf().segment();
         long t0 = System.nanoTime();
         while (warm && System.nanoTime() - t0 < warmupNanos) {
             MemorySegment.copy(src, 0, dst, 0, size);
@@ -314,14 +310,17 @@ public final class DataPathBench {
             case "READ" -> RdmaVerbs.READ;
             default -> RdmaVerbs.SEND;
         };
-        wr.reset().sge(mrA.va(), (int) size, mrA.lkey());
+        RdmaVerbs v = endA.verbs();
+        Qp a = endA.qp();
+        Cq cqA = endA.cq();
+        wr.reset().sge(endA.mr().va(), (int) size, endA.mr().lkey());
         wr.opcode = opcode;
-        wr.remoteVa = mrB.va();
-        wr.rkey = mrB.rkey();
+        wr.remoteVa = endB.mr().va();
+        wr.rkey = endB.mr().rkey();
         boolean send = opcode == RdmaVerbs.SEND;
         if (send) {
-            while (b.rqOutstanding() < 100) {
-                vB.postRecv(b, 0, mrB.va(), (int) mrB.length(), mrB.lkey()); // every receive takes the largest message
+            while (endB.qp().rqOutstanding() < 100) {
+                endB.postRecv();
             }
         }
         // Bandwidth: WINDOW in flight.
@@ -406,15 +405,15 @@ public final class DataPathBench {
 
     /** SEND: take the receive completions on B's CQ and post the receives again. */
     private void replenish(long size) throws IOException {
-        while (cqB.poll(wc)) {
+        while (endB.cq().poll(wc)) {
             check(wc);
-            vB.postRecv(b, 0, mrB.va(), (int) mrB.length(), mrB.lkey()); // every receive takes the largest message
+            endB.postRecv();
         }
     }
 
     private void drain(int inFlight, boolean send, long size) throws IOException {
         for (; inFlight > 0; inFlight--) {
-            if (!v.pollWait(cqA, wc, 10_000, POLL_YIELD_NANOS)) {
+            if (!endA.verbs().pollWait(endA.cq(), wc, 10_000, POLL_YIELD_NANOS)) {
                 throw new IOException("drain: no completion");
             }
             check(wc);

@@ -6,7 +6,6 @@ import ernic.model.IonicDriverModel;
 import ernic.model.rdma.AdminException;
 import ernic.model.rdma.Buffer;
 import ernic.model.rdma.Cq;
-import ernic.model.rdma.Mr;
 import ernic.model.rdma.Path;
 import ernic.model.rdma.Qp;
 import ernic.model.rdma.RdmaVerbs;
@@ -177,7 +176,8 @@ public final class MeshBench {
             long max = DataPathBench.SIZES[DataPathBench.SIZES.length - 1];
             int all = RdmaVerbs.ACCESS_LOCAL_WRITE | RdmaVerbs.ACCESS_REMOTE_WRITE | RdmaVerbs.ACCESS_REMOTE_READ;
             Buffer bufA = va.buffer(max, false), bufB = vb.buffer(max, false);
-            Mr mrA = va.regMr(bufA, 0, max, all), mrB = vb.regMr(bufB, 0, max, all);
+            DataPathBench.End endA = new DataPathBench.End(va, cqA, a, bufA, va.regMr(bufA, 0, max, all));
+            DataPathBench.End endB = new DataPathBench.End(vb, cqB, b, bufB, vb.regMr(bufB, 0, max, all));
             byte[] pattern = new byte[4096];
             for (int i = 0; i < pattern.length; i++) {
                 pattern[i] = (byte) (i * 7 + 3);
@@ -188,7 +188,7 @@ public final class MeshBench {
                     .coldStart(COLD_START_MILLIS)
                     .cpu(CpuCost.forked(manager.pid()).and(CpuCost.forked(worker.pid())), 0);
             // The TCP reference runs in each round right before the operations, so a burst of load hits both.
-            for (DataPathBench.Row r : bench.measure(va, cqA, a, bufA, mrA, vb, cqB, b, mrB, ops,
+            for (DataPathBench.Row r : bench.measure(endA, endB, ops,
                     (size, warm) -> tcpOnce(tcpPath, (int) size, warm))) {
                 (r.op().equals("TCP") ? tcp : rdma).add(r);
             }

@@ -2,6 +2,7 @@ package ernic.it.harness;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -29,12 +30,8 @@ public final class GuestRun implements Callable<Integer> {
     @Option(names = "--vms", defaultValue = "1", description = "Number of guests, each with its own server (default: ${DEFAULT-VALUE}).")
     int vms;
 
-    @Option(names = "--server-args", defaultValue = "", description = "More arguments for each ernic serve, in one string.")
-    String serverArgs;
-
-    @Option(names = "--server-args-vm", paramLabel = "K=ARGS", description = "Arguments for VM K's ernic serve in place"
-            + " of --server-args, in one string (repeatable; K= alone: none).")
-    List<String> serverArgsVm = new java.util.ArrayList<>();
+    @Mixin
+    ServerArgs.Options serverArgs = new ServerArgs.Options();
 
     @Option(names = "--no-device", description = "Boot without any device (no server).")
     boolean noDevice;
@@ -54,7 +51,7 @@ public final class GuestRun implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        ServerArgs args = ServerArgs.parseOrSay("ernic guest run", serverArgs, serverArgsVm, vms);
+        ServerArgs args = serverArgs.parseOrSay("ernic guest run", vms);
         if (args == null) {
             return 2;
         }

@@ -2,6 +2,7 @@ package ernic.it.harness;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -88,12 +89,8 @@ public final class Lab {
         @Option(names = "--vms", defaultValue = "1", description = "Number of guests (default: ${DEFAULT-VALUE}).")
         int vms;
 
-        @Option(names = "--server-args", defaultValue = "", description = "More arguments for each ernic serve, in one string.")
-        String serverArgs;
-
-        @Option(names = "--server-args-vm", paramLabel = "K=ARGS", description = "Arguments for VM K's ernic serve in"
-                + " place of --server-args, in one string (repeatable; K= alone: none).")
-        List<String> serverArgsVm = new ArrayList<>();
+        @Mixin
+        ServerArgs.Options serverArgs = new ServerArgs.Options();
 
         @Option(names = "--share", paramLabel = "DIR", description = "A host directory every guest sees read-write at /share.")
         Path share;
@@ -107,7 +104,7 @@ public final class Lab {
                 System.err.println("ernic up: --vms must be 1 to 8");
                 return 2;
             }
-            ServerArgs args = ServerArgs.parseOrSay("ernic up", serverArgs, serverArgsVm, vms);
+            ServerArgs args = serverArgs.parseOrSay("ernic up", vms);
             if (args == null) {
                 return 2;
             }
@@ -133,7 +130,7 @@ public final class Lab {
                     ProcessHandle.current().info().command().orElse("java"), "--enable-native-access=ALL-UNNAMED",
                     "-cp", System.getProperty("java.class.path"), Lab.class.getName(), "supervise",
                     "--vms", Integer.toString(vms), "--memory", Integer.toString(memory),
-                    "--server-args", serverArgs));
+                    "--server-args", args.common()));
             for (String v : args.vmValues()) {
                 cmd.addAll(List.of("--server-args-vm", v));
             }
@@ -197,11 +194,8 @@ public final class Lab {
         @Option(names = "--vms", required = true)
         int vms;
 
-        @Option(names = "--server-args", defaultValue = "")
-        String serverArgs;
-
-        @Option(names = "--server-args-vm")
-        List<String> serverArgsVm = new ArrayList<>();
+        @Mixin
+        ServerArgs.Options serverArgs = new ServerArgs.Options();
 
         @Option(names = "--share")
         Path share;
@@ -222,7 +216,7 @@ public final class Lab {
             }
             PrintStream out = System.out;
             // up checked the values; a bad one here is a programming error, and ends the supervisor with its message
-            ServerArgs args = ServerArgs.parse(serverArgs, serverArgsVm, vms);
+            ServerArgs args = ServerArgs.parse(serverArgs.common, serverArgs.vmValues, vms);
             try (GuestFleet fleet = GuestFleet.start(new GuestFleet.Plan(vms, args, true, true, true, true), "lab",
                     out, i -> List.of("--metrics", "127.0.0.1:" + metrics[i]))) {
                 Properties state = new Properties();

@@ -1,5 +1,7 @@
 package ernic.it.harness;
 
+import picocli.CommandLine.Option;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -19,6 +21,21 @@ public final class ServerArgs {
     private ServerArgs(List<String> common, Map<Integer, List<String>> perVm) {
         this.common = common;
         this.perVm = perVm;
+    }
+
+    /** The two options, as a picocli mixin of every command that starts guests' servers. */
+    public static final class Options {
+        @Option(names = "--server-args", defaultValue = "", description = "More arguments for each ernic serve, in one string.")
+        String common;
+
+        @Option(names = "--server-args-vm", paramLabel = "K=ARGS", description = "Arguments for VM K's ernic serve in"
+                + " place of --server-args, in one string (repeatable; K= alone: none).")
+        List<String> vmValues = new ArrayList<>();
+
+        /** {@link #parseOrSay} of these values. */
+        public ServerArgs parseOrSay(String command, int vms) {
+            return ServerArgs.parseOrSay(command, common, vmValues, vms);
+        }
     }
 
     /** {@code --server-args} alone: the same arguments for every server. */

@@ -86,4 +86,35 @@ final class GuestScripts {
             W = e.ibv_wr_opcode
             SIG = e.ibv_send_flags.IBV_SEND_SIGNALED
             """;
+
+    /**
+     * Shell functions for a tool run across two guests: {@code serve NAME CMD...} runs the server end once (3
+     * minutes at most); {@code client NAME CMD...} tries the client end until the server listens (5 minutes at
+     * most), showing each try that reached the server and failed. Each prints its output, then
+     * {@code RESULT NAME server=STATUS} or {@code RESULT NAME client=STATUS}.
+     */
+    static final String SERVE_AND_CLIENT = """
+            serve() {
+                name=$1; shift
+                if timeout 180 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then s=0; else s=$?; fi
+                cat /tmp/$name.txt
+                echo "RESULT $name server=$s"
+            }
+            client() {
+                name=$1; shift
+                end=$(( $(date +%s) + 300 ))
+                while :; do
+                    if timeout 120 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then c=0; break; else c=$?; fi
+                    # A try that reached the server and failed (a time-out is 124) is the evidence: the
+                    # next try overwrites the file, so it is shown now.
+                    if ! grep -q "Couldn't connect" /tmp/$name.txt; then
+                        echo "TRY $name client=$c"; tail -n 20 /tmp/$name.txt
+                    fi
+                    [ "$(date +%s)" -lt $end ] || break
+                    sleep 1
+                done
+                cat /tmp/$name.txt
+                echo "RESULT $name client=$c"
+            }
+            """;
 }

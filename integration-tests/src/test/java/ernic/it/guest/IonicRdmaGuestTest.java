@@ -65,6 +65,18 @@ class IonicRdmaGuestTest {
                 name=$1; shift
                 run2 $name "$*" "$* localhost"
             }
+            # name, label, an rdma command shown (between LABEL-begin and LABEL-end) while the server of a pair
+            # waits, then the arguments both ends share
+            meanwhile() {
+                name=$1; label=$2; show=$3; shift 3
+                timeout 60 "$@" > /tmp/server-$name.txt 2>&1 &
+                sleep 2
+                echo "$label-begin"; $show; echo "$label-end rc=$?"
+                if timeout 60 "$@" localhost > /tmp/client-$name.txt 2>&1; then c=0; else c=$?; fi
+                if wait $!; then s=0; else s=$?; fi
+                cat /tmp/server-$name.txt /tmp/client-$name.txt
+                echo "RESULT $name client=$c server=$s"
+            }
             pair rc ibv_rc_pingpong -d ionic_0 -g 0 -n 100
             dumphwc rc
             pair rc-check ibv_rc_pingpong -d ionic_0 -g 1 -n 50 -s 1000 -c
@@ -77,13 +89,7 @@ class IonicRdmaGuestTest {
             pair uc-write-bw ib_write_bw -d ionic_0 -x 1 -c UC -s 65536 -n 100
             pair uc-send-bw ib_send_bw -d ionic_0 -x 1 -c UC -s 4096 -n 100
             # The QP the UC server made is a UC QP as ib_core sees it.
-            timeout 60 ibv_uc_pingpong -d ionic_0 -g 0 -n 20 > /tmp/server-ucq.txt 2>&1 &
-            sleep 2
-            echo "uc-res-begin"; rdma resource show qp link ionic_0/1; echo "uc-res-end rc=$?"
-            if timeout 60 ibv_uc_pingpong -d ionic_0 -g 0 -n 20 localhost > /tmp/client-ucq.txt 2>&1; then c=0; else c=$?; fi
-            if wait $!; then s=0; else s=$?; fi
-            cat /tmp/server-ucq.txt /tmp/client-ucq.txt
-            echo "RESULT uc-res client=$c server=$s"
+            meanwhile uc-res uc-res "rdma resource show qp link ionic_0/1" ibv_uc_pingpong -d ionic_0 -g 0 -n 20
             pair write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 100
             pair read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 100
             pair atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 100
@@ -101,13 +107,7 @@ class IonicRdmaGuestTest {
             run2 udaddy "udaddy -b %1$s" "udaddy -s %1$s"
             # Per-QP counters: ib_core binds each new QP to a counter; reading it sends QP_STATS_VALS.
             rdma statistic qp set link ionic_0/1 auto type on && echo "qp-auto on"
-            timeout 60 ibv_rc_pingpong -d ionic_0 -g 0 -n 20 > /tmp/server-rcq.txt 2>&1 &
-            sleep 2
-            echo "qp-stats-begin"; rdma statistic qp show link ionic_0/1; echo "qp-stats-end rc=$?"
-            if timeout 60 ibv_rc_pingpong -d ionic_0 -g 0 -n 20 localhost > /tmp/client-rcq.txt 2>&1; then c=0; else c=$?; fi
-            if wait $!; then s=0; else s=$?; fi
-            cat /tmp/server-rcq.txt /tmp/client-rcq.txt
-            echo "RESULT rc-counted client=$c server=$s"
+            meanwhile rc-counted qp-stats "rdma statistic qp show link ionic_0/1" ibv_rc_pingpong -d ionic_0 -g 0 -n 20
             rdma statistic qp set link ionic_0/1 auto off
             # Many contexts at once: 32 ping-pong pairs (64 processes, each its own context, doorbell page
             # and RC QP), in event mode so 64 of them fit on 4 vCPUs; the peak of RC QPs is sampled meanwhile.

@@ -14,18 +14,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(GuestPrerequisites.class)
 class MeshGuestTest {
-    static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + """
+    static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + GuestScripts.SERVE_AND_CLIENT + """
             srv=192.168.77.1
             peer=192.168.77.$(( (ERNIC_VM_INDEX + 1) % 2 + 1 ))
             for i in $(seq 1 60); do ping -c 1 -W 1 $peer > /dev/null && break; sleep 1; done
             echo "gid1 $(cat /sys/class/infiniband/ionic_0/ports/1/gids/1)"
             if [ "$ERNIC_VM_INDEX" = 0 ]; then
-                serve() { # name, command: the server end, once
-                    name=$1; shift
-                    if timeout 180 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then s=0; else s=$?; fi
-                    cat /tmp/$name.txt
-                    echo "RESULT $name server=$s"
-                }
                 serve rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601
                 serve write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602
                 serve write-bw-1m ib_write_bw -d ionic_0 -x 1 -s 1048576 -n 50 -p 18607
@@ -35,22 +29,6 @@ class MeshGuestTest {
                 serve rping rping -s -a $srv -C 10 -V -v -p 18606
                 serve udaddy udaddy -b $srv
             else
-                client() { # name, command: the client end, tried until the server listens (at most 5 minutes)
-                    name=$1; shift
-                    end=$(( $(date +%s) + 300 ))
-                    while :; do
-                        if timeout 120 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then c=0; break; else c=$?; fi
-                        # A try that reached the server and failed (a time-out is 124) is the evidence: the
-                        # next try overwrites the file, so it is shown now.
-                        if ! grep -q "Couldn't connect" /tmp/$name.txt; then
-                            echo "TRY $name client=$c"; tail -n 20 /tmp/$name.txt
-                        fi
-                        [ "$(date +%s)" -lt $end ] || break
-                        sleep 1
-                    done
-                    cat /tmp/$name.txt
-                    echo "RESULT $name client=$c"
-                }
                 client rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601 $srv
                 client write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602 $srv
                 client write-bw-1m ib_write_bw -d ionic_0 -x 1 -s 1048576 -n 50 -p 18607 $srv

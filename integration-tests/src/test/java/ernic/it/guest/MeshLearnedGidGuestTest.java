@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ExtendWith(GuestPrerequisites.class)
 class MeshLearnedGidGuestTest {
-    static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + """
+    static final String SCRIPT = GuestScripts.rdmaUp("$ERNIC_GUEST_IP") + GuestScripts.SERVE_AND_CLIENT + """
             me=10.78.0.$(( ERNIC_VM_INDEX + 1 ))
             ip addr add $me/24 dev "$nd"
             want=$(printf '0000:0000:0000:0000:0000:ffff:0a4e:%04x' $(( ERNIC_VM_INDEX + 1 )))
@@ -34,27 +34,10 @@ class MeshLearnedGidGuestTest {
             peer=10.78.0.$(( (ERNIC_VM_INDEX + 1) % 2 + 1 ))
             for i in $(seq 1 60); do ping -c 1 -W 1 $peer > /dev/null && break; sleep 1; done
             if [ "$ERNIC_VM_INDEX" = 0 ]; then
-                serve() { # name, command: the server end, once
-                    name=$1; shift
-                    if timeout 180 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then s=0; else s=$?; fi
-                    cat /tmp/$name.txt
-                    echo "RESULT $name server=$s"
-                }
                 serve rc ibv_rc_pingpong -d ionic_0 -g $idx -n 100 -s 1000 -c -p 18701
                 serve write-bw ib_write_bw -d ionic_0 -x $idx -s 65536 -n 200 -p 18702
                 serve rping rping -s -a $srv -C 10 -V -v -p 18703
             else
-                client() { # name, command: the client end, tried until the server listens (at most 5 minutes)
-                    name=$1; shift
-                    end=$(( $(date +%s) + 300 ))
-                    while :; do
-                        if timeout 120 stdbuf -oL -eL "$@" > /tmp/$name.txt 2>&1; then c=0; break; else c=$?; fi
-                        [ "$(date +%s)" -lt $end ] || break
-                        sleep 1
-                    done
-                    cat /tmp/$name.txt
-                    echo "RESULT $name client=$c"
-                }
                 client rc ibv_rc_pingpong -d ionic_0 -g $idx -n 100 -s 1000 -c -p 18701 $srv
                 client write-bw ib_write_bw -d ionic_0 -x $idx -s 65536 -n 200 -p 18702 $srv
                 client rping rping -c -a $srv -C 10 -V -v -p 18703
