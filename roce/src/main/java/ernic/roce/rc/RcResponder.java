@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>A request ahead of the expected PSN is dropped, and the first of a gap gets one PSN sequence error NAK; no
  * other until the expected PSN comes. A request behind it (a duplicate, within the 2^23 window) is not executed
- * again: a SEND or WRITE is ACKed again if it asks for an ACK, a READ answered again from memory, an atomic
+ * again: a SEND or WRITE is ACKed (its own PSN) if it asks for an ACK, a READ answered again from memory, an atomic
  * answered from the replay record of its result (max_dest_rd_atomic records are kept; a duplicate with none left
  * is dropped). A SEND (or
  * WRITE with immediate) with no receive posted gets an RNR NAK with the QP's min RNR timer and is not executed.
@@ -343,10 +343,12 @@ public final class RcResponder implements ConnectedResponder {
 
     /**
      * A request behind the expected PSN: answered again, never executed again (vol. 1, 9.7.5.1.1; C9-105). A
-     * duplicate SEND or WRITE packet is ACKed with the newest PSN taken when it asks for an ACK (AckReq), as a new
-     * one would be, and dropped in silence when it does not, as Intel's hfi1 responder does: a requester going back
-     * N sends AckReq on each message's last packet, and an ACK for every duplicate, arriving while that message is
-     * still being resent, is what rdma_rxe's completer mishandles (docs/roce.md).
+     * duplicate SEND or WRITE packet that asks for an ACK (AckReq: a message's last packet, or every so many) gets
+     * one for its own PSN, which is true (everything up to it was taken) and no more than the requester has sent
+     * again; one that does not ask is dropped in silence, as a new packet would be (Intel's hfi1 does the same).
+     * An ACK beyond the message a requester is resending, the newest PSN taken, is what rdma_rxe's completer
+     * mishandles: it moves past that message without completing it, and later resends it as a zero-length SEND or
+     * stops (docs/roce.md, "rxe under load").
      */
     private void duplicate(IbOpcode o, int p, boolean ackReq) {
         counters.inc(RcCounter.RESP_DUPLICATES);
@@ -377,7 +379,7 @@ public final class RcResponder implements ConnectedResponder {
             }
             default -> {
                 if (ackReq) {
-                    acknowledge(TransportHeader.AETH_ACK, Psn.add(epsn, -1));
+                    acknowledge(TransportHeader.AETH_ACK, p);
                 }
             }
         }
