@@ -607,8 +607,4 @@ public final class RcRequester implements ConnectedRequester {
     public boolean rnrWaiting() {
         return rnrWaiting;
     }
-
-    public long count(RcCounter c) {
-        return counters.get(c);
-    }
 }

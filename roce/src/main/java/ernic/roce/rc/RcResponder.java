@@ -24,8 +24,6 @@ import java.lang.foreign.MemorySegment;
  * <p>Single-threaded; nothing is allocated after construction.
  */
 public final class RcResponder implements ConnectedResponder {
-    private static final int NONE = 0, IN_SEND = 1, IN_WRITE = 2;
-
     private final RcAttributes attr;
     private final int destQp;
     private final RcPacketSink sink;
@@ -42,13 +40,10 @@ public final class RcResponder implements ConnectedResponder {
     private boolean failed;
     private int sinceAck;
 
-    // the message in progress
-    private int inMessage = NONE;
+    /** The message in progress. */
+    private final Inbound in = new Inbound();
     /** A receive was taken for the message in progress. */
     private boolean haveReceive;
-    private long receiveOffset;
-    private int writeRkey;
-    private long writeVa, writeRemaining, writeLength;
 
     // replay records of READs and atomics: a ring of max_dest_rd_atomic
     private final boolean[] recValid, recAtomic;
@@ -116,13 +111,11 @@ public final class RcResponder implements ConnectedResponder {
             return;
         }
         nakSent = false;
-        if (length < 0 || length > pmtu || !o.payload && length != 0
-                || (o.position == IbOpcode.Position.FIRST || o.position == IbOpcode.Position.MIDDLE) && length != pmtu
-                || o.position == IbOpcode.Position.LAST && length == 0) {
+        if (!Inbound.lengthFits(o, length, pmtu)) {
             invalidRequest(RcCounter.RESP_NAK_BAD_LENGTH, p);
             return;
         }
-        if (!inOrder(o)) {
+        if (!in.inOrder(o)) {
             invalidRequest(RcCounter.RESP_NAK_OPCODE_SEQUENCE, p);
             return;
         }
@@ -130,7 +123,7 @@ public final class RcResponder implements ConnectedResponder {
             case RC_RDMA_READ_REQUEST -> read(r, p);
             case RC_CMP_SWAP, RC_FETCH_ADD -> atomic(r, p, o == IbOpcode.RC_CMP_SWAP);
             default -> {
-                if (isSend(o) ? send(o, r, p, data, offset, length) : write(o, r, p, data, offset, length)) {
+                if (Inbound.isSend(o) ? send(o, r, p, data, offset, length) : write(o, r, p, data, offset, length)) {
                     counters.inc(RcCounter.RESP_PACKETS);
                     epsn = Psn.add(epsn, 1);
                     if (r.ackReq || attr.ackEvery() > 0 && ++sinceAck >= attr.ackEvery()) {
@@ -141,20 +134,6 @@ public final class RcResponder implements ConnectedResponder {
         }
     }
 
-    private static boolean isSend(IbOpcode o) {
-        int op = o.operation;
-        return op <= 0x05 || op == 0x16 || op == 0x17;
-    }
-
-    /** A FIRST or ONLY outside a message, a MIDDLE or LAST of the message in progress (vol. 1, 9.8.3.1). */
-    private boolean inOrder(IbOpcode o) {
-        return switch (inMessage) {
-            case IN_SEND -> isSend(o) && !o.first();
-            case IN_WRITE -> !isSend(o) && o.payload && !o.first();
-            default -> o.first();
-        };
-    }
-
     /** A SEND packet; false when it was refused (RNR NAK or a fatal NAK sent). */
     private boolean send(IbOpcode o, TransportHeader r, int p, MemorySegment data, long offset, int length) {
         if (o.first()) {
@@ -163,52 +142,48 @@ public final class RcResponder implements ConnectedResponder {
                 return false;
             }
             haveReceive = true;
-            receiveOffset = 0;
+            in.receiveOffset = 0;
         }
-        if (receiveOffset + length > host.receiveCapacity()) {
+        if (in.receiveOffset + length > host.receiveCapacity()) {
             counters.inc(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT);
             haveReceive = false;
-            host.receiveCompleted(RcStatus.LOC_LEN_ERR, receiveOffset + length, false, 0, false, 0);
+            host.receiveCompleted(RcStatus.LOC_LEN_ERR, in.receiveOffset + length, false, 0, false, 0);
             fatal(TransportHeader.AETH_NAK_INVALID_REQUEST, null, RcStatus.LOC_LEN_ERR, p);
             return false;
         }
         if (length > 0) {
-            host.receive(receiveOffset, data, offset, length);
+            host.receive(in.receiveOffset, data, offset, length);
         }
-        receiveOffset += length;
+        in.receiveOffset += length;
         if (!o.last()) {
-            inMessage = IN_SEND;
+            in.kind = Inbound.SEND;
             return true;
         }
         if (o.invalidate() && (r.invRkey == 0 || !host.invalidate(r.invRkey))) {
             invalidRequest(RcCounter.RESP_NAK_INVALIDATE, p);
             return false;
         }
-        inMessage = NONE;
+        in.kind = Inbound.NONE;
         haveReceive = false;
         msn = Psn.add(msn, 1);
-        host.receiveCompleted(RcStatus.SUCCESS, receiveOffset, o.immediate(), r.imm, o.invalidate(), r.invRkey);
+        host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, o.invalidate(), r.invRkey);
         return true;
     }
 
     /** An RDMA WRITE packet; false when it was refused. */
     private boolean write(IbOpcode o, TransportHeader r, int p, MemorySegment data, long offset, int length) {
-        int rkey = writeRkey;
-        long va = writeVa, remaining = writeRemaining, total = writeLength;
         if (o.first()) {
-            total = remaining = Integer.toUnsignedLong(r.dmaLength);
-            rkey = r.rkey;
-            va = r.va;
-            if (total > Integer.MAX_VALUE) {
+            in.startWrite(r);
+            if (in.length > Integer.MAX_VALUE) {
                 invalidRequest(RcCounter.RESP_NAK_BAD_LENGTH, p);
                 return false;
             }
-            if (total > 0 && !accessible(rkey, va, total, RcResponderHost.REMOTE_WRITE)) {
+            if (in.length > 0 && !accessible(in.rkey, in.va, in.length, RcResponderHost.REMOTE_WRITE)) {
                 remoteAccess(p);
                 return false;
             }
         }
-        if (length > remaining || o.last() && length != remaining) {
+        if (!in.writeFits(o, length)) {
             invalidRequest(RcCounter.RESP_NAK_BAD_LENGTH, p);
             return false;
         }
@@ -219,22 +194,16 @@ public final class RcResponder implements ConnectedResponder {
             }
             haveReceive = true;
         }
-        if (length > 0) {
-            host.write(rkey, va, data, offset, length);
-        }
-        writeRkey = rkey;
-        writeVa = va + length;
-        writeRemaining = remaining - length;
-        writeLength = total;
+        in.write(host, data, offset, length);
         if (!o.last()) {
-            inMessage = IN_WRITE;
+            in.kind = Inbound.WRITE;
             return true;
         }
-        inMessage = NONE;
+        in.kind = Inbound.NONE;
         msn = Psn.add(msn, 1);
         if (o.immediate()) {
             haveReceive = false;
-            host.receiveCompleted(RcStatus.SUCCESS, total, true, r.imm, false, 0);
+            host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0);
         }
         return true;
     }
@@ -408,7 +377,7 @@ public final class RcResponder implements ConnectedResponder {
         acknowledge(syndrome, p);
         failed = true;
         haveReceive = false;
-        inMessage = NONE;
+        in.kind = Inbound.NONE;
         host.failed(status);
     }
 
@@ -453,9 +422,5 @@ public final class RcResponder implements ConnectedResponder {
     /** A receive is taken by a SEND (or WRITE with immediate) still in progress. */
     public boolean receiveInProgress() {
         return haveReceive;
-    }
-
-    public long count(RcCounter c) {
-        return counters.get(c);
     }
 }

@@ -18,8 +18,6 @@ import java.lang.foreign.MemorySegment;
  * <p>Single-threaded; nothing is allocated after construction.
  */
 public final class UcResponder implements ConnectedResponder {
-    private static final int NONE = 0, IN_SEND = 1, IN_WRITE = 2;
-
     private final int pmtu;
     private final RcResponderHost host;
     private final Counters<RcCounter> counters;
@@ -28,12 +26,10 @@ public final class UcResponder implements ConnectedResponder {
     private int epsn;
     /** The message in progress lost a packet: drop until the next FIRST or ONLY. */
     private boolean dropping;
-    private int inMessage = NONE;
+    /** The message in progress. */
+    private final Inbound in = new Inbound();
     /** A receive was taken and not completed (kept across a dropped message). */
     private boolean haveReceive;
-    private long receiveOffset;
-    private int writeRkey;
-    private long writeVa, writeRemaining, writeLength;
 
     /** @param initialPsn the first expected PSN (rq_psn) */
     public UcResponder(RcAttributes attr, int initialPsn, RcResponderHost host, Counters<RcCounter> counters) {
@@ -59,30 +55,24 @@ public final class UcResponder implements ConnectedResponder {
             }
             dropping = false;
         }
-        if (o.first() && inMessage != NONE) {
+        if (o.first() && in.kind != Inbound.NONE) {
             drop(); // its LAST never came: the new message starts here
             dropping = false;
         }
-        if (!o.first() && inMessage != (isSend(o) ? IN_SEND : IN_WRITE)) {
+        if (!in.inOrder(o)) {
             counters.inc(RcCounter.UC_DROP_OPCODE_SEQUENCE);
             drop();
             return;
         }
-        if (length < 0 || length > pmtu || !o.payload && length != 0
-                || (o.position == IbOpcode.Position.FIRST || o.position == IbOpcode.Position.MIDDLE) && length != pmtu
-                || o.position == IbOpcode.Position.LAST && length == 0) {
+        if (!Inbound.lengthFits(o, length, pmtu)) {
             counters.inc(RcCounter.UC_DROP_BAD_LENGTH);
             drop();
             return;
         }
-        if (isSend(o) ? send(o, r, data, offset, length) : write(o, r, data, offset, length)) {
+        if (Inbound.isSend(o) ? send(o, r, data, offset, length) : write(o, r, data, offset, length)) {
             counters.inc(RcCounter.RESP_PACKETS);
             epsn = Psn.add(p, 1);
         }
-    }
-
-    private static boolean isSend(IbOpcode o) {
-        return o.operation <= 0x05;
     }
 
     /** A SEND packet; false when its message was dropped. */
@@ -94,48 +84,44 @@ public final class UcResponder implements ConnectedResponder {
                 return false;
             }
             haveReceive = true;
-            receiveOffset = 0;
+            in.receiveOffset = 0;
         }
-        if (receiveOffset + length > host.receiveCapacity()) {
+        if (in.receiveOffset + length > host.receiveCapacity()) {
             counters.inc(RcCounter.UC_DROP_RECEIVE_TOO_SHORT);
             drop();
             return false;
         }
         if (length > 0) {
-            host.receive(receiveOffset, data, offset, length);
+            host.receive(in.receiveOffset, data, offset, length);
         }
-        receiveOffset += length;
+        in.receiveOffset += length;
         if (!o.last()) {
-            inMessage = IN_SEND;
+            in.kind = Inbound.SEND;
             return true;
         }
-        inMessage = NONE;
+        in.kind = Inbound.NONE;
         haveReceive = false;
-        host.receiveCompleted(RcStatus.SUCCESS, receiveOffset, o.immediate(), r.imm, false, 0);
+        host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, false, 0);
         return true;
     }
 
     /** An RDMA WRITE packet; false when its message was dropped. */
     private boolean write(IbOpcode o, TransportHeader r, MemorySegment data, long offset, int length) {
-        int rkey = writeRkey;
-        long va = writeVa, remaining = writeRemaining, total = writeLength;
         if (o.first()) {
-            total = remaining = Integer.toUnsignedLong(r.dmaLength);
-            rkey = r.rkey;
-            va = r.va;
-            if (total > Integer.MAX_VALUE) {
+            in.startWrite(r);
+            if (in.length > Integer.MAX_VALUE) {
                 counters.inc(RcCounter.UC_DROP_BAD_LENGTH);
                 drop();
                 return false;
             }
-            if (total > 0 && (rkey == 0 || Long.compareUnsigned(va + total, va) <= 0
-                    || !host.checkAccess(rkey, va, total, RcResponderHost.REMOTE_WRITE))) {
+            if (in.length > 0 && (in.rkey == 0 || Long.compareUnsigned(in.va + in.length, in.va) <= 0
+                    || !host.checkAccess(in.rkey, in.va, in.length, RcResponderHost.REMOTE_WRITE))) {
                 counters.inc(RcCounter.UC_DROP_ACCESS);
                 drop();
                 return false;
             }
         }
-        if (length > remaining || o.last() && length != remaining) {
+        if (!in.writeFits(o, length)) {
             counters.inc(RcCounter.UC_DROP_BAD_LENGTH);
             drop();
             return false;
@@ -145,32 +131,26 @@ public final class UcResponder implements ConnectedResponder {
             drop();
             return false;
         }
-        if (length > 0) {
-            host.write(rkey, va, data, offset, length);
-        }
-        writeRkey = rkey;
-        writeVa = va + length;
-        writeRemaining = remaining - length;
-        writeLength = total;
+        in.write(host, data, offset, length);
         if (!o.last()) {
-            inMessage = IN_WRITE;
+            in.kind = Inbound.WRITE;
             return true;
         }
-        inMessage = NONE;
+        in.kind = Inbound.NONE;
         if (o.immediate()) {
             haveReceive = false;
-            host.receiveCompleted(RcStatus.SUCCESS, total, true, r.imm, false, 0);
+            host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0);
         }
         return true;
     }
 
     /** The message of this packet is given up; packets are dropped until the next FIRST or ONLY. */
     private void drop() {
-        if (inMessage != NONE || !dropping) {
+        if (in.kind != Inbound.NONE || !dropping) {
             counters.inc(RcCounter.UC_MESSAGES_DROPPED); // once per message, not per packet dropped after it
         }
-        inMessage = NONE;
-        receiveOffset = 0;
+        in.kind = Inbound.NONE;
+        in.receiveOffset = 0;
         dropping = true;
     }
 

@@ -195,11 +195,11 @@ class RcRequesterTest {
         bed.poll();
         bed.toRequester(ack(TransportHeader.AETH_ACK, 1));
         assertThat(completions()).isEmpty();
-        assertThat(req.count(RcCounter.REQ_IMPLIED_NAKS)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_IMPLIED_NAKS)).isEqualTo(1);
         List<Packet> again = bed.poll();
         assertThat(opcodes(again)).containsExactly(RC_RDMA_READ_REQUEST, RC_SEND_ONLY);
         assertThat(psns(again)).containsExactly(0, 1);
-        assertThat(req.count(RcCounter.REQ_RETRANSMITTED)).isEqualTo(2);
+        assertThat(bed.count(RcCounter.REQ_RETRANSMITTED)).isEqualTo(2);
     }
 
     @Test
@@ -230,7 +230,7 @@ class RcRequesterTest {
         assertThat(bed.poll().getFirst().h().dmaLength).isEqualTo(952);
         bed.toRequester(response(RC_RDMA_READ_RESPONSE_ONLY, 2, new byte[952]));
         assertThat(completions()).containsExactly(new Completion(1, RcStatus.SUCCESS));
-        assertThat(req.count(RcCounter.REQ_DROP_UNEXPECTED)).isZero();
+        assertThat(bed.count(RcCounter.REQ_DROP_UNEXPECTED)).isZero();
     }
 
     @Test
@@ -254,7 +254,7 @@ class RcRequesterTest {
         assertThat(completions()).containsExactly(new Completion(1, RcStatus.SUCCESS));
         List<Packet> again = bed.poll();
         assertThat(psns(again)).containsExactly(1, 2);
-        assertThat(req.count(RcCounter.REQ_RETRANSMITTED)).isEqualTo(2);
+        assertThat(bed.count(RcCounter.REQ_RETRANSMITTED)).isEqualTo(2);
         // a second NAK for the same PSN while that retry is under way starts no other
         bed.toRequester(ack(TransportHeader.AETH_NAK_PSN_SEQUENCE, 1));
         assertThat(bed.poll()).isEmpty();
@@ -322,7 +322,7 @@ class RcRequesterTest {
             req.tick(bed.now);
         }
         assertThat(req.failed()).isFalse();
-        assertThat(req.count(RcCounter.REQ_RNR_NAKS)).isEqualTo(100);
+        assertThat(bed.count(RcCounter.REQ_RNR_NAKS)).isEqualTo(100);
     }
 
     @ParameterizedTest
@@ -340,7 +340,7 @@ class RcRequesterTest {
         assertThat(completions()).last().isEqualTo(new Completion(4, RcStatus.WR_FLUSH_ERR));
         assertThat(bed.poll()).isEmpty();
         bed.toRequester(ack(TransportHeader.AETH_ACK, 2));
-        assertThat(req.count(RcCounter.REQ_DROP_QP_ERROR)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_DROP_QP_ERROR)).isEqualTo(1);
     }
 
     @Test
@@ -357,7 +357,7 @@ class RcRequesterTest {
         b.now = timeout;
         b.requester.tick(b.now);
         assertThat(psns(b.poll())).containsExactly(1, 2);
-        assertThat(b.requester.count(RcCounter.REQ_TIMEOUTS)).isEqualTo(1);
+        assertThat(b.count(RcCounter.REQ_TIMEOUTS)).isEqualTo(1);
         assertThat(b.requester.nextDeadline()).isEqualTo(2 * timeout);
     }
 
@@ -374,7 +374,7 @@ class RcRequesterTest {
         }
         assertThat(b.sendSide.completions).containsExactly(new Completion(1, RcStatus.RETRY_EXC_ERR),
                 new Completion(2, RcStatus.WR_FLUSH_ERR));
-        assertThat(b.requester.count(RcCounter.REQ_TIMEOUTS)).isEqualTo(4);
+        assertThat(b.count(RcCounter.REQ_TIMEOUTS)).isEqualTo(4);
         assertThat(sent).isEqualTo(2 * (1 + 3));
     }
 
@@ -432,21 +432,21 @@ class RcRequesterTest {
         bed.postRead(2, 100, VA);
         bed.poll();
         bed.toRequester(RcTestBed.request(RC_SEND_ONLY, 0, false, new byte[0]));
-        assertThat(req.count(RcCounter.REQ_DROP_NOT_RESPONSE)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_DROP_NOT_RESPONSE)).isEqualTo(1);
         bed.toRequester(ack(TransportHeader.AETH_ACK, 7));
-        assertThat(req.count(RcCounter.REQ_DROP_PSN_OUT_OF_WINDOW)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_DROP_PSN_OUT_OF_WINDOW)).isEqualTo(1);
         bed.toRequester(ack(0x40, 0));
-        assertThat(req.count(RcCounter.REQ_DROP_BAD_SYNDROME)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_DROP_BAD_SYNDROME)).isEqualTo(1);
         bed.toRequester(response(RC_RDMA_READ_RESPONSE_ONLY, 0, new byte[10]));
-        assertThat(req.count(RcCounter.REQ_DROP_UNEXPECTED)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_DROP_UNEXPECTED)).isEqualTo(1);
         bed.toRequester(response(RC_RDMA_READ_RESPONSE_ONLY, 1, new byte[99]));
-        assertThat(req.count(RcCounter.REQ_DROP_BAD_LENGTH)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_DROP_BAD_LENGTH)).isEqualTo(1);
         bed.toRequester(response(RC_RDMA_READ_RESPONSE_FIRST, 1, new byte[1024]));
-        assertThat(req.count(RcCounter.REQ_DROP_UNEXPECTED)).isEqualTo(2);
+        assertThat(bed.count(RcCounter.REQ_DROP_UNEXPECTED)).isEqualTo(2);
         bed.toRequester(response(RC_RDMA_READ_RESPONSE_ONLY, 1, new byte[100]));
         assertThat(completions()).extracting(Completion::status).containsExactly(RcStatus.SUCCESS, RcStatus.SUCCESS);
         bed.toRequester(ack(TransportHeader.AETH_ACK, 0));
-        assertThat(req.count(RcCounter.REQ_DROP_DUPLICATE)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.REQ_DROP_DUPLICATE)).isEqualTo(1);
         assertThat(req.failed()).isFalse();
     }
 }

@@ -148,12 +148,12 @@ class RcResponderTest {
         assertThat(bed.toResponder(request(RC_SEND_ONLY, 3, true, new byte[1]))).isEmpty();
         assertThat(bed.toResponder(request(RC_SEND_ONLY, 1, true, new byte[1]))).isEmpty();
         assertThat(host.received).isEmpty();
-        assertThat(resp.count(RcCounter.RESP_OUT_OF_SEQUENCE)).isEqualTo(3);
+        assertThat(bed.count(RcCounter.RESP_OUT_OF_SEQUENCE)).isEqualTo(3);
         bed.toResponder(request(RC_SEND_ONLY, 0, true, new byte[1]));
         assertThat(host.received).hasSize(1);
         out = bed.toResponder(request(RC_SEND_ONLY, 2, true, new byte[1]));
         assertAck(out.getFirst(), TransportHeader.AETH_NAK_PSN_SEQUENCE, 1); // a new gap, a new NAK
-        assertThat(resp.count(RcCounter.RESP_SEQ_NAKS)).isEqualTo(2);
+        assertThat(bed.count(RcCounter.RESP_SEQ_NAKS)).isEqualTo(2);
     }
 
     @Test
@@ -172,7 +172,7 @@ class RcResponderTest {
         assertThat(host.received).hasSize(1);
         assertThat(host.postedReceives).hasSize(1);
         assertThat(host.bytesWritten).isEqualTo(written);
-        assertThat(resp.count(RcCounter.RESP_DUPLICATES)).isEqualTo(3);
+        assertThat(bed.count(RcCounter.RESP_DUPLICATES)).isEqualTo(3);
     }
 
     @Test
@@ -201,7 +201,7 @@ class RcResponderTest {
         assertThat(again.getFirst().h().psn).isEqualTo(0);
         assertThat(host.atomicsExecuted).isEqualTo(2);
         assertThat(host.longAt(BASE_VA)).isEqualTo(2);
-        assertThat(resp.count(RcCounter.RESP_ATOMIC_REPLAYS)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.RESP_ATOMIC_REPLAYS)).isEqualTo(1);
     }
 
     @Test
@@ -211,7 +211,7 @@ class RcResponderTest {
             b.toResponder(atomic(RC_FETCH_ADD, psn, BASE_VA, 1, 0));
         }
         assertThat(b.toResponder(atomic(RC_FETCH_ADD, 0, BASE_VA, 1, 0))).isEmpty();
-        assertThat(b.responder.count(RcCounter.RESP_DROP_NO_RECORD)).isEqualTo(1);
+        assertThat(b.count(RcCounter.RESP_DROP_NO_RECORD)).isEqualTo(1);
         assertThat(b.toResponder(atomic(RC_FETCH_ADD, 1, BASE_VA, 1, 0))).hasSize(1);
         assertThat(b.receiveSide.atomicsExecuted).isEqualTo(3);
     }
@@ -245,7 +245,7 @@ class RcResponderTest {
         assertThat(resp.failed()).isTrue();
         assertThat(host.failure).isEqualTo(RcStatus.REM_ACCESS_ERR);
         assertThat(bed.toResponder(write(RC_RDMA_WRITE_ONLY, 0, true, BASE_VA, MR_RKEY, 4, new byte[4]))).isEmpty();
-        assertThat(resp.count(RcCounter.RESP_DROP_QP_ERROR)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.RESP_DROP_QP_ERROR)).isEqualTo(1);
         assertThat(host.bytesWritten).isZero();
     }
 
@@ -272,7 +272,7 @@ class RcResponderTest {
     void aMisalignedAtomicIsAnInvalidRequest() {
         List<Packet> out = bed.toResponder(atomic(RC_FETCH_ADD, 0, BASE_VA + 4, 1, 0));
         assertAck(out.getFirst(), TransportHeader.AETH_NAK_INVALID_REQUEST, 0);
-        assertThat(resp.count(RcCounter.RESP_NAK_MISALIGNED_ATOMIC)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.RESP_NAK_MISALIGNED_ATOMIC)).isEqualTo(1);
         assertThat(host.atomicsExecuted).isZero();
     }
 
@@ -280,7 +280,7 @@ class RcResponderTest {
     void aWriteWhosePayloadIsNotItsDmaLengthIsAnInvalidRequest() {
         List<Packet> out = bed.toResponder(write(RC_RDMA_WRITE_ONLY, 0, true, BASE_VA, MR_RKEY, 8, new byte[4]));
         assertAck(out.getFirst(), TransportHeader.AETH_NAK_INVALID_REQUEST, 0);
-        assertThat(resp.count(RcCounter.RESP_NAK_BAD_LENGTH)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.RESP_NAK_BAD_LENGTH)).isEqualTo(1);
         assertThat(host.failure).isEqualTo(RcStatus.REM_INV_REQ_ERR);
     }
 
@@ -298,7 +298,7 @@ class RcResponderTest {
         assertAck(out.getFirst(), TransportHeader.AETH_NAK_INVALID_REQUEST, 0);
         assertThat(host.received).extracting(Received::status).containsExactly(RcStatus.LOC_LEN_ERR);
         assertThat(host.failure).isEqualTo(RcStatus.LOC_LEN_ERR);
-        assertThat(resp.count(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT)).isEqualTo(1);
     }
 
     @Test
@@ -306,7 +306,7 @@ class RcResponderTest {
         host.postedReceives.add(4096);
         List<Packet> out = bed.toResponder(request(RC_SEND_MIDDLE, 0, false, new byte[1024]));
         assertAck(out.getFirst(), TransportHeader.AETH_NAK_INVALID_REQUEST, 0);
-        assertThat(resp.count(RcCounter.RESP_NAK_OPCODE_SEQUENCE)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.RESP_NAK_OPCODE_SEQUENCE)).isEqualTo(1);
 
         RcTestBed b = new RcTestBed(RcAttributes.defaults());
         b.receiveSide.postedReceives.add(4096);
@@ -321,7 +321,7 @@ class RcResponderTest {
         Packet inv = request(RC_SEND_ONLY_WITH_INVALIDATE, 0, true, new byte[7]);
         inv.h().invRkey = 0x7001;
         assertAck(bed.toResponder(inv).getFirst(), TransportHeader.AETH_NAK_INVALID_REQUEST, 0);
-        assertThat(resp.count(RcCounter.RESP_NAK_INVALIDATE)).isEqualTo(1);
+        assertThat(bed.count(RcCounter.RESP_NAK_INVALIDATE)).isEqualTo(1);
     }
 
     @Test
@@ -338,7 +338,7 @@ class RcResponderTest {
             }
         }
         assertThat(acks).isEqualTo(2);
-        assertThat(b.responder.count(RcCounter.RESP_ACKS)).isEqualTo(2);
+        assertThat(b.count(RcCounter.RESP_ACKS)).isEqualTo(2);
     }
 
     @Test
@@ -348,7 +348,7 @@ class RcResponderTest {
         Packet unknown = request(RC_SEND_ONLY, 0, true, new byte[1]);
         unknown.h().opcode = 0x1f;
         assertThat(bed.toResponder(unknown)).isEmpty();
-        assertThat(resp.count(RcCounter.RESP_DROP_NOT_REQUEST)).isEqualTo(3);
+        assertThat(bed.count(RcCounter.RESP_DROP_NOT_REQUEST)).isEqualTo(3);
         assertThat(resp.expectedPsn()).isZero();
     }
 

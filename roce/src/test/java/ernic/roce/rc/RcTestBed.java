@@ -1,5 +1,6 @@
 package ernic.roce.rc;
 
+import ernic.counters.Counters;
 import ernic.roce.IbOpcode;
 import ernic.roce.TransportHeader;
 
@@ -205,19 +206,25 @@ final class RcTestBed {
     final List<Packet> toResponder = new ArrayList<>(), toRequester = new ArrayList<>();
     final RcRequester requester;
     final RcResponder responder;
+    /** What both engines count (requester and responder counters are distinct constants). */
+    final Counters<RcCounter> counters = new Counters<>(RcCounter.class);
     long now;
 
     RcTestBed(RcAttributes attr, int initialPsn, int memorySize) {
         this.attr = attr;
         this.receiveSide = new ReceiveSide(memorySize);
         this.requester = new RcRequester(attr, RESPONDER_QP, initialPsn,
-                (h, p) -> toResponder.add(new Packet(copy(h), bytes(p))), sendSide);
+                (h, p) -> toResponder.add(new Packet(copy(h), bytes(p))), sendSide, counters);
         this.responder = new RcResponder(attr, REQUESTER_QP, initialPsn,
-                (h, p) -> toRequester.add(new Packet(copy(h), bytes(p))), receiveSide);
+                (h, p) -> toRequester.add(new Packet(copy(h), bytes(p))), receiveSide, counters);
     }
 
     RcTestBed(RcAttributes attr) {
         this(attr, 0, 1 << 16);
+    }
+
+    long count(RcCounter c) {
+        return counters.get(c);
     }
 
     /** The payload's bytes, as a device's sink would gather them. */

@@ -74,7 +74,7 @@ class RcTransportPropertyTest {
         channel.run(2_000_000);
         boolean failed = run.bed.requester.failed();
         Statistics.label("outcome").collect(failed ? "retry exceeded" : "all delivered");
-        Statistics.label("recovery").collect(run.bed.requester.count(RcCounter.REQ_RETRANSMITTED) > 0
+        Statistics.label("recovery").collect(run.bed.count(RcCounter.REQ_RETRANSMITTED) > 0
                 ? "retransmitted" : "none needed");
         // Retries run out only when retry_cnt + 1 = 8 rounds in a row make no progress; at no more than 10% loss a
         // round fails less than one time in five, so 8 in a row (under 1 in 300,000) means a bug, not bad luck.
@@ -114,7 +114,7 @@ class RcTransportPropertyTest {
         assertThat(done.subList(1, done.size())).allMatch(c -> c.status() == RcStatus.WR_FLUSH_ERR);
         // the first packet went out once, then once per retry; the timer fired retry_cnt + 1 times
         assertThat(run.bed.toResponder).filteredOn(p -> p.h().psn == initialPsn).hasSize(1 + retryCnt);
-        assertThat(run.bed.requester.count(RcCounter.REQ_TIMEOUTS)).isEqualTo(retryCnt + 1);
+        assertThat(run.bed.count(RcCounter.REQ_TIMEOUTS)).isEqualTo(retryCnt + 1);
         assertThat(end).isEqualTo((retryCnt + 1) * attr.ackTimeoutNanos());
         assertThat(run.bed.responder.expectedPsn()).isEqualTo(initialPsn);
         assertThat(run.bed.receiveSide.received).isEmpty();
@@ -152,7 +152,7 @@ class RcTransportPropertyTest {
                 nextPost[0] += postEvery;
             }
         }).run(2_000_000);
-        Statistics.label("RNR NAKs").collect(run.bed.responder.count(RcCounter.RESP_RNR_NAKS) > 0 ? "some" : "none");
+        Statistics.label("RNR NAKs").collect(run.bed.count(RcCounter.RESP_RNR_NAKS) > 0 ? "some" : "none");
         Statistics.label("outcome").collect(run.bed.requester.failed() ? "retry exceeded" : "all delivered");
         run.check();
     }

@@ -1,0 +1,67 @@
+package ernic.roce.rc;
+
+import ernic.roce.IbOpcode;
+import ernic.roce.TransportHeader;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The SEND or RDMA WRITE message a connected responder (RC or UC) is taking, and the rules its packets share: which
+ * opcode may come next (vol. 1, 9.8.3.1), which payload length each position allows, and where a WRITE's next bytes
+ * go (its RETH's rkey and address, what is left of its length). What a broken rule costs is the transport's: a NAK
+ * on RC, a dropped message on UC.
+ */
+final class Inbound {
+    static final int NONE = 0, SEND = 1, WRITE = 2;
+
+    /** The kind of the message in progress, or NONE between messages. */
+    int kind = NONE;
+    /** A SEND: bytes placed in its receive so far. */
+    long receiveOffset;
+    /** A WRITE: the rkey, the next address, the bytes left, and its whole length. */
+    int rkey;
+    long va, remaining, length;
+
+    /** A SEND opcode (with immediate, with invalidate), as opposed to an RDMA WRITE one. */
+    static boolean isSend(IbOpcode o) {
+        int op = o.operation;
+        return op <= 0x05 || op == 0x16 || op == 0x17;
+    }
+
+    /** A payload length the opcode allows at path MTU {@code pmtu}: a FIRST or MIDDLE full, a LAST not empty. */
+    static boolean lengthFits(IbOpcode o, int length, int pmtu) {
+        return length >= 0 && length <= pmtu && (o.payload || length == 0)
+                && (o.position != IbOpcode.Position.FIRST && o.position != IbOpcode.Position.MIDDLE || length == pmtu)
+                && (o.position != IbOpcode.Position.LAST || length != 0);
+    }
+
+    /** A FIRST or ONLY between messages, a MIDDLE or LAST of the message in progress. */
+    boolean inOrder(IbOpcode o) {
+        return switch (kind) {
+            case SEND -> isSend(o) && !o.first();
+            case WRITE -> !isSend(o) && o.payload && !o.first();
+            default -> o.first();
+        };
+    }
+
+    /** A WRITE's FIRST or ONLY: where its bytes go, from its RETH. */
+    void startWrite(TransportHeader r) {
+        rkey = r.rkey;
+        va = r.va;
+        remaining = length = Integer.toUnsignedLong(r.dmaLength);
+    }
+
+    /** Whether a WRITE packet of {@code bytes} fits what is left (its LAST or ONLY must end the length exactly). */
+    boolean writeFits(IbOpcode o, int bytes) {
+        return bytes <= remaining && (!o.last() || bytes == remaining);
+    }
+
+    /** Writes a WRITE packet's {@code bytes} through {@code host} and moves past them. */
+    void write(RcResponderHost host, MemorySegment data, long offset, int bytes) {
+        if (bytes > 0) {
+            host.write(rkey, va, data, offset, bytes);
+        }
+        va += bytes;
+        remaining -= bytes;
+    }
+}
