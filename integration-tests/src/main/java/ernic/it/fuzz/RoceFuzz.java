@@ -30,7 +30,7 @@ import static ernic.model.rdma.Fw.*;
  * target drives its device ({@link FuzzGuest}, a mock clock the fuzzer moves). Its guest, the driver model, makes
  * a CQ, MRs (one with every remote right, one with none, one in another protection domain), RC QPs on the wire
  * toward a peer that is the fuzzer (three in RTS, one over IPv6, one with its PSNs about to wrap, one left in RTR),
- * a UD QP and an address handle. Each input is one frame from the segment ({@link RocePackets}): a request to a
+ * a UC QP on the wire, a UD QP and an address handle. Each input is one frame from the segment ({@link RocePackets}): a request to a
  * QP's responder, a response to its requester, a datagram or random bytes; or the guest's own work: a send WQE
  * (so the requester has requests out that the fuzzer ACKs, NAKs and answers), receives, timer ticks (so the
  * retransmission timer runs), QPs through RESET back to RTS with new PSNs, and now and then the guest going away.
@@ -71,10 +71,10 @@ final class RoceFuzz implements FuzzTarget {
                     WINDOW_KEY, VA_WINDOW, WINDOW_QP));
     private final RoceParser seen = new RoceParser();
     private final Recorder recorder = new Recorder();
-    /** The device's QPs as the fuzzer knows them: RC 2 to 5 (5 only in RTR), UD 6. */
+    /** The device's QPs as the fuzzer knows them: RC 2 to 5 (5 only in RTR), UC 7; UD 6 apart. */
     private final RocePackets.Qp[] qps = {new RocePackets.Qp(2, false, false, true),
             new RocePackets.Qp(3, false, false, true), new RocePackets.Qp(4, true, false, true),
-            new RocePackets.Qp(5, false, false, false)};
+            new RocePackets.Qp(5, false, false, false), new RocePackets.Qp(7, false, false, true, true)};
     private final RocePackets.Qp ud = new RocePackets.Qp(UD_QP, false, true, false);
     /** The fuzzed device's guest (null between two), and the probe's peer's. */
     RoceGuest guest;
@@ -150,8 +150,8 @@ final class RoceFuzz implements FuzzTarget {
             guest.rings(q.id);
             guest.header[q.id] = q.ipv6 ? guest.template(PEER_MAC, DEVICE_MAC, DEVICE_GID, PEER_GID)
                     : guest.ipv4Template(PEER_MAC, DEVICE_MAC, DEVICE_IP, PEER_IP);
-            ok(guest.raw.createQp(q.id, RdmaVerbs.RC, 0, CQ, guest.sq[q.id], Q_LOG2, guest.rq[q.id], Q_LOG2),
-                    "CREATE_QP " + q.id);
+            ok(guest.raw.createQp(q.id, q.uc ? RdmaVerbs.UC : RdmaVerbs.RC, 0, CQ, guest.sq[q.id], Q_LOG2,
+                    guest.rq[q.id], Q_LOG2), "CREATE_QP " + q.id);
             connect(q, q.id == 3 ? 0xff_fff8 : 0, q.id == 3 ? 0xff_fffc : 0, q.id == 3 ? 1 : 7);
         }
         guest.rings(UD_QP);
@@ -297,6 +297,9 @@ final class RoceFuzz implements FuzzTarget {
         if (r.nextInt(8) == 0) {
             return qps[3];
         }
+        if (r.nextInt(16) == 0) {
+            return qps[4]; // UC: nothing answers its requests, so anything that does is hostile
+        }
         RocePackets.Qp q = qps[r.nextInt(3)];
         for (int i = 0; i < 3 && q.sentLast < 0; i++) {
             q = qps[(q.id - 1) % 3];
@@ -336,7 +339,7 @@ final class RoceFuzz implements FuzzTarget {
                     .ud(AH, r.nextInt(1 << 24), QKEY).sge(WQE_PLD, 0, VA, len, KEY));
             return;
         }
-        RocePackets.Qp q = qps[r.nextInt(3)];
+        RocePackets.Qp q = r.nextInt(6) == 0 ? qps[4] : qps[r.nextInt(3)]; // UC too: its READs and atomics fail
         int op = new int[] {RdmaVerbs.SEND, RdmaVerbs.SEND_IMM, RdmaVerbs.WRITE, RdmaVerbs.WRITE_IMM, RdmaVerbs.READ,
                 RdmaVerbs.ATOMIC_CS, RdmaVerbs.ATOMIC_FA}[r.nextInt(7)];
         long remote = r.nextInt(4) == 0 ? r.nextLong() : 0x1000_0000L + r.nextInt(1 << 20);
@@ -621,13 +624,15 @@ final class RoceFuzz implements FuzzTarget {
 
     /** The device's counters the fuzz is meant to move, by the short name the stats line gives them. */
     static final List<String> SHOWN = List.of("roce.rxFrames", "roce.rxMalformed", "roce.rxBadIcrc", "roce.rxCnp",
-            "roce.rxCeMarked", "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxWrongTransport", "roce.rxNotReady", "roce.txFrames",
+            "roce.rxCeMarked", "roce.rxUnknownQp", "roce.rxWrongSource", "roce.rxWrongTransport", "roce.rxNotReady",
+            "roce.txFrames",
             "roce.rc.respPackets", "roce.rc.respDuplicates", "roce.rc.respOutOfSequence", "roce.rc.respSeqNaks",
             "roce.rc.respRnrNaks", "roce.rc.respNakAccess", "roce.rc.respNakBadLength",
             "roce.rc.respNakOpcodeSequence", "roce.rc.respNakMisalignedAtomic", "roce.rc.respAtomicReplays",
             "roce.rc.reqAcks", "roce.rc.reqReadResponses", "roce.rc.reqAtomicAcks", "roce.rc.reqFatalNaks",
             "roce.rc.reqRetransmitted", "roce.rc.reqTimeouts", "roce.rc.reqDropPsnOutOfWindow",
-            "roce.rc.reqDropUnexpected", "rdma.ud.dropped");
+            "roce.rc.reqDropUnexpected", "roce.rc.ucMessagesDropped", "roce.rc.ucDropOutOfSequence",
+            "roce.rc.ucDropAccess", "roce.rc.ucDropNoReceive", "rdma.ud.dropped");
 
     @Override
     public String stats() {

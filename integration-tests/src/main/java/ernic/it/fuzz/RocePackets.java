@@ -35,6 +35,8 @@ final class RocePackets {
     static final class Qp {
         final int id, peerQpn;
         final boolean ipv6, ud;
+        /** A UC QP: the requests the fuzzer sends it are the UC forms of the RC opcodes (where there is one). */
+        final boolean uc;
         /** The QP has a requester (RTS), not only a responder (RTR). */
         final boolean rts;
         /** The PSN the device's responder expects next (learned from its ACKs and NAKs). */
@@ -53,10 +55,15 @@ final class RocePackets {
         final TransportHeader last = new TransportHeader();
 
         Qp(int id, boolean ipv6, boolean ud, boolean rts) {
+            this(id, ipv6, ud, false, rts);
+        }
+
+        Qp(int id, boolean ipv6, boolean ud, boolean uc, boolean rts) {
             this.id = id;
             this.peerQpn = 0x100 + id;
             this.ipv6 = ipv6;
             this.ud = ud;
+            this.uc = uc;
             this.rts = rts;
             last.opcode = -1;
         }
@@ -126,6 +133,10 @@ final class RocePackets {
         outer(q, r, !many);
         TransportHeader h = f.bth;
         h.opcode = !many || r.nextInt(5) < 3 ? nextOpcode(q, r) : opcode(r, RC_REQUESTS);
+        if (q.uc) {
+            IbOpcode asUc = IbOpcode.of(h.opcode) == null ? null : IbOpcode.of(h.opcode).on(IbOpcode.UC);
+            h.opcode = asUc != null ? asUc.code : h.opcode; // a READ or an atomic stays RC: the wrong transport
+        }
         IbOpcode o = IbOpcode.of(h.opcode);
         flags(h, r, !many && aim != 6);
         h.destQp = many || aim == 6 ? destQp(q, r) : q.id;

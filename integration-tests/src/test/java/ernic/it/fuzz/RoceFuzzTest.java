@@ -37,7 +37,8 @@ class RoceFuzzTest {
                     "roce.rc.reqReadResponses", "roce.rc.reqAtomicAcks", "roce.rc.reqRetransmitted",
                     "roce.rc.reqTimeouts", "roce.rc.reqSeqNaks", "roce.rc.reqRnrNaks", "roce.rc.reqFatalNaks",
                     "roce.rc.reqDropPsnOutOfWindow", "roce.rc.respAtomicReplays", "rdma.ud.dropped",
-                    "rdma.ud.qkey_mismatch", "refused.rdma-mw-access-qp"}) {
+                    "rdma.ud.qkey_mismatch", "refused.rdma-mw-access-qp", "roce.rc.ucMessagesDropped",
+                    "roce.rc.ucDropOutOfSequence", "roce.rc.ucDropAccess"}) {
                 assertThat(c.getOrDefault(k, 0L)).as(k).isPositive();
             }
         }
