@@ -44,6 +44,20 @@ final class Inbound {
         };
     }
 
+    /** Whether a SEND packet of {@code bytes} fits what is left of the receive it fills. */
+    boolean receiveFits(RcResponderHost host, int bytes) {
+        return receiveOffset + bytes <= host.receiveCapacity();
+    }
+
+    /** Places a SEND packet's {@code bytes} in the receive, after the ones before; its LAST or ONLY ends the message. */
+    void receive(RcResponderHost host, IbOpcode o, MemorySegment data, long offset, int bytes) {
+        if (bytes > 0) {
+            host.receive(receiveOffset, data, offset, bytes);
+        }
+        receiveOffset += bytes;
+        kind = o.last() ? NONE : SEND;
+    }
+
     /** A WRITE's FIRST or ONLY: where its bytes go, from its RETH. */
     void startWrite(TransportHeader r) {
         rkey = r.rkey;
@@ -56,12 +70,13 @@ final class Inbound {
         return bytes <= remaining && (!o.last() || bytes == remaining);
     }
 
-    /** Writes a WRITE packet's {@code bytes} through {@code host} and moves past them. */
-    void write(RcResponderHost host, MemorySegment data, long offset, int bytes) {
+    /** Writes a WRITE packet's {@code bytes} through {@code host} and moves past them; its LAST or ONLY ends it. */
+    void write(RcResponderHost host, IbOpcode o, MemorySegment data, long offset, int bytes) {
         if (bytes > 0) {
             host.write(rkey, va, data, offset, bytes);
         }
         va += bytes;
         remaining -= bytes;
+        kind = o.last() ? NONE : WRITE;
     }
 }

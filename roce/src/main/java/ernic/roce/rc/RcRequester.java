@@ -87,12 +87,8 @@ public final class RcRequester implements ConnectedRequester {
     /**
      * @param destQp     the responder's QP number, put in every BTH
      * @param initialPsn the first PSN (sq_psn)
+     * @param counters   what it counts into (shared by every QP of a device, for its registry)
      */
-    public RcRequester(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcRequesterHost host) {
-        this(attr, destQp, initialPsn, sink, host, new Counters<>(RcCounter.class));
-    }
-
-    /** The same, counting into {@code counters} (shared by every QP of a device, for its registry). */
     public RcRequester(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcRequesterHost host,
                Counters<RcCounter> counters) {
         this.counters = counters;

@@ -54,12 +54,8 @@ public final class RcResponder implements ConnectedResponder {
     /**
      * @param destQp     the requester's QP number, put in every response's BTH
      * @param initialPsn the first expected PSN (rq_psn)
+     * @param counters   what it counts into (shared by every QP of a device, for its registry)
      */
-    public RcResponder(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcResponderHost host) {
-        this(attr, destQp, initialPsn, sink, host, new Counters<>(RcCounter.class));
-    }
-
-    /** The same, counting into {@code counters} (shared by every QP of a device, for its registry). */
     public RcResponder(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcResponderHost host,
                Counters<RcCounter> counters) {
         this.counters = counters;
@@ -144,26 +140,21 @@ public final class RcResponder implements ConnectedResponder {
             haveReceive = true;
             in.receiveOffset = 0;
         }
-        if (in.receiveOffset + length > host.receiveCapacity()) {
+        if (!in.receiveFits(host, length)) {
             counters.inc(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT);
             haveReceive = false;
             host.receiveCompleted(RcStatus.LOC_LEN_ERR, in.receiveOffset + length, false, 0, false, 0);
             fatal(TransportHeader.AETH_NAK_INVALID_REQUEST, null, RcStatus.LOC_LEN_ERR, p);
             return false;
         }
-        if (length > 0) {
-            host.receive(in.receiveOffset, data, offset, length);
-        }
-        in.receiveOffset += length;
+        in.receive(host, o, data, offset, length);
         if (!o.last()) {
-            in.kind = Inbound.SEND;
             return true;
         }
         if (o.invalidate() && (r.invRkey == 0 || !host.invalidate(r.invRkey))) {
             invalidRequest(RcCounter.RESP_NAK_INVALIDATE, p);
             return false;
         }
-        in.kind = Inbound.NONE;
         haveReceive = false;
         msn = Psn.add(msn, 1);
         host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, o.invalidate(), r.invRkey);
@@ -194,12 +185,10 @@ public final class RcResponder implements ConnectedResponder {
             }
             haveReceive = true;
         }
-        in.write(host, data, offset, length);
+        in.write(host, o, data, offset, length);
         if (!o.last()) {
-            in.kind = Inbound.WRITE;
             return true;
         }
-        in.kind = Inbound.NONE;
         msn = Psn.add(msn, 1);
         if (o.immediate()) {
             haveReceive = false;

@@ -86,20 +86,15 @@ public final class UcResponder implements ConnectedResponder {
             haveReceive = true;
             in.receiveOffset = 0;
         }
-        if (in.receiveOffset + length > host.receiveCapacity()) {
+        if (!in.receiveFits(host, length)) {
             counters.inc(RcCounter.UC_DROP_RECEIVE_TOO_SHORT);
             drop();
             return false;
         }
-        if (length > 0) {
-            host.receive(in.receiveOffset, data, offset, length);
-        }
-        in.receiveOffset += length;
+        in.receive(host, o, data, offset, length);
         if (!o.last()) {
-            in.kind = Inbound.SEND;
             return true;
         }
-        in.kind = Inbound.NONE;
         haveReceive = false;
         host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, false, 0);
         return true;
@@ -131,12 +126,10 @@ public final class UcResponder implements ConnectedResponder {
             drop();
             return false;
         }
-        in.write(host, data, offset, length);
+        in.write(host, o, data, offset, length);
         if (!o.last()) {
-            in.kind = Inbound.WRITE;
             return true;
         }
-        in.kind = Inbound.NONE;
         if (o.immediate()) {
             haveReceive = false;
             host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0);
