@@ -123,8 +123,12 @@ class RoceGuestTest {
             initiator() { # TAG VM NAME: nvme connect -t rdma to guest VM's target, fio's verify, mkfs.ext4 + fsck
                 modprobe nvme-rdma
                 t0=$(date +%s)
-                for i in $(seq 1 60); do
-                    nvme connect -t rdma -a $(addr $2) -s 4420 -n $3 > /tmp/connect.txt 2>&1 && break; sleep 2
+                # Tried for 300 s, longer than a tool's 180 s timeout: a perftest server stuck after its client gave
+                # up (UNTIMED below) holds its connection, and the target's CM rejects a REQ from that QP number
+                # (ionic reuses the lowest free one) as a stale connection until the stuck tool is gone.
+                i=0
+                while i=$(( i + 1 )); ! nvme connect -t rdma -a $(addr $2) -s 4420 -n $3 > /tmp/connect.txt 2>&1; do
+                    [ $(( $(date +%s) - t0 )) -lt 300 ] || break; sleep 2
                 done
                 cat /tmp/connect.txt; echo "CONNECT $1 after $i tries ($(( $(date +%s) - t0 )) s)"
                 for i in $(seq 1 60); do ls /dev/nvme*n1 > /dev/null 2>&1 && break; sleep 1; done # the scan, after
@@ -182,18 +186,20 @@ class RoceGuestTest {
 
     /**
      * Everything ({@code -Dernic.roce.full=true}, 7 to 9 minutes here): the whole list against Soft-RoCE and between
-     * two emulated NICs, NVMe-oF in every phase. Under loss, not a UD or UC tool (what is lost there stays lost).
+     * two emulated NICs, NVMe-oF in every phase. Under loss, not a UD or UC tool (what is lost there stays lost), nor
+     * an rdma_cm one: Linux's CM sends the DREQ of a connection it destroys once (cm.c, cm_destroy_id), so a lost
+     * one leaves the passive side (rping's server) waiting for a disconnect that never comes.
      */
-    static final Plan FULL = new Plan(TOOLS, TOOLS, new String[]{"rc-4k", "rc-64k", "rping", "write-bw", "read-bw",
+    static final Plan FULL = new Plan(TOOLS, TOOLS, new String[]{"rc-4k", "rc-64k", "write-bw", "read-bw",
             "send-bw", "atomic-bw"}, "rxe ionic loss");
     /**
      * CI's share, within its time: against Soft-RoCE, SEND (ping-pongs), UD, the CM and every operation of rping,
      * single-packet WRITEs, READ and atomics, each way, and NVMe-oF; rping and READ between two emulated NICs;
-     * ping-pongs and rping under loss. Not the 64 KiB WRITE and SEND streams from rxe, which under load can fail from
-     * rxe's renumbered retransmissions (docs/roce.md).
+     * ping-pongs (4 and 64 KiB) under loss. Not the 64 KiB WRITE and SEND streams from rxe, which under load can fail
+     * from rxe's renumbered retransmissions (docs/roce.md, "rxe under load").
      */
     static final Plan CI = new Plan(new String[]{"rc-4k", "ud", "rping", "write-lat", "read-bw", "atomic-bw"},
-            new String[]{"rping", "read-bw"}, new String[]{"rc-4k", "rping"}, "rxe");
+            new String[]{"rping", "read-bw"}, new String[]{"rc-4k", "rc-64k"}, "rxe");
 
     @Test
     void theEmulatedNicTalksRoceV2ToSoftRoceAndToItselfAndRecoversFromLoss() throws Exception {
@@ -246,14 +252,20 @@ class RoceGuestTest {
                 .as("recoveries").isPositive();
     }
 
-    /** Each tool passed in {@code phase} between guests {@code x} and {@code y}, with its server end in each. */
+    /**
+     * Each tool passed in {@code phase} between guests {@code x} and {@code y}, with its server end in each. A
+     * perftest client whose clock fit failed (UNTIMED) skips its final handshake, and with {@code -R} its server
+     * waits for it until its timeout (124): that server end passes with it, since every transfer was done.
+     */
     private static void assertPassed(String out, String phase, int x, int y, String... tools) {
         for (String tool : tools) {
             for (int sv : new int[]{x, y}) {
                 int client = sv == x ? y : x;
                 String name = phase + "-" + tool + "-" + sv;
+                boolean untimed = out.contains("vm" + client + "| UNTIMED " + name);
                 assertThat(out).as(name + " with its server end in guest " + sv)
-                        .contains("vm" + sv + "| RESULT " + name + " server=0 ")
+                        .containsPattern("vm" + sv + "\\| RESULT " + name + " server=" + (untimed ? "(0|124)" : "0")
+                                + " ")
                         .contains("vm" + client + "| RESULT " + name + " client=0 ");
             }
         }
