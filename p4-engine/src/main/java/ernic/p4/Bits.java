@@ -7,37 +7,59 @@ final class Bits {
 
     /** The {@code width} (1..64) bits at bit offset {@code bit} of {@code b}, as an unsigned value. */
     static long read(byte[] b, int bit, int width) {
-        long v = 0;
-        int end = bit + width;
-        int i = bit;
-        // Byte-aligned runs go a byte at a time; the edges a bit at a time.
-        while (i < end) {
-            if ((i & 7) == 0 && end - i >= 8) {
-                v = (v << 8) | (b[i >> 3] & 0xff);
-                i += 8;
-            } else {
-                v = (v << 1) | ((b[i >> 3] >> (7 - (i & 7))) & 1);
-                i++;
+        if (((bit | width) & 7) == 0) {
+            // Whole bytes (most fields of most headers): no shift, no mask.
+            long v = 0;
+            for (int i = bit >> 3, end = (bit + width) >> 3; i < end; i++) {
+                v = (v << 8) | (b[i] & 0xff);
             }
+            return v;
         }
-        return v;
+        int first = bit >> 3;
+        int last = (bit + width - 1) >> 3;
+        if (last - first < 8) {
+            // The bytes the field spans fit a long: gather them, then drop the bits after the field.
+            long v = 0;
+            for (int i = first; i <= last; i++) {
+                v = (v << 8) | (b[i] & 0xff);
+            }
+            return truncate(v >>> (7 - ((bit + width - 1) & 7)), width);
+        }
+        // Nine bytes (a field of 58 to 64 bits not starting on a byte): the head, then the rest.
+        int head = 8 - (bit & 7);
+        long hi = b[first] & ((1 << head) - 1);
+        return (hi << (width - head)) | read(b, bit + head, width - head);
     }
 
     /** Writes the low {@code width} (1..64) bits of {@code v} at bit offset {@code bit} of {@code b}. */
     static void write(byte[] b, int bit, int width, long v) {
-        int i = bit + width - 1;
-        while (i >= bit) {
-            if ((i & 7) == 7 && i - bit >= 7) {
-                b[i >> 3] = (byte) v;
+        if (((bit | width) & 7) == 0) {
+            for (int i = ((bit + width) >> 3) - 1, first = bit >> 3; i >= first; i--) {
+                b[i] = (byte) v;
                 v >>>= 8;
-                i -= 8;
-            } else {
-                int mask = 1 << (7 - (i & 7));
-                b[i >> 3] = (byte) ((v & 1) != 0 ? b[i >> 3] | mask : b[i >> 3] & ~mask);
-                v >>>= 1;
-                i--;
             }
+            return;
         }
+        int first = bit >> 3;
+        int last = (bit + width - 1) >> 3;
+        if (last - first < 8) {
+            // Read the bytes the field spans, replace the field's bits, write them back.
+            int shift = 7 - ((bit + width - 1) & 7);
+            long mask = (width == 64 ? -1L : (1L << width) - 1) << shift;
+            long old = 0;
+            for (int i = first; i <= last; i++) {
+                old = (old << 8) | (b[i] & 0xff);
+            }
+            long w = (old & ~mask) | ((v << shift) & mask);
+            for (int i = last; i >= first; i--) {
+                b[i] = (byte) w;
+                w >>>= 8;
+            }
+            return;
+        }
+        int head = 8 - (bit & 7);
+        write(b, bit + head, width - head, v);
+        write(b, bit, head, v >>> (width - head));
     }
 
     /** Copies {@code width} bits from {@code src} at bit {@code sbit} to {@code dst} at bit {@code dbit}. */

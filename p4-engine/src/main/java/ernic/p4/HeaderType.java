@@ -3,9 +3,16 @@ package ernic.p4;
 /**
  * A header type: named fields of fixed bit widths, at most one of them variable-length ({@code "*"}).
  * Fields wider than 64 bits and the variable-length field are held as bytes; the others as a long.
+ * {@code fixedBits} is the sum of the fixed-width fields' widths.
  */
-record HeaderType(String name, String[] fields, int[] widths, boolean[] signed, int varField, int maxBytes) {
+record HeaderType(String name, String[] fields, int[] widths, boolean[] signed, int varField, int maxBytes,
+                  int fixedBits) {
     static final int NARROW = 64;
+
+    /** A header type; {@code fixedBits}, the bits of its fixed-width fields, is worked out once here. */
+    HeaderType(String name, String[] fields, int[] widths, boolean[] signed, int varField, int maxBytes) {
+        this(name, fields, widths, signed, varField, maxBytes, fixedBits(widths, varField));
+    }
 
     int fieldIndex(String field) {
         for (int i = 0; i < fields.length; i++) {
@@ -16,8 +23,7 @@ record HeaderType(String name, String[] fields, int[] widths, boolean[] signed, 
         return -1;
     }
 
-    /** Bits of the fixed-width fields. */
-    int fixedBits() {
+    private static int fixedBits(int[] widths, int varField) {
         int bits = 0;
         for (int i = 0; i < widths.length; i++) {
             if (i != varField) {

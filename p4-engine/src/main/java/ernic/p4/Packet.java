@@ -39,8 +39,19 @@ final class Packet {
     int learnList;
     /** Microseconds since the engine's time origin when the frame entered (what meters read). */
     long micros;
+    /**
+     * The frame as it leaves: the headers the deparser emitted, {@link #headLen} bytes, then the payload, which stays
+     * in {@link #in} from {@link #payloadAt} until something asks for the whole output ({@link #completeOutput}):
+     * most frames leave with their payload untouched, and copying it is most of the cost of a large frame.
+     */
     final byte[] out = new byte[MAX_FRAME + HEADROOM];
     int outLen;
+    int headLen;
+    int payloadAt;
+    /** The payload is in {@link #out} too (or there is none). */
+    boolean payloadOut;
+    /** {@link #in} holds the frame as it came in (no recirculation or clone has replaced it). */
+    boolean inIsInput;
 
     Packet(Layout layout, Externs externs) {
         this.phv = new Phv(layout);
@@ -62,11 +73,41 @@ final class Packet {
         assertFailed = false;
         truncateTo = -1;
         outLen = 0;
+        headLen = 0;
+        payloadOut = true;
         cloneSession = -1;
         cloneFieldList = 0;
         resubmitList = 0;
         recirculateList = 0;
         learnList = 0;
         phv.reset();
+    }
+
+    /** Copies the payload after the emitted headers, once: {@link #out} then holds the whole output. */
+    void completeOutput() {
+        if (!payloadOut) {
+            int n = outLen - headLen; // negative when truncate cut into the headers
+            if (n > 0) {
+                System.arraycopy(in, payloadAt, out, headLen, n);
+            }
+            payloadOut = true;
+        }
+    }
+
+    /**
+     * True when the output is, byte for byte, the frame as it came in: the headers emitted are the bytes they were
+     * parsed from and the payload follows them where it was (truncate cut nothing).
+     */
+    boolean outputIsInput() {
+        if (!inIsInput || outLen != inLen || headLen != payloadAt) {
+            return false;
+        }
+        // A loop, not Arrays.equals: headers are a few dozen bytes, too few for its vectorised compare to pay.
+        for (int i = 0; i < headLen; i++) {
+            if (out[i] != in[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 }

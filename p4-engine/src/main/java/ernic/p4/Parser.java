@@ -321,7 +321,7 @@ final class Parser {
             this.order = order;
         }
 
-        /** Writes the frame into {@code p.out}; false when it would not fit. */
+        /** Writes the headers into {@code p.out} and notes where the payload is; false when the frame would not fit. */
         boolean deparse(Packet p) {
             if (prims.length != 0) {
                 Prim.runAll(prims, p);
@@ -350,8 +350,11 @@ final class Parser {
             if (pos + payload > out.length) {
                 return false;
             }
-            System.arraycopy(p.in, p.cursor, out, pos, payload);
+            // The payload stays in p.in until the whole output is asked for (Packet.completeOutput).
+            p.headLen = pos;
+            p.payloadAt = p.cursor;
             p.outLen = pos + payload;
+            p.payloadOut = payload == 0;
             return true;
         }
     }

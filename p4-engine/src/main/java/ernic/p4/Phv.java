@@ -47,9 +47,9 @@ final class Phv {
     /** The state a frame starts with: every field zero, only metadata valid, every stack empty. */
     void reset() {
         Arrays.fill(val, 0);
-        Arrays.fill(varBits, 0);
         for (int slot : wideSlots) {
             Arrays.fill(wide[slot], (byte) 0);
+            varBits[slot] = 0; // only a variable-length field, which is wide, has bits here
         }
         System.arraycopy(layout.metadata, 0, valid, 0, valid.length);
         Arrays.fill(stackNext, 0);

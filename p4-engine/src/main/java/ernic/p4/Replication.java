@@ -41,6 +41,7 @@ final class Replication {
             StdMeta sm = program.std;
             System.arraycopy(bytes, 0, p.in, 0, bytes.length);
             p.started(bytes.length);
+            p.inIsInput = false;
             if (headers == null) {
                 StdMeta.set(sm.ingressPort(), p, ingressPort);
                 program.parser.parse(p, new Parser.Run());
@@ -107,8 +108,10 @@ final class Replication {
     void recirculate(Packet p) {
         FieldList l = list(p.recirculateList);
         FieldList.Values v = l.capture(p);
+        p.completeOutput();
         int n = p.outLen;
         System.arraycopy(p.out, 0, p.in, 0, Math.min(n, p.in.length));
+        p.inIsInput = false;
         p.started(Math.min(n, p.in.length));
         l.apply(p, v);
         StdMeta.set(program.std.instanceType(), p, RECIRCULATE);

@@ -222,7 +222,7 @@ final class Table extends Node {
         if (idx != null) {
             int m = idx.length - 1;
             for (int i = hash(keyBuf) & m; idx[i] != null; i = (i + 1) & m) {
-                if (Arrays.equals(idx[i].value, keyBuf)) {
+                if (sameKey(idx[i].value, keyBuf)) {
                     return idx[i];
                 }
             }
@@ -419,8 +419,25 @@ final class Table extends Node {
         return idx;
     }
 
+    // hash and sameKey are loops, not Arrays.hashCode and Arrays.equals: a key is a few bytes, too few for their
+    // vectorised forms to pay for their set-up (measured: a third of an exact lookup on a MAC address).
     private static int hash(byte[] key) {
-        int h = Arrays.hashCode(key);
+        int h = 1;
+        for (byte b : key) {
+            h = 31 * h + b;
+        }
         return h ^ (h >>> 16);
+    }
+
+    private static boolean sameKey(byte[] a, byte[] b) {
+        if (a.length != b.length) {
+            return false;
+        }
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] != b[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 }
