@@ -107,7 +107,7 @@ final class ExprCompiler {
         if (h < 0) {
             throw v.malformed("no header instance '" + hname + "'");
         }
-        Expr.HeaderRef ref = new Expr.HeaderRef(h, layout.typeOf[h]);
+        Expr.HeaderRef ref = new Expr.HeaderRef(layout, h);
         if (fname.equals("$valid$")) {
             return new Ops.Valid(ref, Kind.DATA);
         }
@@ -136,7 +136,7 @@ final class ExprCompiler {
         if (h < 0) {
             throw v.malformed("no header instance '" + v.text() + "'");
         }
-        return new Expr.HeaderRef(h, layout.typeOf[h]);
+        return new Expr.HeaderRef(layout, h);
     }
 
     int stack(J v) {

@@ -51,8 +51,7 @@ public final class P4Engine {
 
     final Program program;
     private final Packet pkt;
-    /** The packet's input and output arrays as segments (a segment-to-segment copy costs less than an array's). */
-    private final java.lang.foreign.MemorySegment inSegment;
+    /** The packet's output array as a segment (a segment-to-segment copy costs less than an array's). */
     private final java.lang.foreign.MemorySegment outSegment;
     private final Parser.Run run = new Parser.Run();
     private final Table[] tables;
@@ -71,7 +70,6 @@ public final class P4Engine {
     P4Engine(Program program) {
         this.program = program;
         this.pkt = new Packet(program.layout, program.externs);
-        this.inSegment = java.lang.foreign.MemorySegment.ofArray(pkt.in);
         this.outSegment = java.lang.foreign.MemorySegment.ofArray(pkt.out);
         this.tables = program.tables.toArray(Table[]::new);
         this.checksums = program.checksums.toArray(Program.Checksum[]::new);
@@ -107,15 +105,17 @@ public final class P4Engine {
     }
 
     /**
-     * {@link #process(byte[], int, int, int)} of a frame in a memory segment (the device's gather buffer), copied
-     * once, straight into the engine's packet.
+     * {@link #process(byte[], int, int, int)} of a frame in a memory segment (the device's gather buffer). Its bytes
+     * are copied into the engine as the program reads them, and its payload by {@link #output()} and
+     * {@link #writeOutput}: the segment must stay as it is until the caller has the output (the next call at the
+     * latest).
      */
     public int process(java.lang.foreign.MemorySegment frame, int inPort) {
         long len = frame.byteSize();
         if (len > Packet.MAX_FRAME) {
             return run(null, 0, Packet.MAX_FRAME + 1, inPort, false);
         }
-        java.lang.foreign.MemorySegment.copy(frame, 0, inSegment, 0, len);
+        pkt.start(frame);
         return run(null, 0, (int) len, inPort, false);
     }
 
@@ -133,8 +133,6 @@ public final class P4Engine {
         Packet p = pkt;
         if (frame != null) {
             p.start(frame, off, len);
-        } else {
-            p.started(len);
         }
         p.inIsInput = true;
         if (timed) {
@@ -317,7 +315,8 @@ public final class P4Engine {
         }
         int head = Math.min(p.headLen, p.outLen);
         java.lang.foreign.MemorySegment.copy(outSegment, 0, dst, 0, head);
-        java.lang.foreign.MemorySegment.copy(inSegment, p.payloadAt, dst, head, p.outLen - head);
+        java.lang.foreign.MemorySegment payload = p.source != null ? p.source : p.inSegment; // the input, one copy
+        java.lang.foreign.MemorySegment.copy(payload, p.payloadAt, dst, head, p.outLen - head);
     }
 
     /** The copies (clones) the last {@link #process} made, in the order they were made; valid until the next call. */

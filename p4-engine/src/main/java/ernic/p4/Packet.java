@@ -15,6 +15,15 @@ final class Packet {
     final Externs externs;
     final byte[] in = new byte[MAX_FRAME];
     int inLen;
+    /**
+     * A frame that came in as a memory segment ({@code P4Engine.process(MemorySegment, int)}) stays there: its bytes
+     * are copied into {@link #in} as the program reads them ({@link #need}), so a payload nobody reads is never
+     * copied. {@link #inFilled} bytes of {@link #in} hold the frame; {@link #source} is null when all do.
+     */
+    java.lang.foreign.MemorySegment source;
+    int inFilled;
+    /** {@link #in} and {@link #out} as segments (a segment-to-segment copy costs less than an array's). */
+    final java.lang.foreign.MemorySegment inSegment = java.lang.foreign.MemorySegment.ofArray(in);
     /** Bytes of {@link #in} the parser has consumed; the payload starts here. */
     int cursor;
     long[] args;
@@ -41,7 +50,7 @@ final class Packet {
     long micros;
     /**
      * The frame as it leaves: the headers the deparser emitted, {@link #headLen} bytes, then the payload, which stays
-     * in {@link #in} from {@link #payloadAt} until something asks for the whole output ({@link #completeOutput}):
+     * in the input from {@link #payloadAt} until something asks for the whole output ({@link #completeOutput}):
      * most frames leave with their payload untouched, and copying it is most of the cost of a large frame.
      */
     final byte[] out = new byte[MAX_FRAME + HEADROOM];
@@ -61,7 +70,31 @@ final class Packet {
     /** Starts a frame: copies its bytes and resets every header and flag. */
     void start(byte[] frame, int off, int len) {
         System.arraycopy(frame, off, in, 0, len);
+        filled(len);
         started(len);
+    }
+
+    /** Starts a frame that stays in {@code frame} until the program reads its bytes. */
+    void start(java.lang.foreign.MemorySegment frame) {
+        source = frame;
+        inFilled = 0;
+        started((int) frame.byteSize());
+    }
+
+    /** The first {@code len} bytes of {@link #in} hold the frame (written there whole). */
+    void filled(int len) {
+        source = null;
+        inFilled = len;
+    }
+
+    /** Makes the frame's bytes up to {@code upTo} (at most {@link #inLen}) readable in {@link #in}. */
+    void need(int upTo) {
+        if (upTo > inFilled) {
+            // A cache line at a time: a parser extracting header after header copies once or twice.
+            int to = Math.min(inLen, Math.max(upTo, (inFilled + 64) & ~63));
+            java.lang.foreign.MemorySegment.copy(source, inFilled, inSegment, inFilled, to - inFilled);
+            inFilled = to;
+        }
     }
 
     /** Starts a frame of {@code len} bytes already copied into {@link #in}. */
@@ -86,6 +119,7 @@ final class Packet {
     /** Copies the payload after the emitted headers, once: {@link #out} then holds the whole output. */
     void completeOutput() {
         if (!payloadOut) {
+            need(inLen);
             int n = outLen - headLen; // negative when truncate cut into the headers
             if (n > 0) {
                 System.arraycopy(in, payloadAt, out, headLen, n);
@@ -102,6 +136,7 @@ final class Packet {
         if (!inIsInput || outLen != inLen || headLen != payloadAt) {
             return false;
         }
+        need(headLen);
         // A loop, not Arrays.equals: headers are a few dozen bytes, too few for its vectorised compare to pay.
         for (int i = 0; i < headLen; i++) {
             if (out[i] != in[i]) {

@@ -224,6 +224,7 @@ final class Parser {
                 return false;
             }
             int b = (int) bit;
+            p.need((int) ((bit + t.fixedBits() + vbits + 7) >> 3));
             int base = phv.layout.first[h];
             for (int f = 0; f < t.fields().length; f++) {
                 int slot = base + f;
@@ -341,16 +342,14 @@ final class Parser {
                 if (bit + (long) t.fixedBits() + vbits > room) {
                     return false;
                 }
-                for (int f = 0; f < t.fields().length; f++) {
-                    bit = phv.emitField(t, base + f, f, out, bit);
-                }
+                bit = phv.emitHeader(h, out, bit);
             }
             int pos = bit >> 3;
             int payload = p.inLen - p.cursor;
             if (pos + payload > out.length) {
                 return false;
             }
-            // The payload stays in p.in until the whole output is asked for (Packet.completeOutput).
+            // The payload stays in the input until the whole output is asked for (Packet.completeOutput).
             p.headLen = pos;
             p.payloadAt = p.cursor;
             p.outLen = pos + payload;

@@ -123,6 +123,41 @@ final class Phv {
     }
 
     /**
+     * Writes header {@code h} at bit {@code bit} of {@code out}, as the wire has it; returns the bit after it. A
+     * packable header (docs of {@link HeaderType}) starting on a byte goes out eight bytes at a time: its fields
+     * are gathered into a long, which is stored whole each time the next field would not fit (the bytes it writes
+     * past the header are written over by what follows, or lie past the output's length).
+     */
+    int emitHeader(int h, byte[] out, int bit) {
+        HeaderType t = layout.typeOf[h];
+        int base = layout.first[h];
+        int pos = bit >> 3;
+        if (!t.packable() || (bit & 7) != 0 || pos + t.fixedBits() / 8 + 8 > out.length) {
+            for (int f = 0; f < t.fields().length; f++) {
+                bit = emitField(t, base + f, f, out, bit);
+            }
+            return bit;
+        }
+        int[] widths = t.widths();
+        long acc = 0;
+        int n = 0; // bits in acc, at its low end
+        for (int f = 0; f < widths.length; f++) {
+            int w = widths[f];
+            if (n + w > 64) {
+                Bits.putLong(out, pos, acc << (64 - n));
+                pos += n >> 3;
+                n &= 7; // at most 7 left, and w is at most 56: they fit
+            }
+            acc = (acc << w) | (val[base + f] & ((1L << w) - 1));
+            n += w;
+        }
+        if (n > 0) {
+            Bits.putLong(out, pos, acc << (64 - n));
+        }
+        return pos * 8 + n;
+    }
+
+    /**
      * Writes field {@code f} (in {@code slot}) of a header of type {@code t} at bit {@code bit} of {@code out}, as
      * the wire has it: a varbit field its current bits, a wide one its low {@code width} bits, a narrow one its
      * value. Returns the bit after it.

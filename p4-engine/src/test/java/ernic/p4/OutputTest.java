@@ -8,7 +8,10 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.function.Supplier;
 
 import static ernic.p4.Progs.*;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -145,5 +148,81 @@ class OutputTest {
         assertThat(e.process(in, 1)).isZero();
         assertThat(e.outputIsInput()).isTrue();
         assertThat(written(e)).isEqualTo(f).isEqualTo(output(e));
+    }
+
+    /**
+     * {@code frames} through two engines of one program, one given each frame in an array, the other in a memory
+     * segment (whose bytes the engine copies only as the program reads them): the same verdicts, outputs (as
+     * writeOutput and output() give them), parser errors and copies.
+     */
+    static void sameFromASegment(Supplier<P4Engine> program, List<byte[]> frames) {
+        P4Engine array = program.get();
+        P4Engine segment = program.get();
+        for (byte[] f : frames) {
+            MemorySegment in = ARENA.allocate(Math.max(1, f.length));
+            in.copyFrom(MemorySegment.ofArray(f));
+            int want = array.process(f, 0, f.length, P4Engine.PORT_TAP);
+            int got = segment.process(in.asSlice(0, f.length), P4Engine.PORT_TAP);
+            String what = "frame " + java.util.HexFormat.of().formatHex(f);
+            assertThat(got).as(what).isEqualTo(want);
+            assertThat(ParserFeaturesTest.parserError(segment)).as(what).isEqualTo(ParserFeaturesTest.parserError(array));
+            if (want >= 0) {
+                assertThat(segment.outputIsInput()).as(what).isEqualTo(array.outputIsInput());
+                assertThat(written(segment)).as(what).isEqualTo(output(array));
+                assertThat(output(segment)).as(what).isEqualTo(output(array));
+            }
+            assertThat(segment.copies()).as(what).usingRecursiveFieldByFieldElementComparator()
+                    .isEqualTo(array.copies());
+        }
+    }
+
+    static List<byte[]> frames(String fixture) throws IOException {
+        List<byte[]> l = new ArrayList<>();
+        for (Pcap.Frame f : ProgramsTest.input(fixture)) {
+            l.add(f.data());
+        }
+        return l;
+    }
+
+    @ParameterizedTest
+    @CsvSource({"l2_switch", "ipv4_router", "acl", "v1model_features"})
+    void aFrameInASegmentGivesWhatItGivesInAnArray(String name) throws IOException {
+        sameFromASegment(() -> {
+            try {
+                P4Engine e = ProgramsTest.load(name);
+                e.applyEntries("mirroring_add 5 0", "entries");
+                e.clock(() -> 0);
+                return e;
+            } catch (IOException x) {
+                throw new java.io.UncheckedIOException(x);
+            }
+        }, frames(name));
+    }
+
+    @Test
+    void lookaheadVariableLengthAdvanceAndPayloadHashesReadTheSegment() {
+        sameFromASegment(ParserFeaturesTest::stacks, List.of(bytes(0x00, 0x00, 0x81, 0xa5, 0x11), bytes(0x80, 0x55),
+                bytes(0, 0, 0, 0), bytes(0x00)));
+        sameFromASegment(ParserFeaturesTest::varLen, List.of(bytes(2, 0xaa, 0xbb, 0xff, 0x12, 0x34, 0x99),
+                bytes(5, 1, 2, 3, 4, 5, 0, 0, 0), bytes(9, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 0, 0), bytes(1)));
+        byte[] big = new byte[1514];
+        for (int i = 0; i < big.length; i++) {
+            big[i] = (byte) (i * 7);
+        }
+        sameFromASegment(OutputTest::payloadHash, List.of(big, bytes(1, 2, 3), bytes(9)));
+        sameFromASegment(ReplicationTest::engine, List.of(ReplicationTest.frame(1), ReplicationTest.frame(2),
+                ReplicationTest.frame(3), ReplicationTest.frame(8), ReplicationTest.frame(9)));
+    }
+
+    /** Header h (x, 8 bits) gets the low 8 bits of crc32 over [h.x, payload]: the whole frame is read. */
+    static P4Engine payloadHash() {
+        String types = "{\"name\":\"h_t\",\"id\":1,\"fields\":[[\"x\",8,false]]}";
+        String headers = "{\"name\":\"h\",\"id\":1,\"header_type\":\"h_t\",\"metadata\":false}";
+        String calc = "\"calculations\":[{\"name\":\"c\",\"id\":0,\"algo\":\"crc32\",\"input\":["
+                + field("h", "x") + ",{\"type\":\"payload\",\"value\":null}]}]";
+        String hash = "{\"op\":\"modify_field_with_hash_based_offset\",\"parameters\":[" + field("h", "x") + ","
+                + hex("0x0") + ",{\"type\":\"calculation\",\"value\":\"c\"}," + hex("0x100") + "]}";
+        return Loader.load(program(calc, types, headers, state("start", 0, extract("h"), "", dflt(null)),
+                action("a", 0, "", egressSpec("0x0") + "," + hash), always("t", 0, "a", 0, null), "", "t", "\"h\""));
     }
 }
