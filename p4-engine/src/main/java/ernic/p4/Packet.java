@@ -46,6 +46,17 @@ final class Packet {
     int resubmitList;
     int recirculateList;
     int learnList;
+    /**
+     * The headers the parser extracted, in order, while they lie end to end from the frame's first byte to
+     * {@link #parsedEnd}: packable headers (see {@link HeaderType}), each extracted once, no advance between them
+     * ({@link #asParsed} false otherwise). Their fields as extracted are in {@link Phv#parsedVal}. A deparser that
+     * emits exactly these, with those values, would write the frame's bytes as they were: it does not write them.
+     */
+    static final int MAX_PARSED = 32;
+    final int[] parsed = new int[MAX_PARSED];
+    int parsedCount;
+    int parsedEnd;
+    boolean asParsed;
     /** Microseconds since the engine's time origin when the frame entered (what meters read). */
     long micros;
     /**
@@ -108,6 +119,9 @@ final class Packet {
         outLen = 0;
         headLen = 0;
         payloadOut = true;
+        parsedCount = 0;
+        parsedEnd = 0;
+        asParsed = true;
         cloneSession = -1;
         cloneFieldList = 0;
         resubmitList = 0;

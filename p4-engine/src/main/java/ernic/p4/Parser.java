@@ -226,6 +226,7 @@ final class Parser {
             int b = (int) bit;
             p.need((int) ((bit + t.fixedBits() + vbits + 7) >> 3));
             int base = phv.layout.first[h];
+            notePacked(p, h, t, b);
             for (int f = 0; f < t.fields().length; f++) {
                 int slot = base + f;
                 if (f == t.varField()) {
@@ -252,7 +253,21 @@ final class Parser {
                 }
             }
             p.cursor = b >> 3;
+            if (p.asParsed) {
+                System.arraycopy(phv.val, base, phv.parsedVal, base, t.fields().length);
+                p.parsedEnd = p.cursor;
+            }
             return true;
+        }
+
+        /** Keeps {@link Packet#parsed} (before the header is extracted): this one, or the end of the list. */
+        private static void notePacked(Packet p, int h, HeaderType t, int bit) {
+            if (p.asParsed && t.packable() && !p.phv.valid[h] && bit == p.parsedEnd * 8
+                    && p.parsedCount < Packet.MAX_PARSED) {
+                p.parsed[p.parsedCount++] = h;
+            } else {
+                p.asParsed = false;
+            }
         }
     }
 
@@ -298,6 +313,9 @@ final class Parser {
                 return false;
             }
             p.cursor += (int) (bits >> 3);
+            if (bits != 0) {
+                p.asParsed = false; // the bytes advanced over are not emitted
+            }
             return true;
         }
     }
@@ -312,6 +330,34 @@ final class Parser {
 
     /** The deparser: valid headers in order, then the payload the parser did not consume. */
     static final class Deparser {
+        /**
+         * True when the valid headers in deparser order are exactly those the parser extracted end to end from the
+         * first byte up to the payload, in that order, with the values they were extracted with.
+         */
+        boolean unchanged(Packet p) {
+            if (!p.asParsed || p.parsedEnd != p.cursor) {
+                return false;
+            }
+            Phv phv = p.phv;
+            int k = 0;
+            for (int h : order) {
+                if (!phv.valid[h]) {
+                    continue;
+                }
+                if (k == p.parsedCount || p.parsed[k] != h) {
+                    return false;
+                }
+                k++;
+                int base = phv.layout.first[h];
+                for (int i = base, end = base + phv.layout.typeOf[h].fields().length; i < end; i++) {
+                    if (phv.val[i] != phv.parsedVal[i]) {
+                        return false;
+                    }
+                }
+            }
+            return k == p.parsedCount;
+        }
+
         final String name;
         final int[] order;
         /** Primitives bmv2 runs in the deparser (any action primitive), before the headers are emitted. */
@@ -327,6 +373,14 @@ final class Parser {
             if (prims.length != 0) {
                 Prim.runAll(prims, p);
                 p.exit = false;
+            }
+            if (unchanged(p)) {
+                // The headers to emit are those parsed, unchanged: the output is the frame as it is in the input.
+                p.headLen = 0;
+                p.payloadAt = 0;
+                p.outLen = p.inLen;
+                p.payloadOut = p.inLen == 0;
+                return true;
             }
             Phv phv = p.phv;
             int bit = 0;

@@ -14,6 +14,8 @@ final class Phv {
     final int[] varBits;
     final boolean[] valid;
     final int[] stackNext;
+    /** The fields of the headers the parser extracted, as extracted (see {@link Packet#parsed}). */
+    final long[] parsedVal;
     /** The slots of {@link #wide} that hold bytes (the others are null), so a reset visits only those. */
     private final int[] wideSlots;
 
@@ -24,6 +26,7 @@ final class Phv {
         varBits = new int[l.slots];
         valid = new boolean[l.headers()];
         stackNext = new int[l.stackNames.length];
+        parsedVal = new long[l.slots];
         for (int h = 0; h < l.headers(); h++) {
             HeaderType t = l.typeOf[h];
             for (int f = 0; f < t.fields().length; f++) {

@@ -86,6 +86,41 @@ class OutputTest {
         assertThat(written(e)).isEqualTo(bytes(0x07, 1, 2, 3));
     }
 
+    /** Headers a (x) and b (y), one byte each; the parser's states and the deparser's order as given. */
+    static P4Engine twoHeaders(String states, String order) {
+        String types = "{\"name\":\"a_t\",\"id\":1,\"fields\":[[\"x\",8,false]]},"
+                + "{\"name\":\"b_t\",\"id\":2,\"fields\":[[\"y\",8,false]]}";
+        String headers = "{\"name\":\"a\",\"id\":1,\"header_type\":\"a_t\",\"metadata\":false},"
+                + "{\"name\":\"b\",\"id\":2,\"header_type\":\"b_t\",\"metadata\":false}";
+        return Loader.load(program("", types, headers, states, action("a", 0, "", egressSpec("0x0")),
+                always("t", 0, "a", 0, null), "", "t", order));
+    }
+
+    @Test
+    void headersEmittedInAnotherOrderThanParsedAreWritten() {
+        P4Engine e = twoHeaders(state("start", 0, extract("a") + "," + extract("b"), "", dflt(null)), "\"b\",\"a\"");
+        byte[] f = bytes(1, 2, 9);
+        assertThat(e.process(f, 0, f.length, 1)).isZero();
+        assertThat(e.outputIsInput()).isFalse();
+        assertThat(written(e)).isEqualTo(bytes(2, 1, 9)).isEqualTo(output(e));
+        P4Engine same = twoHeaders(state("start", 0, extract("a") + "," + extract("b"), "", dflt(null)),
+                "\"a\",\"b\"");
+        same.process(f, 0, f.length, 1);
+        assertThat(same.outputIsInput()).isTrue();
+        assertThat(written(same)).isEqualTo(f);
+    }
+
+    @Test
+    void aHeaderExtractedTwiceLeavesOnceWithItsSecondValue() {
+        String states = state("start", 0, extract("a"), field("a", "x"), value("0x01", null, "again") + "," + dflt(null))
+                + "," + state("again", 1, extract("a"), "", dflt(null));
+        P4Engine e = twoHeaders(states, "\"a\",\"b\"");
+        byte[] f = bytes(1, 5, 9);
+        assertThat(e.process(f, 0, f.length, 1)).isZero();
+        assertThat(e.outputIsInput()).isFalse();
+        assertThat(written(e)).isEqualTo(bytes(5, 9)).isEqualTo(output(e));
+    }
+
     @Test
     void truncateIntoThePayloadOrTheHeadersIsNotTheInput() {
         byte[] f = bytes(0x07, 1, 2, 3);
