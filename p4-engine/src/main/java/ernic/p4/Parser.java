@@ -227,24 +227,36 @@ final class Parser {
             p.need((int) ((bit + t.fixedBits() + vbits + 7) >> 3));
             int base = phv.layout.first[h];
             notePacked(p, h, t, b);
-            for (int f = 0; f < t.fields().length; f++) {
-                int slot = base + f;
-                if (f == t.varField()) {
-                    java.util.Arrays.fill(phv.wide[slot], (byte) 0);
-                    Bits.copy(p.in, b, phv.wide[slot], 0, (int) vbits);
-                    phv.varBits[slot] = (int) vbits;
-                    b += (int) vbits;
-                    continue;
+            if (t.packable()) {
+                // Fixed fields of at most 56 bits (most headers): no variable-length or wide field to look for;
+                // the values are also kept as parsed (Packet.parsed).
+                int[] widths = t.widths();
+                for (int f = 0; f < widths.length; f++) {
+                    long v = Bits.read(p.in, b, widths[f]);
+                    phv.val[base + f] = v;
+                    phv.parsedVal[base + f] = v;
+                    b += widths[f];
                 }
-                int w = t.widths()[f];
-                if (t.wide(f)) {
-                    byte[] dst = phv.wide[slot];
-                    java.util.Arrays.fill(dst, (byte) 0);
-                    Bits.copy(p.in, b, dst, dst.length * 8 - w, w);
-                } else {
-                    phv.val[slot] = Bits.read(p.in, b, w);
+            } else {
+                for (int f = 0; f < t.fields().length; f++) {
+                    int slot = base + f;
+                    if (f == t.varField()) {
+                        java.util.Arrays.fill(phv.wide[slot], (byte) 0);
+                        Bits.copy(p.in, b, phv.wide[slot], 0, (int) vbits);
+                        phv.varBits[slot] = (int) vbits;
+                        b += (int) vbits;
+                        continue;
+                    }
+                    int w = t.widths()[f];
+                    if (t.wide(f)) {
+                        byte[] dst = phv.wide[slot];
+                        java.util.Arrays.fill(dst, (byte) 0);
+                        Bits.copy(p.in, b, dst, dst.length * 8 - w, w);
+                    } else {
+                        phv.val[slot] = Bits.read(p.in, b, w);
+                    }
+                    b += w;
                 }
-                b += w;
             }
             phv.setValid(h, true);
             if (stack >= 0) {
@@ -254,7 +266,6 @@ final class Parser {
             }
             p.cursor = b >> 3;
             if (p.asParsed) {
-                System.arraycopy(phv.val, base, phv.parsedVal, base, t.fields().length);
                 p.parsedEnd = p.cursor;
             }
             return true;
