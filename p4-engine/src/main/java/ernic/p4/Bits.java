@@ -38,8 +38,8 @@ final class Bits {
     /** Writes the low {@code width} (1..64) bits of {@code v} at bit offset {@code bit} of {@code b}. */
     static void write(byte[] b, int bit, int width, long v) {
         if (((bit | width) & 7) == 0) {
-            // Whole bytes: stores only. (A load of eight bytes right after the store of the field before them, as
-            // a deparser emitting fields in order would make, waits for that store: measured, it costs more.)
+            // Whole bytes: stores only, no load of the bytes around the field (which, right after the store of
+            // the field before it, would wait for that store).
             for (int i = ((bit + width) >> 3) - 1, first = bit >> 3; i >= first; i--) {
                 b[i] = (byte) v;
                 v >>>= 8;

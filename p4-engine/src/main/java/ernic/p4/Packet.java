@@ -62,7 +62,8 @@ final class Packet {
     /**
      * The frame as it leaves: the headers the deparser emitted, {@link #headLen} bytes, then the payload, which stays
      * in the input from {@link #payloadAt} until something asks for the whole output ({@link #completeOutput}):
-     * most frames leave with their payload untouched, and copying it is most of the cost of a large frame.
+     * most frames leave with their payload untouched, and copying it is most of the cost of a large frame. (When
+     * the deparser finds the headers unchanged it emits none: the whole input, from 0, is then the "payload".)
      */
     final byte[] out = new byte[MAX_FRAME + HEADROOM];
     int outLen;
