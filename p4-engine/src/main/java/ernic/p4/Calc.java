@@ -81,6 +81,7 @@ final class Calc {
                     }
                     int n = p.inLen - p.cursor;
                     if (n > 0) {
+                        p.need(p.inLen);
                         Bits.copy(p.in, p.cursor * 8, buf, bits, n * 8);
                         bits += n * 8;
                     }

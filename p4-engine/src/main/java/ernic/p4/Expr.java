@@ -143,10 +143,13 @@ abstract class Expr {
 
     static final class HeaderRef extends HeaderExpr {
         final int h;
+        /** The slot of the header's first field: a field of a named header has a slot known at load. */
+        final int first;
 
-        HeaderRef(int h, HeaderType type) {
-            super(type);
+        HeaderRef(Layout layout, int h) {
+            super(layout.typeOf[h]);
             this.h = h;
+            this.first = layout.first[h];
         }
 
         @Override
@@ -237,6 +240,8 @@ abstract class Expr {
         final int field;
         final int width;
         final boolean var;
+        /** The slot when the header is named (most fields: no lookup per access), else -1. */
+        private final int fixedSlot;
 
         Field(HeaderExpr header, int field) {
             super(header.type.wide(field) ? Kind.WIDE : Kind.DATA, header.type.widths()[field],
@@ -245,10 +250,11 @@ abstract class Expr {
             this.field = field;
             this.width = header.type.widths()[field];
             this.var = header.type.varField() == field;
+            this.fixedSlot = header instanceof HeaderRef r ? r.first + field : -1;
         }
 
         int slot(Packet p) {
-            return p.phv.layout.first[header.ref(p)] + field;
+            return fixedSlot >= 0 ? fixedSlot : p.phv.layout.first[header.ref(p)] + field;
         }
 
         @Override
@@ -330,7 +336,11 @@ abstract class Expr {
 
         @Override
         long num(Packet p) {
-            return available(p) ? Bits.read(p.in, p.cursor * 8 + offset, width) : 0;
+            if (!available(p)) {
+                return 0;
+            }
+            p.need((p.cursor * 8 + offset + width + 7) >> 3);
+            return Bits.read(p.in, p.cursor * 8 + offset, width);
         }
     }
 

@@ -104,7 +104,7 @@ final class ExprCompiler {
         String hname = v.at(0).text();
         String fname = v.at(1).text();
         int h = declared(layout.header(hname), v, "header instance", hname);
-        Expr.HeaderRef ref = new Expr.HeaderRef(h, layout.typeOf[h]);
+        Expr.HeaderRef ref = new Expr.HeaderRef(layout, h);
         if (fname.equals("$valid$")) {
             return new Ops.Valid(ref, Kind.DATA);
         }
@@ -130,7 +130,7 @@ final class ExprCompiler {
 
     Expr.HeaderRef header(J v) {
         int h = declared(layout.header(v.text()), v, "header instance", v.text());
-        return new Expr.HeaderRef(h, layout.typeOf[h]);
+        return new Expr.HeaderRef(layout, h);
     }
 
     int stack(J v) {

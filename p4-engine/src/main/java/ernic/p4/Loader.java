@@ -381,7 +381,7 @@ public final class Loader {
             if (target != null) {
                 f[i] = (Expr.Field) ec.field(target);
             } else if (sm >= 0 && ec.layout.typeOf[sm].fieldIndex(names[i]) >= 0) {
-                f[i] = new Expr.Field(new Expr.HeaderRef(sm, ec.layout.typeOf[sm]),
+                f[i] = new Expr.Field(new Expr.HeaderRef(ec.layout, sm),
                         ec.layout.typeOf[sm].fieldIndex(names[i]));
             }
             if (f[i] != null && f[i].kind != Expr.Kind.DATA) {

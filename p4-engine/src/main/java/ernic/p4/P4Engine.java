@@ -51,8 +51,8 @@ public final class P4Engine {
 
     final Program program;
     private final Packet pkt;
-    /** The packet's input array as a segment (a segment-to-segment copy costs less than a copy into an array). */
-    private final java.lang.foreign.MemorySegment inSegment;
+    /** The packet's output array as a segment (a segment-to-segment copy costs less than an array's). */
+    private final java.lang.foreign.MemorySegment outSegment;
     private final Parser.Run run = new Parser.Run();
     private final Table[] tables;
     /** The program's checksums as an array: a loop over the list allocated an iterator per frame. */
@@ -70,7 +70,7 @@ public final class P4Engine {
     P4Engine(Program program) {
         this.program = program;
         this.pkt = new Packet(program.layout, program.externs);
-        this.inSegment = java.lang.foreign.MemorySegment.ofArray(pkt.in);
+        this.outSegment = java.lang.foreign.MemorySegment.ofArray(pkt.out);
         this.tables = program.tables.toArray(Table[]::new);
         this.checksums = program.checksums.toArray(Program.Checksum[]::new);
         this.hits = new long[tables.length];
@@ -105,15 +105,17 @@ public final class P4Engine {
     }
 
     /**
-     * {@link #process(byte[], int, int, int)} of a frame in a memory segment (the device's gather buffer), copied
-     * once, straight into the engine's packet.
+     * {@link #process(byte[], int, int, int)} of a frame in a memory segment (the device's gather buffer). Its bytes
+     * are copied into the engine as the program reads them, and its payload by {@link #output()} and
+     * {@link #writeOutput}: the segment must stay as it is until the caller has the output (the next call at the
+     * latest).
      */
     public int process(java.lang.foreign.MemorySegment frame, int inPort) {
         long len = frame.byteSize();
         if (len > Packet.MAX_FRAME) {
             return run(null, 0, Packet.MAX_FRAME + 1, inPort, false);
         }
-        java.lang.foreign.MemorySegment.copy(frame, 0, inSegment, 0, len);
+        pkt.start(frame);
         return run(null, 0, (int) len, inPort, false);
     }
 
@@ -131,9 +133,8 @@ public final class P4Engine {
         Packet p = pkt;
         if (frame != null) {
             p.start(frame, off, len);
-        } else {
-            p.started(len);
         }
+        p.inIsInput = true;
         if (timed) {
             p.micros = (clock.getAsLong() - origin) / 1000;
         }
@@ -144,6 +145,7 @@ public final class P4Engine {
             return v;
         }
         // Copies made on the way: the frame's own output is kept aside while they run through egress.
+        p.completeOutput();
         byte[] own = java.util.Arrays.copyOf(p.out, p.outLen);
         int made = 0;
         while (!jobs.isEmpty()) {
@@ -153,12 +155,16 @@ public final class P4Engine {
                 continue;
             }
             int cv = passes(p, j.restore(p, program), anyPort);
+            p.completeOutput();
             copies.add(new Copy(cv, cv >= 0 ? java.util.Arrays.copyOf(p.out, p.outLen) : new byte[0], j.instanceType()));
         }
         jobs.clear();
         // The frame's own output back where output() is: the hooks wrap that one array once.
         System.arraycopy(own, 0, p.out, 0, own.length);
         p.outLen = own.length;
+        p.headLen = own.length;
+        p.payloadOut = true;
+        p.inIsInput = false; // p.in holds the last clone's bytes
         return v;
     }
 
@@ -292,7 +298,33 @@ public final class P4Engine {
 
     /** The frame the last {@link #process} sent: valid until the next call; one array for the engine's life. */
     public byte[] output() {
+        pkt.completeOutput();
         return pkt.out;
+    }
+
+    /**
+     * True when the frame the last {@link #process} sent is, byte for byte, the frame that came in (the program
+     * changed none of the headers it parsed, and cut nothing): the caller may send its own input on and skip
+     * {@link #output()}'s copy. False after a clone or a recirculation.
+     */
+    public boolean outputIsInput() {
+        return pkt.outputIsInput();
+    }
+
+    /**
+     * Writes the frame the last {@link #process} sent into {@code dst} at 0 ({@link #outputLength()} bytes, which
+     * {@code dst} must have room for): the headers as emitted and the payload from the input, one copy of it.
+     */
+    public void writeOutput(java.lang.foreign.MemorySegment dst) {
+        Packet p = pkt;
+        if (p.payloadOut) {
+            java.lang.foreign.MemorySegment.copy(outSegment, 0, dst, 0, p.outLen);
+            return;
+        }
+        int head = Math.min(p.headLen, p.outLen);
+        java.lang.foreign.MemorySegment.copy(outSegment, 0, dst, 0, head);
+        java.lang.foreign.MemorySegment payload = p.source != null ? p.source : p.inSegment; // the input, one copy
+        java.lang.foreign.MemorySegment.copy(payload, p.payloadAt, dst, head, p.outLen - head);
     }
 
     /** The copies (clones) the last {@link #process} made, in the order they were made; valid until the next call. */

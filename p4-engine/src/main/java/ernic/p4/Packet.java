@@ -15,6 +15,15 @@ final class Packet {
     final Externs externs;
     final byte[] in = new byte[MAX_FRAME];
     int inLen;
+    /**
+     * A frame that came in as a memory segment ({@code P4Engine.process(MemorySegment, int)}) stays there: its bytes
+     * are copied into {@link #in} as the program reads them ({@link #need}), so a payload nobody reads is never
+     * copied. {@link #inFilled} bytes of {@link #in} hold the frame; {@link #source} is null when all do.
+     */
+    java.lang.foreign.MemorySegment source;
+    int inFilled;
+    /** {@link #in} and {@link #out} as segments (a segment-to-segment copy costs less than an array's). */
+    final java.lang.foreign.MemorySegment inSegment = java.lang.foreign.MemorySegment.ofArray(in);
     /** Bytes of {@link #in} the parser has consumed; the payload starts here. */
     int cursor;
     long[] args;
@@ -37,10 +46,33 @@ final class Packet {
     int resubmitList;
     int recirculateList;
     int learnList;
+    /**
+     * The headers the parser extracted, in order, while they lie end to end from the frame's first byte to
+     * {@link #parsedEnd}: packable headers (see {@link HeaderType}), each extracted once, no advance between them
+     * ({@link #asParsed} false otherwise). Their fields as extracted are in {@link Phv#parsedVal}. A deparser that
+     * emits exactly these, with those values, would write the frame's bytes as they were: it does not write them.
+     */
+    static final int MAX_PARSED = 32;
+    final int[] parsed = new int[MAX_PARSED];
+    int parsedCount;
+    int parsedEnd;
+    boolean asParsed;
     /** Microseconds since the engine's time origin when the frame entered (what meters read). */
     long micros;
+    /**
+     * The frame as it leaves: the headers the deparser emitted, {@link #headLen} bytes, then the payload, which stays
+     * in the input from {@link #payloadAt} until something asks for the whole output ({@link #completeOutput}):
+     * most frames leave with their payload untouched, and copying it is most of the cost of a large frame. (When
+     * the deparser finds the headers unchanged it emits none: the whole input, from 0, is then the "payload".)
+     */
     final byte[] out = new byte[MAX_FRAME + HEADROOM];
     int outLen;
+    int headLen;
+    int payloadAt;
+    /** The payload is in {@link #out} too (or there is none). */
+    boolean payloadOut;
+    /** {@link #in} holds the frame as it came in (no recirculation or clone has replaced it). */
+    boolean inIsInput;
 
     Packet(Layout layout, Externs externs) {
         this.phv = new Phv(layout);
@@ -62,7 +94,31 @@ final class Packet {
     /** Starts a frame: copies its bytes and resets every header and flag. */
     void start(byte[] frame, int off, int len) {
         System.arraycopy(frame, off, in, 0, len);
+        filled(len);
         started(len);
+    }
+
+    /** Starts a frame that stays in {@code frame} until the program reads its bytes. */
+    void start(java.lang.foreign.MemorySegment frame) {
+        source = frame;
+        inFilled = 0;
+        started((int) frame.byteSize());
+    }
+
+    /** The first {@code len} bytes of {@link #in} hold the frame (written there whole). */
+    void filled(int len) {
+        source = null;
+        inFilled = len;
+    }
+
+    /** Makes the frame's bytes up to {@code upTo} (at most {@link #inLen}) readable in {@link #in}. */
+    void need(int upTo) {
+        if (upTo > inFilled) {
+            // A cache line at a time: a parser extracting header after header copies once or twice.
+            int to = Math.min(inLen, Math.max(upTo, (inFilled + 64) & ~63));
+            java.lang.foreign.MemorySegment.copy(source, inFilled, inSegment, inFilled, to - inFilled);
+            inFilled = to;
+        }
     }
 
     /** Starts a frame of {@code len} bytes already copied into {@link #in}. */
@@ -74,11 +130,46 @@ final class Packet {
         assertFailed = false;
         truncateTo = -1;
         outLen = 0;
+        headLen = 0;
+        payloadOut = true;
+        parsedCount = 0;
+        parsedEnd = 0;
+        asParsed = true;
         cloneSession = -1;
         cloneFieldList = 0;
         resubmitList = 0;
         recirculateList = 0;
         learnList = 0;
         phv.reset();
+    }
+
+    /** Copies the payload after the emitted headers, once: {@link #out} then holds the whole output. */
+    void completeOutput() {
+        if (!payloadOut) {
+            need(inLen);
+            int n = outLen - headLen; // negative when truncate cut into the headers
+            if (n > 0) {
+                System.arraycopy(in, payloadAt, out, headLen, n);
+            }
+            payloadOut = true;
+        }
+    }
+
+    /**
+     * True when the output is, byte for byte, the frame as it came in: the headers emitted are the bytes they were
+     * parsed from and the payload follows them where it was (truncate cut nothing).
+     */
+    boolean outputIsInput() {
+        if (!inIsInput || outLen != inLen || headLen != payloadAt) {
+            return false;
+        }
+        need(headLen);
+        // A loop, not Arrays.equals: headers are a few dozen bytes, too few for its vectorised compare to pay.
+        for (int i = 0; i < headLen; i++) {
+            if (out[i] != in[i]) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -224,25 +224,39 @@ final class Parser {
                 return false;
             }
             int b = (int) bit;
+            p.need((int) ((bit + t.fixedBits() + vbits + 7) >> 3));
             int base = phv.layout.first[h];
-            for (int f = 0; f < t.fields().length; f++) {
-                int slot = base + f;
-                if (f == t.varField()) {
-                    java.util.Arrays.fill(phv.wide[slot], (byte) 0);
-                    Bits.copy(p.in, b, phv.wide[slot], 0, (int) vbits);
-                    phv.varBits[slot] = (int) vbits;
-                    b += (int) vbits;
-                    continue;
+            notePacked(p, h, t, b);
+            if (t.packable()) {
+                // Fixed fields of at most 56 bits (most headers): no variable-length or wide field to look for;
+                // the values are also kept as parsed (Packet.parsed).
+                int[] widths = t.widths();
+                for (int f = 0; f < widths.length; f++) {
+                    long v = Bits.read(p.in, b, widths[f]);
+                    phv.val[base + f] = v;
+                    phv.parsedVal[base + f] = v;
+                    b += widths[f];
                 }
-                int w = t.widths()[f];
-                if (t.wide(f)) {
-                    byte[] dst = phv.wide[slot];
-                    java.util.Arrays.fill(dst, (byte) 0);
-                    Bits.copy(p.in, b, dst, dst.length * 8 - w, w);
-                } else {
-                    phv.val[slot] = Bits.read(p.in, b, w);
+            } else {
+                for (int f = 0; f < t.fields().length; f++) {
+                    int slot = base + f;
+                    if (f == t.varField()) {
+                        java.util.Arrays.fill(phv.wide[slot], (byte) 0);
+                        Bits.copy(p.in, b, phv.wide[slot], 0, (int) vbits);
+                        phv.varBits[slot] = (int) vbits;
+                        b += (int) vbits;
+                        continue;
+                    }
+                    int w = t.widths()[f];
+                    if (t.wide(f)) {
+                        byte[] dst = phv.wide[slot];
+                        java.util.Arrays.fill(dst, (byte) 0);
+                        Bits.copy(p.in, b, dst, dst.length * 8 - w, w);
+                    } else {
+                        phv.val[slot] = Bits.read(p.in, b, w);
+                    }
+                    b += w;
                 }
-                b += w;
             }
             phv.setValid(h, true);
             if (stack >= 0) {
@@ -251,7 +265,20 @@ final class Parser {
                 }
             }
             p.cursor = b >> 3;
+            if (p.asParsed) {
+                p.parsedEnd = p.cursor;
+            }
             return true;
+        }
+
+        /** Keeps {@link Packet#parsed} (before the header is extracted): this one, or the end of the list. */
+        private static void notePacked(Packet p, int h, HeaderType t, int bit) {
+            if (p.asParsed && t.packable() && !p.phv.valid[h] && bit == p.parsedEnd * 8
+                    && p.parsedCount < Packet.MAX_PARSED) {
+                p.parsed[p.parsedCount++] = h;
+            } else {
+                p.asParsed = false;
+            }
         }
     }
 
@@ -297,6 +324,9 @@ final class Parser {
                 return false;
             }
             p.cursor += (int) (bits >> 3);
+            if (bits != 0) {
+                p.asParsed = false; // the bytes advanced over are not emitted
+            }
             return true;
         }
     }
@@ -311,6 +341,34 @@ final class Parser {
 
     /** The deparser: valid headers in order, then the payload the parser did not consume. */
     static final class Deparser {
+        /**
+         * True when the valid headers in deparser order are exactly those the parser extracted end to end from the
+         * first byte up to the payload, in that order, with the values they were extracted with.
+         */
+        boolean unchanged(Packet p) {
+            if (!p.asParsed || p.parsedEnd != p.cursor) {
+                return false;
+            }
+            Phv phv = p.phv;
+            int k = 0;
+            for (int h : order) {
+                if (!phv.valid[h]) {
+                    continue;
+                }
+                if (k == p.parsedCount || p.parsed[k] != h) {
+                    return false;
+                }
+                k++;
+                int base = phv.layout.first[h];
+                for (int i = base, end = base + phv.layout.typeOf[h].fields().length; i < end; i++) {
+                    if (phv.val[i] != phv.parsedVal[i]) {
+                        return false;
+                    }
+                }
+            }
+            return k == p.parsedCount;
+        }
+
         final String name;
         final int[] order;
         /** Primitives bmv2 runs in the deparser (any action primitive), before the headers are emitted. */
@@ -321,11 +379,19 @@ final class Parser {
             this.order = order;
         }
 
-        /** Writes the frame into {@code p.out}; false when it would not fit. */
+        /** Writes the headers into {@code p.out} and notes where the payload is; false when the frame would not fit. */
         boolean deparse(Packet p) {
             if (prims.length != 0) {
                 Prim.runAll(prims, p);
                 p.exit = false;
+            }
+            if (unchanged(p)) {
+                // The headers to emit are those parsed, unchanged: the output is the frame as it is in the input.
+                p.headLen = 0;
+                p.payloadAt = 0;
+                p.outLen = p.inLen;
+                p.payloadOut = p.inLen == 0;
+                return true;
             }
             Phv phv = p.phv;
             int bit = 0;
@@ -341,17 +407,18 @@ final class Parser {
                 if (bit + (long) t.fixedBits() + vbits > room) {
                     return false;
                 }
-                for (int f = 0; f < t.fields().length; f++) {
-                    bit = phv.emitField(t, base + f, f, out, bit);
-                }
+                bit = phv.emitHeader(h, out, bit);
             }
             int pos = bit >> 3;
             int payload = p.inLen - p.cursor;
             if (pos + payload > out.length) {
                 return false;
             }
-            System.arraycopy(p.in, p.cursor, out, pos, payload);
+            // The payload stays in the input until the whole output is asked for (Packet.completeOutput).
+            p.headLen = pos;
+            p.payloadAt = p.cursor;
             p.outLen = pos + payload;
+            p.payloadOut = payload == 0;
             return true;
         }
     }

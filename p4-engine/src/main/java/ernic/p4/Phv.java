@@ -14,6 +14,8 @@ final class Phv {
     final int[] varBits;
     final boolean[] valid;
     final int[] stackNext;
+    /** The fields of the headers the parser extracted, as extracted (see {@link Packet#parsed}). */
+    final long[] parsedVal;
     /** The slots of {@link #wide} that hold bytes (the others are null), so a reset visits only those. */
     private final int[] wideSlots;
 
@@ -24,6 +26,7 @@ final class Phv {
         varBits = new int[l.slots];
         valid = new boolean[l.headers()];
         stackNext = new int[l.stackNames.length];
+        parsedVal = new long[l.slots];
         for (int h = 0; h < l.headers(); h++) {
             HeaderType t = l.typeOf[h];
             for (int f = 0; f < t.fields().length; f++) {
@@ -47,9 +50,9 @@ final class Phv {
     /** The state a frame starts with: every field zero, only metadata valid, every stack empty. */
     void reset() {
         Arrays.fill(val, 0);
-        Arrays.fill(varBits, 0);
         for (int slot : wideSlots) {
             Arrays.fill(wide[slot], (byte) 0);
+            varBits[slot] = 0; // only a variable-length field, which is wide, has bits here
         }
         System.arraycopy(layout.metadata, 0, valid, 0, valid.length);
         Arrays.fill(stackNext, 0);
@@ -120,6 +123,41 @@ final class Phv {
             }
         }
         valid[dst] = valid[src];
+    }
+
+    /**
+     * Writes header {@code h} at bit {@code bit} of {@code out}, as the wire has it; returns the bit after it. A
+     * packable header (docs of {@link HeaderType}) starting on a byte goes out eight bytes at a time: its fields
+     * are gathered into a long, which is stored whole each time the next field would not fit (the bytes it writes
+     * past the header are written over by what follows, or lie past the output's length).
+     */
+    int emitHeader(int h, byte[] out, int bit) {
+        HeaderType t = layout.typeOf[h];
+        int base = layout.first[h];
+        int pos = bit >> 3;
+        if (!t.packable() || (bit & 7) != 0 || pos + t.fixedBits() / 8 + 8 > out.length) {
+            for (int f = 0; f < t.fields().length; f++) {
+                bit = emitField(t, base + f, f, out, bit);
+            }
+            return bit;
+        }
+        int[] widths = t.widths();
+        long acc = 0;
+        int n = 0; // bits in acc, at its low end
+        for (int f = 0; f < widths.length; f++) {
+            int w = widths[f];
+            if (n + w > 64) {
+                Bits.putLong(out, pos, acc << (64 - n));
+                pos += n >> 3;
+                n &= 7; // at most 7 left, and w is at most 56: they fit
+            }
+            acc = (acc << w) | (val[base + f] & ((1L << w) - 1));
+            n += w;
+        }
+        if (n > 0) {
+            Bits.putLong(out, pos, acc << (64 - n));
+        }
+        return pos * 8 + n;
     }
 
     /**

@@ -40,7 +40,9 @@ final class Replication {
         int restore(Packet p, Program program) {
             StdMeta sm = program.std;
             System.arraycopy(bytes, 0, p.in, 0, bytes.length);
+            p.filled(bytes.length);
             p.started(bytes.length);
+            p.inIsInput = false;
             if (headers == null) {
                 StdMeta.set(sm.ingressPort(), p, ingressPort);
                 program.parser.parse(p, new Parser.Run());
@@ -74,6 +76,7 @@ final class Replication {
         int port = session(p);
         if (port >= 0) {
             FieldList l = list(p.cloneFieldList);
+            p.need(p.inLen);
             jobs.add(new Job(INGRESS_CLONE, port, Arrays.copyOf(p.in, p.inLen), 0, null,
                     StdMeta.get(program.std.ingressPort(), p), l, l == null ? null : l.capture(p), p.inLen));
         }
@@ -84,6 +87,7 @@ final class Replication {
         int port = session(p);
         if (port >= 0) {
             FieldList l = list(p.cloneFieldList);
+            p.need(p.inLen);
             Phv headers = new Phv(p.phv.layout);
             headers.copyFrom(p.phv);
             jobs.add(new Job(EGRESS_CLONE, port, Arrays.copyOf(p.in, p.inLen), p.cursor, headers, 0, l,
@@ -107,8 +111,11 @@ final class Replication {
     void recirculate(Packet p) {
         FieldList l = list(p.recirculateList);
         FieldList.Values v = l.capture(p);
+        p.completeOutput();
         int n = p.outLen;
         System.arraycopy(p.out, 0, p.in, 0, Math.min(n, p.in.length));
+        p.filled(Math.min(n, p.in.length));
+        p.inIsInput = false;
         p.started(Math.min(n, p.in.length));
         l.apply(p, v);
         StdMeta.set(program.std.instanceType(), p, RECIRCULATE);

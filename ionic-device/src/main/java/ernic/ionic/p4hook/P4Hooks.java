@@ -172,8 +172,6 @@ public final class P4Hooks {
         private MemorySegment sent = out;
         /** {@link #out} cut to each length a frame has had: made once per length, not once per frame. */
         private final MemorySegment[] slices = new MemorySegment[MAX_FRAME + 1024 + 1];
-        /** The engine's output array (one array for the engine's life) as a segment. */
-        private final MemorySegment output = MemorySegment.ofArray(engine.output());
 
         @Override
         public int filter(MemorySegment frame, int from) {
@@ -195,13 +193,17 @@ public final class P4Hooks {
                 counters.inc(tx ? P4HookCounter.ETH_TX_DROPPED : P4HookCounter.ETH_RX_DROPPED);
                 return DROP;
             }
-            int n = engine.outputLength();
-            MemorySegment.copy(output, 0, out, 0, n);
-            MemorySegment slice = slices[n];
-            if (slice == null) {
-                slice = slices[n] = out.asSlice(0, n);
+            if (engine.outputIsInput() && frame.isNative()) {
+                sent = frame; // unchanged: the device's own buffer goes on, no copy
+            } else {
+                int n = engine.outputLength();
+                engine.writeOutput(out);
+                MemorySegment slice = slices[n];
+                if (slice == null) {
+                    slice = slices[n] = out.asSlice(0, n);
+                }
+                sent = slice;
             }
-            sent = slice;
             if (v == TAP) {
                 counters.inc(tx ? P4HookCounter.ETH_TX_TO_TAP : P4HookCounter.ETH_RX_TO_TAP);
             } else {
