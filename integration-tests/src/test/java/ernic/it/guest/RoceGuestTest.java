@@ -195,11 +195,12 @@ class RoceGuestTest {
     /**
      * CI's share, within its time: against Soft-RoCE, SEND (ping-pongs), UD, the CM and every operation of rping,
      * single-packet WRITEs, READ and atomics, each way, and NVMe-oF; rping and READ between two emulated NICs;
-     * ping-pongs (4 and 64 KiB) under loss. Not the 64 KiB WRITE and SEND streams from rxe, which under load can fail
-     * from rxe's renumbered retransmissions (docs/roce.md, "rxe under load").
+     * the 4 KiB ping-pong under loss (each run's last ACK can be lost after the client has gone, which leaves the server
+     * retrying for ever: about one run in a hundred). Not the 64 KiB WRITE and SEND streams from rxe, which under load
+     * can fail from rxe's renumbered retransmissions (docs/roce.md, "rxe under load").
      */
     static final Plan CI = new Plan(new String[]{"rc-4k", "ud", "rping", "write-lat", "read-bw", "atomic-bw"},
-            new String[]{"rping", "read-bw"}, new String[]{"rc-4k", "rc-64k"}, "rxe");
+            new String[]{"rping", "read-bw"}, new String[]{"rc-4k"}, "rxe");
 
     @Test
     void theEmulatedNicTalksRoceV2ToSoftRoceAndToItselfAndRecoversFromLoss() throws Exception {
