@@ -25,7 +25,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Single-threaded, no clock of its own: {@link #poll} transmits, {@link #receive} takes a response,
  * {@link #tick} fires what {@link #nextDeadline} announced. Nothing is allocated after construction.
  */
-public final class RcRequester implements ConnectedRequester {
+public final class RcRequester extends ConnectedEngine implements ConnectedRequester {
     /**
      * PSNs sent and not acknowledged, at most (rxe's RXE_MAX_UNACKED_PSNS): more would only flood a receiver that
      * drops, and go-back-N would send every one of them again. A single READ longer than this still goes alone.
@@ -56,15 +56,8 @@ public final class RcRequester implements ConnectedRequester {
         boolean rdCounted;
     }
 
-    private final RcAttributes attr;
-    private final int destQp;
-    private final RcPacketSink sink;
     private final RcRequesterHost host;
-    private final int pmtu;
     private final long ackTimeout;
-    private final TransportHeader out = new TransportHeader();
-    private final RcPayload payload = new RcPayload();
-    private final Counters<RcCounter> counters;
 
     private final Wqe[] ring;
     /** Sequence numbers (ring index = seq % length): oldest not completed, next to (re)send, next free. */
@@ -91,12 +84,8 @@ public final class RcRequester implements ConnectedRequester {
      */
     public RcRequester(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcRequesterHost host,
                Counters<RcCounter> counters) {
-        this.counters = counters;
-        this.attr = attr;
-        this.destQp = destQp & Psn.MASK;
-        this.sink = sink;
+        super(attr, destQp, sink, counters);
         this.host = host;
-        this.pmtu = attr.pathMtu();
         this.ackTimeout = attr.ackTimeoutNanos();
         this.ring = new Wqe[attr.sqDepth()];
         for (int i = 0; i < ring.length; i++) {

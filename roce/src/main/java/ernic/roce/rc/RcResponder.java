@@ -23,15 +23,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Single-threaded; nothing is allocated after construction.
  */
-public final class RcResponder implements ConnectedResponder {
-    private final RcAttributes attr;
-    private final int destQp;
-    private final RcPacketSink sink;
+public final class RcResponder extends ConnectedEngine implements ConnectedResponder {
     private final RcResponderHost host;
-    private final int pmtu;
-    private final TransportHeader out = new TransportHeader();
-    private final RcPayload payload = new RcPayload();
-    private final Counters<RcCounter> counters;
 
     /** The expected PSN and the message sequence number (messages completed, mod 2^24). */
     private int epsn, msn;
@@ -58,12 +51,8 @@ public final class RcResponder implements ConnectedResponder {
      */
     public RcResponder(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcResponderHost host,
                Counters<RcCounter> counters) {
-        this.counters = counters;
-        this.attr = attr;
-        this.destQp = destQp & Psn.MASK;
-        this.sink = sink;
+        super(attr, destQp, sink, counters);
         this.host = host;
-        this.pmtu = attr.pathMtu();
         this.epsn = initialPsn & Psn.MASK;
         int n = attr.maxDestRdAtomic();
         recValid = new boolean[n];

@@ -15,7 +15,7 @@ import java.lang.foreign.MemorySegment;
  * <p>Single-threaded; nothing is allocated after construction. A completion comes from {@link #poll}, never from
  * {@link #post}.
  */
-public final class UcRequester implements ConnectedRequester {
+public final class UcRequester extends ConnectedEngine implements ConnectedRequester {
     /** One posted work request, in a preallocated ring. */
     private static final class Wqe {
         long wrId;
@@ -28,14 +28,7 @@ public final class UcRequester implements ConnectedRequester {
         int npkts;
     }
 
-    private final int destQp;
-    private final int pmtu;
-    private final RcAttributes attr;
-    private final RcPacketSink sink;
     private final RcRequesterHost host;
-    private final Counters<RcCounter> counters;
-    private final TransportHeader out = new TransportHeader();
-    private final RcPayload payload = new RcPayload();
     private final Wqe[] ring;
     /** Sequence numbers (ring index = seq % length): the message being sent, the next free slot. */
     private long headSeq, tailSeq;
@@ -48,12 +41,8 @@ public final class UcRequester implements ConnectedRequester {
      */
     public UcRequester(RcAttributes attr, int destQp, int initialPsn, RcPacketSink sink, RcRequesterHost host,
                        Counters<RcCounter> counters) {
-        this.attr = attr;
-        this.destQp = destQp & Psn.MASK;
-        this.pmtu = attr.pathMtu();
-        this.sink = sink;
+        super(attr, destQp, sink, counters);
         this.host = host;
-        this.counters = counters;
         this.psn = initialPsn & Psn.MASK;
         this.ring = new Wqe[attr.sqDepth()];
         for (int i = 0; i < ring.length; i++) {

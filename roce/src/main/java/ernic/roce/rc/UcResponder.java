@@ -47,11 +47,17 @@ public final class UcResponder implements ConnectedResponder {
             return;
         }
         int p = r.psn & Psn.MASK;
+        if (taken(o, r, p, data, offset, length)) {
+            counters.inc(RcCounter.RESP_PACKETS);
+            epsn = Psn.add(p, 1);
+        }
+    }
+
+    /** A UC request packet at PSN {@code p}: taken into its message, or dropped with it (false). */
+    private boolean taken(IbOpcode o, TransportHeader r, int p, MemorySegment data, long offset, int length) {
         if (dropping || p != epsn) {
             if (!o.first()) {
-                counters.inc(RcCounter.UC_DROP_OUT_OF_SEQUENCE);
-                drop();
-                return;
+                return dropped(RcCounter.UC_DROP_OUT_OF_SEQUENCE);
             }
             dropping = false;
         }
@@ -60,36 +66,25 @@ public final class UcResponder implements ConnectedResponder {
             dropping = false;
         }
         if (!in.inOrder(o)) {
-            counters.inc(RcCounter.UC_DROP_OPCODE_SEQUENCE);
-            drop();
-            return;
+            return dropped(RcCounter.UC_DROP_OPCODE_SEQUENCE);
         }
         if (!Inbound.lengthFits(o, length, pmtu)) {
-            counters.inc(RcCounter.UC_DROP_BAD_LENGTH);
-            drop();
-            return;
+            return dropped(RcCounter.UC_DROP_BAD_LENGTH);
         }
-        if (Inbound.isSend(o) ? send(o, r, data, offset, length) : write(o, r, data, offset, length)) {
-            counters.inc(RcCounter.RESP_PACKETS);
-            epsn = Psn.add(p, 1);
-        }
+        return Inbound.isSend(o) ? send(o, r, data, offset, length) : write(o, r, data, offset, length);
     }
 
     /** A SEND packet; false when its message was dropped. */
     private boolean send(IbOpcode o, TransportHeader r, MemorySegment data, long offset, int length) {
         if (o.first()) {
             if (!haveReceive && !host.takeReceive()) {
-                counters.inc(RcCounter.UC_DROP_NO_RECEIVE);
-                drop();
-                return false;
+                return dropped(RcCounter.UC_DROP_NO_RECEIVE);
             }
             haveReceive = true;
             in.receiveOffset = 0;
         }
         if (!in.receiveFits(host, length)) {
-            counters.inc(RcCounter.UC_DROP_RECEIVE_TOO_SHORT);
-            drop();
-            return false;
+            return dropped(RcCounter.UC_DROP_RECEIVE_TOO_SHORT);
         }
         in.receive(host, o, data, offset, length);
         if (!o.last()) {
@@ -105,26 +100,18 @@ public final class UcResponder implements ConnectedResponder {
         if (o.first()) {
             in.startWrite(r);
             if (in.length > Integer.MAX_VALUE) {
-                counters.inc(RcCounter.UC_DROP_BAD_LENGTH);
-                drop();
-                return false;
+                return dropped(RcCounter.UC_DROP_BAD_LENGTH);
             }
             if (in.length > 0 && (in.rkey == 0 || Long.compareUnsigned(in.va + in.length, in.va) <= 0
                     || !host.checkAccess(in.rkey, in.va, in.length, RcResponderHost.REMOTE_WRITE))) {
-                counters.inc(RcCounter.UC_DROP_ACCESS);
-                drop();
-                return false;
+                return dropped(RcCounter.UC_DROP_ACCESS);
             }
         }
         if (!in.writeFits(o, length)) {
-            counters.inc(RcCounter.UC_DROP_BAD_LENGTH);
-            drop();
-            return false;
+            return dropped(RcCounter.UC_DROP_BAD_LENGTH);
         }
         if (o.immediate() && !haveReceive && !host.takeReceive()) {
-            counters.inc(RcCounter.UC_DROP_NO_RECEIVE);
-            drop();
-            return false;
+            return dropped(RcCounter.UC_DROP_NO_RECEIVE);
         }
         in.write(host, o, data, offset, length);
         if (!o.last()) {
@@ -135,6 +122,13 @@ public final class UcResponder implements ConnectedResponder {
             host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0);
         }
         return true;
+    }
+
+    /** Drops the message of this packet for {@code cause}: false, the packet was not taken. */
+    private boolean dropped(RcCounter cause) {
+        counters.inc(cause);
+        drop();
+        return false;
     }
 
     /** The message of this packet is given up; packets are dropped until the next FIRST or ONLY. */
