@@ -30,8 +30,9 @@ import static ernic.model.rdma.Fw.*;
  * target drives its device ({@link FuzzGuest}, a mock clock the fuzzer moves). Its guest, the driver model, makes
  * a CQ, MRs (one with every remote right, one with none, one in another protection domain), RC QPs on the wire
  * toward a peer that is the fuzzer (three in RTS, one over IPv6, one with its PSNs about to wrap, one left in RTR),
- * a UC QP on the wire, a UD QP and an address handle. Each input is one frame from the segment ({@link RocePackets}): a request to a
- * QP's responder, a response to its requester, a datagram or random bytes; or the guest's own work: a send WQE
+ * a UC QP on the wire, a UD QP and an address handle. Each input is one frame from the segment
+ * ({@link RocePackets}): a request to a QP's responder, a response to its requester, a datagram or random bytes; or
+ * the guest's own work: a send WQE
  * (so the requester has requests out that the fuzzer ACKs, NAKs and answers), receives, timer ticks (so the
  * retransmission timer runs), QPs through RESET back to RTS with new PSNs, and now and then the guest going away.
  * What the device sends is read as the peer would read it, to learn the PSN its responder expects and the

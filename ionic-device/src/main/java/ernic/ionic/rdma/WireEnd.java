@@ -38,11 +38,11 @@ import static ernic.common.Endian.LE;
  * RoCEv2 on the Ethernet port ({@code --roce}): the {@link End} of RC and UC QPs whose destination is neither this
  * guest, a mesh node nor an in-process peer. Each such QP ({@link WireQp}) runs the RC or UC transport of the
  * {@code roce} module: its requester cuts the WQEs the {@link Requester} hands here into packets, its responder
- * applies the packets that arrive to guest memory and the RQ. Packets leave through the port with the outer headers of the driver's template
- * (MODIFY_QP's address vector) and the ICRC; the frames the port receives are offered here first
- * ({@link #claim}): RoCEv2 to the port's MAC or an address of this guest is taken, as a RoCE NIC's engine takes
- * UDP port 4791 (so a RoCE stack in the guest, rxe on this port, gets none while {@code --roce} is on); everything
- * else stays Ethernet for the guest.
+ * applies the packets that arrive to guest memory and the RQ. Packets leave through the port with the outer headers
+ * of the driver's template (MODIFY_QP's address vector) and the ICRC; the frames the port receives are offered here
+ * first ({@link #claim}): RoCEv2 to the port's MAC or an address of this guest is taken, as a RoCE NIC's engine
+ * takes UDP port 4791 (so a RoCE stack in the guest, rxe on this port, gets none while {@code --roce} is on);
+ * everything else stays Ethernet for the guest.
  * Time comes from the data path's clock; the engines' timers from its wake-ups and the RDMA tick. Device thread
  * only; nothing allocated per packet but the frame's slice for the port.
  */
