@@ -134,7 +134,7 @@ final class RocePackets {
         TransportHeader h = f.bth;
         h.opcode = !many || r.nextInt(5) < 3 ? nextOpcode(q, r) : opcode(r, RC_REQUESTS);
         if (q.uc) {
-            IbOpcode asUc = IbOpcode.of(h.opcode) == null ? null : IbOpcode.of(h.opcode).on(IbOpcode.UC);
+            IbOpcode asRc = IbOpcode.of(h.opcode), asUc = asRc == null ? null : asRc.on(IbOpcode.UC);
             h.opcode = asUc != null ? asUc.code : h.opcode; // a READ or an atomic stays RC: the wrong transport
         }
         IbOpcode o = IbOpcode.of(h.opcode);

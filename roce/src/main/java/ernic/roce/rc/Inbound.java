@@ -22,6 +22,17 @@ final class Inbound {
     int rkey;
     long va, remaining, length;
 
+    /** The opcode of {@code r} when it is a request of {@code transport}; null for anything a responder drops. */
+    static IbOpcode request(TransportHeader r, int transport) {
+        IbOpcode o = IbOpcode.of(r.opcode);
+        return o != null && o.transport == transport && o.request ? o : null;
+    }
+
+    /** No rkey 0 from the wire, no range that wraps past 2^64, then the host's check of the region. */
+    static boolean accessible(RcResponderHost host, int rkey, long va, long length, int access) {
+        return rkey != 0 && Long.compareUnsigned(va + length, va) > 0 && host.checkAccess(rkey, va, length, access);
+    }
+
     /** A SEND opcode (with immediate, with invalidate), as opposed to an RDMA WRITE one. */
     static boolean isSend(IbOpcode o) {
         int op = o.operation;
@@ -49,7 +60,7 @@ final class Inbound {
         return receiveOffset + bytes <= host.receiveCapacity();
     }
 
-    /** Places a SEND packet's {@code bytes} in the receive, after the ones before; its LAST or ONLY ends the message. */
+    /** Places a SEND packet's {@code bytes} in the receive after the ones before; its LAST or ONLY ends the message. */
     void receive(RcResponderHost host, IbOpcode o, MemorySegment data, long offset, int bytes) {
         if (bytes > 0) {
             host.receive(receiveOffset, data, offset, bytes);

@@ -6,8 +6,8 @@ import ernic.counters.Counter;
  * What a connected engine counts: its traffic, its recoveries, and each distinct cause for which it refuses a
  * packet from the wire ({@code REQ_DROP_*} for an RC requester, {@code RESP_DROP_*} and {@code RESP_NAK_*} for an RC
  * responder, {@code UC_*} for the UC engines, which count their packets under {@code REQ_PACKETS} and
- * {@code RESP_PACKETS} too). Each engine keeps its own {@code Counters} of these (the project's counter set, ready for a
- * registry); {@code count(c)} reads one.
+ * {@code RESP_PACKETS} too). An engine counts into the {@code Counters} of these it is given (the project's counter
+ * set, shared by a device's QPs for its registry).
  */
 public enum RcCounter implements Counter.CamelCase {
     // requester

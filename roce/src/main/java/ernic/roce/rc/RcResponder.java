@@ -16,8 +16,8 @@ import java.lang.foreign.MemorySegment;
  * other until the expected PSN comes. A request behind it (a duplicate, within the 2^23 window) is not executed
  * again: a SEND or WRITE is ACKed (its own PSN) if it asks for an ACK, a READ answered again from memory, an atomic
  * answered from the replay record of its result (max_dest_rd_atomic records are kept; a duplicate with none left
- * is dropped). A SEND (or
- * WRITE with immediate) with no receive posted gets an RNR NAK with the QP's min RNR timer and is not executed.
+ * is dropped). A SEND (or WRITE with immediate) with no receive posted gets an RNR NAK with the QP's min RNR timer
+ * and is not executed.
  * An rkey, access, length or opcode-order error gets a NAK (remote access or invalid request) and fails the QP,
  * as rdma_rxe does; a failed responder drops everything.
  *
@@ -71,8 +71,8 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
      */
     @Override
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
-        IbOpcode o = IbOpcode.of(r.opcode);
-        if (o == null || o.transport != IbOpcode.RC || !o.request) {
+        IbOpcode o = Inbound.request(r, IbOpcode.RC);
+        if (o == null) {
             counters.inc(RcCounter.RESP_DROP_NOT_REQUEST);
             return;
         }
@@ -158,7 +158,7 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
                 invalidRequest(RcCounter.RESP_NAK_BAD_LENGTH, p);
                 return false;
             }
-            if (in.length > 0 && !accessible(in.rkey, in.va, in.length, RcResponderHost.REMOTE_WRITE)) {
+            if (in.length > 0 && !Inbound.accessible(host, in.rkey, in.va, in.length, RcResponderHost.REMOTE_WRITE)) {
                 remoteAccess(p);
                 return false;
             }
@@ -186,11 +186,6 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
         return true;
     }
 
-    /** No rkey 0 from the wire, no range that wraps past 2^64, then the host's check of the region. */
-    private boolean accessible(int rkey, long va, long length, int access) {
-        return rkey != 0 && Long.compareUnsigned(va + length, va) > 0 && host.checkAccess(rkey, va, length, access);
-    }
-
     /** An RDMA READ request: checked, recorded for replay, answered with ceil(len / pmtu) responses. */
     private void read(TransportHeader r, int p) {
         long len = Integer.toUnsignedLong(r.dmaLength);
@@ -198,7 +193,7 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
             invalidRequest(RcCounter.RESP_NAK_BAD_LENGTH, p);
             return;
         }
-        if (len > 0 && !accessible(r.rkey, r.va, len, RcResponderHost.REMOTE_READ)) {
+        if (len > 0 && !Inbound.accessible(host, r.rkey, r.va, len, RcResponderHost.REMOTE_READ)) {
             remoteAccess(p);
             return;
         }
@@ -238,7 +233,7 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
             invalidRequest(RcCounter.RESP_NAK_MISALIGNED_ATOMIC, p);
             return;
         }
-        if (!accessible(r.rkey, r.va, 8, RcResponderHost.REMOTE_ATOMIC)) {
+        if (!Inbound.accessible(host, r.rkey, r.va, 8, RcResponderHost.REMOTE_ATOMIC)) {
             remoteAccess(p);
             return;
         }

@@ -20,7 +20,6 @@ public final class UcRequester extends ConnectedEngine implements ConnectedReque
     private static final class Wqe {
         long wrId;
         IbOpcode only;
-        boolean payload;
         int length;
         long va;
         int rkey;

@@ -41,8 +41,8 @@ public final class UcResponder implements ConnectedResponder {
 
     @Override
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
-        IbOpcode o = IbOpcode.of(r.opcode);
-        if (o == null || o.transport != IbOpcode.UC || !o.request) {
+        IbOpcode o = Inbound.request(r, IbOpcode.UC);
+        if (o == null) {
             counters.inc(RcCounter.RESP_DROP_NOT_REQUEST);
             return;
         }
@@ -102,8 +102,7 @@ public final class UcResponder implements ConnectedResponder {
             if (in.length > Integer.MAX_VALUE) {
                 return dropped(RcCounter.UC_DROP_BAD_LENGTH);
             }
-            if (in.length > 0 && (in.rkey == 0 || Long.compareUnsigned(in.va + in.length, in.va) <= 0
-                    || !host.checkAccess(in.rkey, in.va, in.length, RcResponderHost.REMOTE_WRITE))) {
+            if (in.length > 0 && !Inbound.accessible(host, in.rkey, in.va, in.length, RcResponderHost.REMOTE_WRITE)) {
                 return dropped(RcCounter.UC_DROP_ACCESS);
             }
         }
@@ -137,7 +136,6 @@ public final class UcResponder implements ConnectedResponder {
             counters.inc(RcCounter.UC_MESSAGES_DROPPED); // once per message, not per packet dropped after it
         }
         in.kind = Inbound.NONE;
-        in.receiveOffset = 0;
         dropping = true;
     }
 

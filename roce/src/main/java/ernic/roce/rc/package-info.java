@@ -5,7 +5,8 @@
  * expected PSN, execution, duplicates, NAKs, ACK coalescing). UC (9.8, unreliable connection):
  * {@link ernic.roce.rc.UcRequester} and {@link ernic.roce.rc.UcResponder}, nothing acknowledged, a message taken
  * whole or dropped. The device drives either through {@link ernic.roce.rc.ConnectedRequester} and
- * {@link ernic.roce.rc.ConnectedResponder}. None owns a thread or reads a clock: the caller passes {@code now} (nanoseconds) and drives timers with {@code tick}/{@code nextDeadline}.
+ * {@link ernic.roce.rc.ConnectedResponder}. None owns a thread or reads a clock: the caller passes {@code now}
+ * (nanoseconds) and drives timers with {@code tick}/{@code nextDeadline}.
  * The outside is a handful of narrow interfaces ({@link ernic.roce.rc.RcPacketSink},
  * {@link ernic.roce.rc.RcRequesterHost}, {@link ernic.roce.rc.RcResponderHost}) that the device implements.
  * Every packet from the wire is hostile: each refusal is counted under its own {@link ernic.roce.rc.RcCounter}.
