@@ -60,7 +60,7 @@ class MeshLearnedGidGuestTest {
                 .doesNotContainPattern("srv1\\| .*learned GID 10\\.78\\.0\\.1 ")
                 .doesNotContain("rdma-qp-unowned-gid");
         for (String tool : new String[]{"rc", "write-bw", "rping"}) {
-            assertThat(out).contains("vm0| RESULT " + tool + " server=0").contains("vm1| RESULT " + tool + " client=0");
+            GuestScripts.assertServedAndPassed(out, tool);
         }
         // Payload validation passed (ibv_rc_pingpong -c, rping -V); rping's tenth ping reached both ends.
         assertThat(out).contains("100 iters in")
