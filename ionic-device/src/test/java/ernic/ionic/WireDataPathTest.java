@@ -424,6 +424,54 @@ class WireDataPathTest {
     }
 
     @Test
+    void aSolicitedSendRaisesTheEventOfACqArmedForSolicitedCompletionsOnly() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+        });
+        while (b.rdma.nextEqe(2) != -1) {
+            // the admin CQ's events of the set-up
+        }
+        b.rdma.ringCq(CQ, 2, 0); // armed for a solicited completion only
+        run(() -> {
+            b.postRecv(3, VA + 8192, 4096);
+            a.postSend(2, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR));
+        });
+        assertThat(b.next().statusLength()).isEqualTo(64);
+        assertThat(b.rdma.nextEqe(2)).as("an unsolicited SEND raises no event").isEqualTo(-1);
+        b.rdma.ringCq(CQ, 0, b.cq.consumer());
+        run(() -> {
+            b.postRecv(3, VA + 8192, 4096);
+            a.postSend(2, w -> w.op(SEND).flags(WQE_FLAG_SOL).numSgeKey(1).length(32)
+                    .sge(WQE_PLD, 0, VA, 32, MR));
+        });
+        assertThat(b.rdma.nextEqe(2)).as("the SE bit crossed the wire").isEqualTo(CQ << 8 | 1);
+        assertThat(b.next().statusLength()).isEqualTo(32);
+    }
+
+    @Test
+    void aFencedSendLeavesOnlyOnceTheReadBeforeItHasCompleted() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rc(3, 2, IP_A);
+            b.postRecv(3, VA + 8192, 4096);
+        });
+        tapping = true;
+        run(() -> {
+            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA, MR).length(64).sge(WQE_PLD, 0, VA + 4096, 64, MR));
+            a.postSend(2, w -> w.op(SEND).flags(WQE_FLAG_FENCE).numSgeKey(1).length(32)
+                    .sge(WQE_PLD, 0, VA, 32, MR));
+        });
+        assertThat(tapped).as("the READ request alone: the SEND waits for its response").hasSize(1);
+        tapping = false;
+        b.dev.receive(MemorySegment.ofArray(tapped.poll()));
+        deliver();
+        assertThat(a.next().error()).as("the READ").isFalse();
+        assertThat(b.next().statusLength()).as("then the SEND").isEqualTo(32);
+        assertThat(a.next().error()).isFalse();
+    }
+
+    @Test
     void aWrongRkeyIsNakedAndBothQpsFail() {
         run(() -> {
             a.rc(2, 3, IP_B);

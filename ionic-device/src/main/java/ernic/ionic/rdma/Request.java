@@ -29,4 +29,8 @@ final class Request {
     boolean solicited() {
         return (wqe.flags() & V1.Wqe.FLAG_SOL) != 0;
     }
+
+    boolean fenced() {
+        return (wqe.flags() & V1.Wqe.FLAG_FENCE) != 0;
+    }
 }

@@ -328,7 +328,8 @@ final class WireEnd implements End {
             return memory.tooLong(r.qp, length);
         }
         w.posted(r.slot);
-        if (!w.requester.post(r.slot, op, (int) length, va, rkey, immOrInv, swapAdd, compare)) {
+        int flags = (r.solicited() ? ConnectedRequester.SOLICITED : 0) | (r.fenced() ? ConnectedRequester.FENCE : 0);
+        if (!w.requester.post(r.slot, op, flags, (int) length, va, rkey, immOrInv, swapAdd, compare)) {
             return Requester.WAIT_ROOM;
         }
         r.moved = length;
@@ -689,8 +690,9 @@ final class WireEnd implements End {
         return memory.invalidate(rkey);
     }
 
-    void receiveCompleted(QueuePair qp, long wqeId, int srcQpnOp, int imm, long length, int status) {
-        responder.receiveCompleted(qp, wqeId, srcQpnOp, imm, length, status, false);
+    void receiveCompleted(QueuePair qp, long wqeId, int srcQpnOp, int imm, long length, int status,
+                          boolean solicited) {
+        responder.receiveCompleted(qp, wqeId, srcQpnOp, imm, length, status, solicited);
     }
 
     void failed(QueuePair qp) {

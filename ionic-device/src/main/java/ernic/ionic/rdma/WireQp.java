@@ -153,7 +153,7 @@ final class WireQp implements RcPacketSink, RcRequesterHost, RcResponderHost {
 
     @Override
     public void receiveCompleted(RcStatus status, long length, boolean withImm, int imm, boolean withInv,
-                                 int invRkey) {
+                                 int invRkey, boolean solicited) {
         if (closed) {
             return;
         }
@@ -164,7 +164,7 @@ final class WireQp implements RcPacketSink, RcRequesterHost, RcResponderHost {
                 : withImm ? WqeOpcode.SEND_IMM : withInv ? WqeOpcode.SEND_INV : WqeOpcode.SEND;
         recv.clear();
         wire.receiveCompleted(qp, recvWqeId, (qp.destQpn & 0xff_ffff) | op.recvOp << 24,
-                withImm ? imm : withInv ? invRkey : 0, length, st);
+                withImm ? imm : withInv ? invRkey : 0, length, st, solicited);
     }
 
     @Override

@@ -11,13 +11,25 @@ import java.lang.foreign.MemorySegment;
  */
 public interface ConnectedRequester {
     /**
-     * Posts a message. {@code length} is ignored for atomics (8 bytes); {@code va} and {@code rkey} are the
-     * remote ones (not used by SENDs); {@code immOrInv} is the immediate data or the rkey to invalidate;
-     * {@code swapAdd} and {@code compare} are the atomic's operands.
+     * A {@link #post} flag: the sender asks for a solicited event at the receiver (IBV_SEND_SOLICITED), carried
+     * as the SE bit of the message's last packet when it is a SEND or an RDMA WRITE with immediate.
+     */
+    int SOLICITED = 1;
+    /**
+     * A {@link #post} flag (IBV_SEND_FENCE): the message is not begun until every RDMA READ and atomic posted
+     * before it has completed (IBTA vol. 1, 10.8.3.3).
+     */
+    int FENCE = 2;
+
+    /**
+     * Posts a message. {@code flags} are {@link #SOLICITED} and {@link #FENCE}; {@code length} is ignored for
+     * atomics (8 bytes); {@code va} and {@code rkey} are the remote ones (not used by SENDs); {@code immOrInv} is
+     * the immediate data or the rkey to invalidate; {@code swapAdd} and {@code compare} are the atomic's operands.
      *
      * @return false when the send queue is full
      */
-    boolean post(long wrId, RcOp op, int length, long va, int rkey, int immOrInv, long swapAdd, long compare);
+    boolean post(long wrId, RcOp op, int flags, int length, long va, int rkey, int immOrInv, long swapAdd,
+                 long compare);
 
     /**
      * Transmits up to {@code budget} packets.

@@ -32,6 +32,11 @@ public enum RcOp {
         return this == ATOMIC_CMP_AND_SWP || this == ATOMIC_FETCH_AND_ADD;
     }
 
+    /** May ask for a solicited event (the SE bit): a SEND of any kind or an RDMA WRITE with immediate. */
+    public boolean mayBeSolicited() {
+        return this == SEND || this == SEND_WITH_IMM || this == SEND_WITH_INV || this == RDMA_WRITE_WITH_IMM;
+    }
+
     /** Carries a payload from the requester (SEND and WRITE kinds). */
     public boolean carriesPayload() {
         return !readOrAtomic();

@@ -49,6 +49,8 @@ public final class RcRequester extends ConnectedEngine implements ConnectedReque
         int rkey;
         int immOrInv;
         long swapAdd, compare;
+        /** The SE bit on its last packet; begun only when no READ or atomic before it is in flight. */
+        boolean solicited, fence;
         /** PSNs are given when the message is first sent. */
         boolean psnAssigned;
         int firstPsn, npkts;
@@ -97,15 +99,13 @@ public final class RcRequester extends ConnectedEngine implements ConnectedReque
     }
 
     /**
-     * Posts a message. {@code length} is ignored for atomics (8 bytes); {@code va} and {@code rkey} are the
-     * remote ones (not used by SENDs); {@code immOrInv} is the immediate data or the rkey to invalidate;
-     * {@code swapAdd} and {@code compare} are the atomic's operands. On a failed QP the message completes at once
-     * with WR_FLUSH_ERR.
+     * Posts a message ({@link ConnectedRequester#post}). On a failed QP the message completes at once with
+     * WR_FLUSH_ERR.
      *
      * @return false when the send queue is full
      */
     @Override
-    public boolean post(long wrId, RcOp op, int length, long va, int rkey, int immOrInv, long swapAdd,
+    public boolean post(long wrId, RcOp op, int flags, int length, long va, int rkey, int immOrInv, long swapAdd,
                         long compare) {
         if (length < 0) {
             throw new IllegalArgumentException("length " + length);
@@ -126,6 +126,8 @@ public final class RcRequester extends ConnectedEngine implements ConnectedReque
         w.immOrInv = immOrInv;
         w.swapAdd = swapAdd;
         w.compare = compare;
+        w.solicited = (flags & SOLICITED) != 0 && op.mayBeSolicited();
+        w.fence = (flags & FENCE) != 0;
         w.psnAssigned = false;
         w.rdCounted = false;
         w.npkts = op.atomic() ? 1 : attr.packets(length);
@@ -148,7 +150,7 @@ public final class RcRequester extends ConnectedEngine implements ConnectedReque
                 if (inFlight + w.npkts >= Psn.WINDOW) {
                     break; // the responder could no longer tell these PSNs from old ones
                 }
-                if (w.op.readOrAtomic() && rdInFlight >= attr.maxRdAtomic()) {
+                if (w.op.readOrAtomic() && rdInFlight >= attr.maxRdAtomic() || w.fence && rdInFlight > 0) {
                     break;
                 }
                 w.firstPsn = nextPsn;
@@ -196,7 +198,7 @@ public final class RcRequester extends ConnectedEngine implements ConnectedReque
         IbOpcode op = w.op.only.packet(pktIdx, w.npkts);
         long offset = (long) pktIdx * pmtu;
         h.opcode = op.code;
-        h.solicited = false;
+        h.solicited = w.solicited && op.last();
         h.destQp = destQp;
         h.psn = psn;
         // Half a window apart at most, so a small window is acknowledged before it fills.

@@ -132,7 +132,7 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
         if (!in.receiveFits(host, length)) {
             counters.inc(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT);
             haveReceive = false;
-            host.receiveCompleted(RcStatus.LOC_LEN_ERR, in.receiveOffset + length, false, 0, false, 0);
+            host.receiveCompleted(RcStatus.LOC_LEN_ERR, in.receiveOffset + length, false, 0, false, 0, false);
             fatal(TransportHeader.AETH_NAK_INVALID_REQUEST, null, RcStatus.LOC_LEN_ERR, p);
             return false;
         }
@@ -146,7 +146,8 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
         }
         haveReceive = false;
         msn = Psn.add(msn, 1);
-        host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, o.invalidate(), r.invRkey);
+        host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, o.invalidate(), r.invRkey,
+                r.solicited);
         return true;
     }
 
@@ -181,7 +182,7 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
         msn = Psn.add(msn, 1);
         if (o.immediate()) {
             haveReceive = false;
-            host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0);
+            host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0, r.solicited);
         }
         return true;
     }

@@ -33,9 +33,11 @@ public interface RcResponderHost {
 
     /**
      * The current receive completed: {@code length} bytes (for a WRITE with immediate, the WRITE's length), the
-     * immediate data or the invalidated rkey when the message carried one.
+     * immediate data or the invalidated rkey when the message carried one, and whether its last packet asked for
+     * a solicited event (SE).
      */
-    void receiveCompleted(RcStatus status, long length, boolean withImm, int imm, boolean withInv, int invRkey);
+    void receiveCompleted(RcStatus status, long length, boolean withImm, int imm, boolean withInv, int invRkey,
+                          boolean solicited);
 
     /** The responder's QP went to the error state (a fatal NAK was sent). */
     void failed(RcStatus cause);

@@ -25,6 +25,8 @@ public final class UcRequester extends ConnectedEngine implements ConnectedReque
         int rkey;
         int imm;
         int npkts;
+        /** The SE bit on its last packet. */
+        boolean solicited;
     }
 
     private final RcRequesterHost host;
@@ -49,9 +51,13 @@ public final class UcRequester extends ConnectedEngine implements ConnectedReque
         }
     }
 
-    /** @throws IllegalArgumentException for a READ or an atomic, which UC does not carry, or a negative length */
+    /**
+     * Posts a message ({@link ConnectedRequester#post}); a fence has nothing to wait for on UC.
+     *
+     * @throws IllegalArgumentException for a READ or an atomic, which UC does not carry, or a negative length
+     */
     @Override
-    public boolean post(long wrId, RcOp op, int length, long va, int rkey, int immOrInv, long swapAdd,
+    public boolean post(long wrId, RcOp op, int flags, int length, long va, int rkey, int immOrInv, long swapAdd,
                         long compare) {
         if (op.readOrAtomic() || op == RcOp.SEND_WITH_INV || length < 0) {
             throw new IllegalArgumentException("UC carries no " + op + " (length " + length + ")");
@@ -67,6 +73,7 @@ public final class UcRequester extends ConnectedEngine implements ConnectedReque
         w.rkey = rkey;
         w.imm = immOrInv;
         w.npkts = attr.packets(length);
+        w.solicited = (flags & SOLICITED) != 0 && op.mayBeSolicited();
         tailSeq++;
         return true;
     }
@@ -94,7 +101,7 @@ public final class UcRequester extends ConnectedEngine implements ConnectedReque
         TransportHeader h = out;
         long offset = (long) pktIdx * pmtu;
         h.opcode = w.only.packet(pktIdx, w.npkts).code;
-        h.solicited = false;
+        h.solicited = w.solicited && pktIdx + 1 == w.npkts;
         h.ackReq = false;
         h.destQp = destQp;
         h.psn = psn;

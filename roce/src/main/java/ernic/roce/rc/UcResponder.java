@@ -91,7 +91,7 @@ public final class UcResponder implements ConnectedResponder {
             return true;
         }
         haveReceive = false;
-        host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, false, 0);
+        host.receiveCompleted(RcStatus.SUCCESS, in.receiveOffset, o.immediate(), r.imm, false, 0, r.solicited);
         return true;
     }
 
@@ -118,7 +118,7 @@ public final class UcResponder implements ConnectedResponder {
         }
         if (o.immediate()) {
             haveReceive = false;
-            host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0);
+            host.receiveCompleted(RcStatus.SUCCESS, in.length, true, r.imm, false, 0, r.solicited);
         }
         return true;
     }

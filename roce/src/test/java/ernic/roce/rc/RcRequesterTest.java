@@ -151,6 +151,38 @@ class RcRequesterTest {
     }
 
     @Test
+    void aSolicitedSendOrWriteWithImmediateSetsSeOnItsLastPacketAndTheReceiverSeesIt() {
+        int sol = ConnectedRequester.SOLICITED;
+        bed.post(1, RcOp.SEND, sol, RcTestBed.pattern(1, 2500), 0, 0, 0, 0, 0);
+        bed.post(2, RcOp.RDMA_WRITE, sol, RcTestBed.pattern(2, 10), VA, MR_RKEY, 0, 0, 0); // a WRITE cannot ask
+        bed.post(3, RcOp.RDMA_WRITE_WITH_IMM, sol, RcTestBed.pattern(3, 10), VA, MR_RKEY, 7, 0, 0);
+        bed.postSend(4, 10);
+        for (int i = 0; i < 3; i++) {
+            bed.receiveSide.postedReceives.add(4096);
+        }
+        List<Packet> ps = bed.poll();
+        assertThat(ps).extracting(p -> p.h().solicited).containsExactly(false, false, true, false, true, false);
+        bed.exchange(ps);
+        assertThat(bed.receiveSide.received).extracting(RcTestBed.Received::solicited)
+                .containsExactly(true, true, false);
+        assertThat(completions()).hasSize(4);
+    }
+
+    @Test
+    void aFencedMessageWaitsUntilTheReadsAndAtomicsBeforeItHaveCompleted() {
+        int fence = ConnectedRequester.FENCE;
+        bed.postRead(1, 10, VA);
+        bed.post(2, RcOp.SEND, fence, RcTestBed.pattern(2, 10), 0, 0, 0, 0, 0);
+        bed.postSend(3, 10);
+        assertThat(opcodes(bed.poll())).as("the SEND waits, and what follows it").containsExactly(RC_RDMA_READ_REQUEST);
+        bed.toRequester(response(RC_RDMA_READ_RESPONSE_ONLY, 0, new byte[10]));
+        assertThat(completions()).containsExactly(new Completion(1, RcStatus.SUCCESS));
+        assertThat(psns(bed.poll())).as("begun once the READ completed").containsExactly(1, 2);
+        bed.post(4, RcOp.SEND, fence, RcTestBed.pattern(4, 10), 0, 0, 0, 0, 0);
+        assertThat(psns(bed.poll())).as("no READ before it: at once").containsExactly(3);
+    }
+
+    @Test
     void aCoalescedAckCompletesEveryMessageUpToItsPsnInOrder() {
         bed.postSend(1, 10);
         bed.postSend(2, 3000);

@@ -45,7 +45,7 @@ final class RcTestBed {
 
     /** A completion on the receive side, with the bytes that arrived in its buffer. */
     record Received(RcStatus status, long length, boolean withImm, int imm, boolean withInv, int invRkey,
-                    byte[] data) {
+                    byte[] data, boolean solicited) {
     }
 
     static TransportHeader copy(TransportHeader h) {
@@ -179,10 +179,10 @@ final class RcTestBed {
 
         @Override
         public void receiveCompleted(RcStatus status, long length, boolean withImm, int imm, boolean withInv,
-                                     int invRkey) {
+                                     int invRkey, boolean solicited) {
             byte[] data = current == null ? new byte[0]
                     : Arrays.copyOf(current, (int) Math.min(current.length, length));
-            received.add(new Received(status, length, withImm, imm, withInv, invRkey, data));
+            received.add(new Received(status, length, withImm, imm, withInv, invRkey, data, solicited));
             current = null;
         }
 
@@ -247,12 +247,18 @@ final class RcTestBed {
 
     /** Posts a message whose bytes (for SENDs and WRITEs) are {@code data}; a READ gets a buffer of its length. */
     void post(long wrId, RcOp op, byte[] data, long va, int rkey, int immOrInv, long swapAdd, long compare) {
+        post(wrId, op, 0, data, va, rkey, immOrInv, swapAdd, compare);
+    }
+
+    /** {@link #post} with {@link ConnectedRequester} flags (SOLICITED, FENCE). */
+    void post(long wrId, RcOp op, int flags, byte[] data, long va, int rkey, int immOrInv, long swapAdd,
+              long compare) {
         int length = data.length;
         sendSide.messages.put(wrId, data);
         if (op == RcOp.RDMA_READ) {
             sendSide.readBuffers.put(wrId, new byte[length]);
         }
-        if (!requester.post(wrId, op, length, va, rkey, immOrInv, swapAdd, compare)) {
+        if (!requester.post(wrId, op, flags, length, va, rkey, immOrInv, swapAdd, compare)) {
             throw new AssertionError("send queue full");
         }
     }

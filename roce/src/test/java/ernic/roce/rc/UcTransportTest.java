@@ -63,7 +63,7 @@ class UcTransportTest {
 
     void post(long wrId, RcOp op, byte[] data, long va, int rkey, int imm) {
         bed.sendSide.messages.put(wrId, data);
-        assertThat(requester.post(wrId, op, data.length, va, rkey, imm, 0, 0)).isTrue();
+        assertThat(requester.post(wrId, op, 0, data.length, va, rkey, imm, 0, 0)).isTrue();
     }
 
     void deliver(Packet p) {
@@ -72,6 +72,20 @@ class UcTransportTest {
 
     List<Integer> opcodes() {
         return sent.stream().map(p -> p.h().opcode).toList();
+    }
+
+    @Test
+    void aSolicitedMessageSetsSeOnItsLastPacketAndTheReceiverSeesIt() {
+        byte[] send = pattern(1, 2500);
+        assertThat(requester.post(1, RcOp.SEND, ConnectedRequester.SOLICITED, send.length, 0, 0, 0, 0, 0)).isTrue();
+        bed.sendSide.messages.put(1L, send);
+        post(2, RcOp.SEND, pattern(2, 10), 0, 0, 0);
+        requester.poll(0, 100);
+        assertThat(sent).extracting(p -> p.h().solicited).containsExactly(false, false, true, false);
+        bed.receiveSide.postedReceives.add(4096);
+        bed.receiveSide.postedReceives.add(4096);
+        sent.forEach(this::deliver);
+        assertThat(bed.receiveSide.received).extracting(Received::solicited).containsExactly(true, false);
     }
 
     @Test
@@ -191,7 +205,7 @@ class UcTransportTest {
     void theRequesterRefusesWhatUcCannotCarryAndExpectsNothingBack() {
         for (RcOp op : new RcOp[]{RcOp.RDMA_READ, RcOp.ATOMIC_FETCH_AND_ADD, RcOp.ATOMIC_CMP_AND_SWP,
                 RcOp.SEND_WITH_INV}) {
-            assertThatThrownBy(() -> requester.post(9, op, 8, 0, 0, 0, 0, 0))
+            assertThatThrownBy(() -> requester.post(9, op, 0, 8, 0, 0, 0, 0, 0))
                     .isInstanceOf(IllegalArgumentException.class);
         }
         requester.receive(RcTestBed.ack(0, 100).h(), MemorySegment.NULL, 0, 0, 0);
