@@ -338,7 +338,8 @@ def header_unions():
         p.order += ["opts[%d].a" % i, "opts[%d].b" % i]
         unions.append({"name": "opts[%d]" % i, "id": i, "union_type": "opt_u", "header_ids": ids, "pi_omit": True})
     p.top["header_unions"] = unions
-    p.top["header_union_stacks"] = [{"name": "opts", "id": 0, "union_type": "opt_u", "header_union_ids": [0, 1]}]
+    p.top["header_union_stacks"] = [{"name": "opts", "id": 0, "union_type": "opt_u", "size": 2,
+                                     "header_union_ids": [0, 1]}]
     p.state("parse_opt", [], [{"type": "lookahead", "value": [0, 8]}],
             [("hexstr", "0x01", None, "parse_a"), ("hexstr", "0x02", None, "parse_b"), ("default", None, None, None)])
     for m in "ab":
@@ -374,7 +375,7 @@ def parse_vsets():
     p.htype("tun_t", [("kind", 8), ("mark", 8)])
     p.header("tun", "tun_t")
     p.order += ["ethernet", "tun"]
-    p.top["parse_vsets"] = [{"name": "MyParser.tunnel_vs", "id": 0, "compressed_bitwidth": 24}]
+    p.top["parse_vsets"] = [{"name": "MyParser.tunnel_vs", "id": 0, "compressed_bitwidth": 24, "max_size": 4}]
     p.state("start", [prim("extract", {"type": "regular", "value": "ethernet"})],
             [field("ethernet", "etherType"), {"type": "lookahead", "value": [0, 8]}],
             [("parse_vset", "MyParser.tunnel_vs", None, "parse_tun"), ("default", None, None, None)])
