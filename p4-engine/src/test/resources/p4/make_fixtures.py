@@ -121,3 +121,185 @@ for t, fin, res, dig in feat:
 pcap("v1model_features.out.pcap", outs, times)
 with open("v1model_features.ports", "w") as f:
     f.write("".join(l + "\n" for l in lines))
+
+
+# The worked examples of make_programs.py, one a v1model feature. Each writes NAME.in.pcap, NAME.out.pcap and
+# NAME.expected: what `./ernic p4 run NAME.json [--entries NAME.entries] --in NAME.in.pcap --out ...` prints, worked
+# by hand from the program (its comment in make_programs.py), the entries file and simple_switch's documented
+# behaviour. Every frame enters on port 0 (the TAP). A frame's events, in the order p4 run prints them:
+#   ("log", text)  ("digest", name, [(field, value)])  ("out", port, frame, again)  ("drop", why, again)
+#   ("clone", "ingress" or "egress", port, frame); again: "" or ", resubmitted 1x" or ", recirculated 3x".
+WHERE = {0: "port 0 (TAP)", 1: "port 1 (guest)"}
+
+def example(name, frames, tables):
+    """frames: (time in seconds from T0, frame in, [events]); tables: (name, hits, misses) in the program's order."""
+    pcap(name + ".in.pcap", [f[1] for f in frames], [at(f[0]) for f in frames])
+    outs, times, lines = [], [], []
+    sent = dropped = made = cloned = 0
+    for n, (t, fin, events) in enumerate(frames, 1):
+        head = "frame %d: " % n
+        for ev in events:
+            if ev[0] == "log":
+                lines.append(head + "log_msg " + ev[1])
+            elif ev[0] == "digest":
+                lines.append(head + "digest %s {%s}" % (ev[1], ", ".join("%s=0x%x" % fv for fv in ev[2])))
+            elif ev[0] == "out":
+                lines.append(head + "%d bytes in on port 0%s -> %s, %d bytes" % (len(fin), ev[3], WHERE[ev[1]], len(ev[2])))
+                outs.append(ev[2]); times.append(at(t)); sent += 1
+            elif ev[0] == "drop":
+                lines.append(head + "%d bytes in on port 0%s -> dropped (%s)" % (len(fin), ev[2], ev[1]))
+                dropped += 1
+            else:
+                lines.append(head + "%s clone -> %s, %d bytes" % (ev[1], WHERE[ev[2]], len(ev[3])))
+                outs.append(ev[3]); times.append(at(t)); made += 1; cloned += 1
+    lines += ["table %s: %d hits, %d misses" % tbl for tbl in tables]
+    lines.append("frames: %d in, %d out, %d dropped%s" % (len(frames), sent, dropped,
+                                                          "; clones: %d made, %d out" % (made, cloned) if made else ""))
+    pcap(name + ".out.pcap", outs, times)
+    with open(name + ".expected", "w") as f:
+        f.write("".join(l + "\n" for l in lines))
+
+def macv(s): return int(s.replace(":", ""), 16)
+E, F = "00:00:00:00:00:0b", "00:00:00:00:00:0f"
+
+# meters: flows A (direct meter of packets: 1 packet/s burst 1, 2 packets/s burst 2; byte meter cell 0) and B
+# (its direct meter has no rates: GREEN; byte meter cell 1). The byte meter's cells: 100 B/s burst 400, 200 B/s
+# burst 600 (meters.entries). Colours go into the colors header (pkt_color, byte_color): 0 GREEN, 1 YELLOW, 2 RED.
+class TrTcm:
+    """simple_switch's marker (bmv2 meters): one bucket per rate, tokens counted from the time origin; the peak bucket
+    is looked at first: short -> RED, nothing taken; else taken, and the committed one short -> YELLOW; else GREEN."""
+    def __init__(self, rates):
+        self.rates = rates  # [(units per microsecond, burst)] committed then peak
+        self.tokens = [b for _, b in rates]
+        self.last = [0] * len(rates)
+    def execute(self, micros, units):
+        for i in reversed(range(len(self.rates))):
+            rate, burst = self.rates[i]
+            since = int(micros * rate)
+            self.tokens[i] = min(self.tokens[i] + max(0, since - self.last[i]), burst)
+            self.last[i] = max(self.last[i], since)
+            if self.tokens[i] < units:
+                return i + 1
+            self.tokens[i] -= units
+        return 0
+pkt_meter = TrTcm([(0.000001, 1), (0.000002, 2)])
+byte_cells = [TrTcm([(0.0001, 400), (0.0002, 600)]) for _ in range(2)]
+frames = []
+for t, src, size in [(0.0, A, 64), (0.05, E, 300), (0.1, A, 64), (0.15, E, 300), (0.2, A, 64), (0.25, E, 300),
+                     (1.25, A, 64), (3.0, E, 300)]:
+    body = bytes(size - 16)
+    fin = eth(B, src, 0x88b5, b"\0\0" + body)
+    micros = round(t * 1e6)
+    pc = pkt_meter.execute(micros, 1) if src == A else 0
+    bc = byte_cells[0 if src == A else 1].execute(micros, size)
+    frames.append((t, fin, [("out", 1, eth(B, src, 0x88b5, bytes([pc, bc]) + body), "")]))
+example("meters", frames, [("MyIngress.flows", 8, 0), ("tbl_record", 0, 8)])
+
+# clones: e1 mirrors I2E to session 5 (port 0) with tag 0x11, e3 to session 7 (never added: no clone); egress
+# mirrors e2 E2E to session 6 (port 0) with tag 0x22. trace = (itype, tag, mark) as egress's stamp writes them:
+# instance_type, meta.tag (kept by the field lists, with its value at the end of the pipeline that cloned), meta.mark
+# (not in a list: 0 in a clone).
+def traced(dst, tr): return eth(dst, A, 0x88b5, bytes(tr) + PAYLOAD)
+E1, E2, E3 = "00:00:00:00:00:e1", "00:00:00:00:00:e2", "00:00:00:00:00:e3"
+example("clones", [
+    (0.0, traced(E1, [0, 0, 0]), [("out", 1, traced(E1, [0, 0x11, 0x99]), ""),
+                                  ("clone", "ingress", 0, traced(E1, [1, 0x11, 0]))]),
+    (0.1, traced(E2, [0, 0, 0]), [("out", 1, traced(E2, [0, 0, 0x99]), ""),
+                                  ("clone", "egress", 0, traced(E2, [2, 0x22, 0]))]),
+    (0.2, traced(E3, [0, 0, 0]), [("out", 1, traced(E3, [0, 0x33, 0x99]), "")]),
+    (0.3, traced(BC, [0, 0, 0]), [("out", 1, traced(BC, [0, 0, 0x99]), "")]),
+], [("MyIngress.mirror", 2, 2), ("tbl_stamp", 0, 6), ("MyEgress.e2e", 1, 5)])
+
+# resubmit_recirculate: loop = (kind, count, limit, itype, carried). Kind 1 is resubmitted once: the frame as it
+# entered (count back to 0) with meta.saved 0x5a, instance_type 6. Kind 2 recirculates, count + 1 and meta.saved + 1
+# each pass, until count reaches limit: instance_type 4. Limit 255 loops: the engine stops it after 16
+# recirculations (bmv2 would loop for ever). Else record(): itype, carried, to port 1.
+def looped(tr): return eth(B, A, 0x88b5, bytes(tr) + PAYLOAD)
+example("resubmit_recirculate", [
+    (0.0, looped([1, 0, 0, 0, 0]), [("out", 1, looped([1, 0, 0, 6, 0x5a]), ", resubmitted 1x")]),
+    (0.1, looped([2, 0, 3, 0, 0]), [("out", 1, looped([2, 3, 3, 4, 3]), ", recirculated 3x")]),
+    (0.2, looped([2, 0, 255, 0, 0]), [("drop", "resubmitted or recirculated too many times", ", recirculated 16x")]),
+    (0.3, looped([0, 0, 0, 0, 0]), [("out", 1, looped([0, 0, 0, 0, 0]), "")]),
+], [("tbl_do_resubmit", 0, 1), ("tbl_do_recirculate", 0, 3 + 17), ("tbl_record", 0, 3)])
+
+# digests: an unknown source MAC (known: A) sends mac_learn_t, an unknown etherType (known: 0x88b5) type_seen_t;
+# a frame that calls both sends one, the last (simple_switch keeps one learn list id per packet).
+def plain(dst, src, et): return eth(dst, src, et, PAYLOAD)
+example("digests", [
+    (0.0, plain(B, A, 0x88b5), [("out", 1, plain(B, A, 0x88b5), "")]),
+    (0.1, plain(B, C, 0x88b5), [("digest", "mac_learn_t", [("ethernet.srcAddr", macv(C)),
+                                                          ("standard_metadata.ingress_port", 0)]),
+                                ("out", 1, plain(B, C, 0x88b5), "")]),
+    (0.2, plain(B, A, 0x88b6), [("digest", "type_seen_t", [("ethernet.etherType", 0x88b6),
+                                                          ("ethernet.dstAddr", macv(B))]),
+                                ("out", 1, plain(B, A, 0x88b6), "")]),
+    (0.3, plain(B, D, 0x88b7), [("digest", "type_seen_t", [("ethernet.etherType", 0x88b7),
+                                                          ("ethernet.dstAddr", macv(B))]),
+                                ("out", 1, plain(B, D, 0x88b7), "")]),
+], [("MyIngress.known", 2, 2), ("MyIngress.types", 2, 2), ("tbl_to_guest", 0, 4)])
+
+# action_profiles (action_profiles.entries): nexthop's entries d1 and d3 share member 0 (dmac 0a:01, port 1), d2 is
+# member 1 (0a:02, port 0). Anything else goes to ecmp: etherType 0x88b6 -> the group of members 0, 1, 2 (dmac
+# e0:00 port 0, e0:01 port 1, e0:02 port 0); member = crc16(srcAddr) % 3, so every frame of a flow takes one.
+NH = {0: ("00:00:00:00:0a:01", 1), 1: ("00:00:00:00:0a:02", 0)}
+ECMP = [("00:00:00:00:e0:00", 0), ("00:00:00:00:e0:01", 1), ("00:00:00:00:e0:02", 0)]
+ap = []
+for i, dst in enumerate(["00:00:00:00:00:d1", "00:00:00:00:00:d2", "00:00:00:00:00:d3"]):
+    dmac, port = NH[[0, 1, 0][i]]
+    ap.append((0.1 * i, plain(dst, A, 0x88b5), [("out", port, plain(dmac, A, 0x88b5), "")]))
+for i, src in enumerate([C, D, M, C, D, M]):
+    dmac, port = ECMP[crc16(mac(src)) % 3]
+    ap.append((0.3 + 0.1 * i, plain(BC, src, 0x88b6), [("out", port, plain(dmac, src, 0x88b6), "")]))
+ap.append((1.0, plain(BC, A, 0x88b5), [("out", 0, plain(BC, A, 0x88b5), "")]))
+example("action_profiles", ap, [("MyIngress.nexthop", 3, 7), ("MyIngress.ecmp", 6, 1)])
+
+# header_unions: options a (kind 1, more) and b (kind 2, more, val) in a union stack of 2. opts[0] holding a is
+# widened to b (kind 2, its more, val 0xbeef: a made invalid); opts[1] holding a is removed. A third option does
+# not fit the stack: StackOutOfBounds, parsing stops there and the frame goes on with what was extracted, the rest
+# being payload.
+def opt_a(more): return bytes([1, more])
+def opt_b(more, val): return bytes([2, more]) + struct.pack("!H", val)
+def optf(opts): return eth(B, A, 0x88b5, opts + PAYLOAD)
+example("header_unions", [
+    (0.0, optf(opt_a(1) + opt_b(0, 0x1234)), [("out", 1, optf(opt_b(1, 0xbeef) + opt_b(0, 0x1234)), "")]),
+    (0.1, optf(opt_b(1, 0x1111) + opt_a(0)), [("out", 1, optf(opt_b(1, 0x1111)), "")]),
+    (0.2, optf(opt_a(1) + opt_a(1) + opt_a(0)), [("out", 1, optf(opt_b(1, 0xbeef) + opt_a(0)), "")]),
+    (0.3, plain(B, A, 0x0800), [("out", 1, plain(B, A, 0x0800), "")]),
+], [("tbl_widen", 0, 2), ("tbl_drop_second", 0, 2), ("tbl_to_guest", 0, 4)])
+
+# parse_vsets (parse_vsets.entries): tunnel_vs holds (0x88b5, 1) and (0x88b6, 2), matched against (etherType, the
+# byte after Ethernet). A tunnel frame gets tun.mark 0xaa and goes to port 1; any other frame to port 0, unchanged.
+def tun(et, kind, mark=0): return eth(B, A, et, bytes([kind, mark]) + PAYLOAD)
+example("parse_vsets", [
+    (0.0, tun(0x88b5, 1), [("out", 1, tun(0x88b5, 1, 0xaa), "")]),
+    (0.1, tun(0x88b5, 2), [("out", 0, tun(0x88b5, 2), "")]),
+    (0.2, tun(0x88b6, 2), [("out", 1, tun(0x88b6, 2, 0xaa), "")]),
+    (0.3, tun(0x88b6, 1), [("out", 0, tun(0x88b6, 1), "")]),
+], [("tbl_tunnel", 0, 2), ("tbl_to_tap", 0, 2)])
+
+# deparser_primitives: ingress computes seq + 1 (mod 2^16) into metadata; the deparser writes it into the header.
+def seqf(s): return eth(B, A, 0x88b5, struct.pack("!H", s) + PAYLOAD)
+example("deparser_primitives", [(0.1 * i, seqf(s), [("out", 1, seqf((s + 1) & 0xffff), "")])
+                                for i, s in enumerate([1, 0xffff, 0x1234])], [("tbl_next_seq", 0, 3)])
+
+# no_deparser: an outer header (tunnel_id, inner_len) before an Ethernet frame; tunnel 7 goes to port 1 without it
+# (nothing is emitted: what leaves is the payload after what the parser extracted), any other is dropped.
+inner = plain(B, A, 0x88b5)
+def outer(tid): return struct.pack("!HH", tid, len(inner)) + inner
+example("no_deparser", [
+    (0.0, outer(7), [("out", 1, inner, "")]),
+    (0.1, outer(8), [("drop", "egress_spec 511", "")]),
+    (0.2, outer(7), [("out", 1, inner, "")]),
+], [("tbl_to_guest", 0, 2), ("tbl_drop", 0, 1)])
+
+# assert_log: ingress logs the etherType and ingress port (decimal, as bmv2's log_msg prints), asserts the frame is
+# not IPv4 and sends it to port 1 (0x88b6 to port 0); egress assumes port 1 and logs it. A failed assert or assume
+# drops the frame here (bmv2 would stop the switch).
+example("assert_log", [
+    (0.0, plain(B, A, 0x88b5), [("log", "frame of type 34997 from port 0"), ("log", "out on port 1"),
+                                ("out", 1, plain(B, A, 0x88b5), "")]),
+    (0.1, plain(B, A, 0x0800), [("log", "frame of type 2048 from port 0"), ("drop", "assert/assume failed", "")]),
+    (0.2, plain(B, A, 0x88b6), [("log", "frame of type 34998 from port 0"), ("drop", "assert/assume failed", "")]),
+    (0.3, plain(B, A, 0x88b7), [("log", "frame of type 34999 from port 0"), ("log", "out on port 1"),
+                                ("out", 1, plain(B, A, 0x88b7), "")]),
+], [("tbl_check", 0, 4), ("tbl_to_tap", 0, 1), ("tbl_check_out", 0, 3)])

@@ -14,6 +14,8 @@ final class Externs {
     /** Indirect meter arrays (execute_meter): their specs and cells. Direct meters live on table entries. */
     Meter.Spec[] meterSpecs = new Meter.Spec[0];
     Meter[][] meters = new Meter[0][];
+    /** Where log_msg texts go: null on the device (its data path logs nothing per frame); p4 run prints them. */
+    java.util.function.Consumer<String> logListener;
 
     Externs(String[] registerNames, int[] registerWidths, int[] registerSizes, String[] counterNames, int[] counterSizes) {
         this.registerNames = registerNames;

@@ -342,6 +342,14 @@ public final class P4Engine {
         replication.digestListener = listener;
     }
 
+    /**
+     * Where log_msg texts go, formatted as bmv2 formats them (called on the caller's thread while the frame runs);
+     * without a listener log_msg is only counted.
+     */
+    public void onLogMsg(java.util.function.Consumer<String> listener) {
+        program.externs.logListener = listener;
+    }
+
     public int outputLength() {
         return pkt.outLen;
     }

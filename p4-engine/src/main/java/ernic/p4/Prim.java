@@ -150,12 +150,46 @@ interface Prim {
         }
     }
 
-    /** log_msg: counted, not printed (the data path logs nothing per frame). */
-    record LogMsg() implements Prim {
+    /**
+     * log_msg(format, values): counted; the text goes to the log listener when there is one ({@code p4 run}), never
+     * on the device's data path, which logs nothing per frame. As bmv2's log_msg does, each pair of braces in the
+     * format takes the next value (in decimal), and a backslash before a brace makes it a plain brace; braces past
+     * the last value stay as they are.
+     */
+    record LogMsg(String format, Expr[] values) implements Prim {
         @Override
         public int exec(Packet p, int pc) {
             p.externs.counters.inc(P4Counter.LOG_MSGS);
+            if (p.externs.logListener != null) {
+                p.externs.logListener.accept(text(p));
+            }
             return pc + 1;
+        }
+
+        String text(Packet p) {
+            StringBuilder out = new StringBuilder();
+            int next = 0;
+            for (int i = 0; i < format.length(); i++) {
+                char c = format.charAt(i);
+                char d = i + 1 < format.length() ? format.charAt(i + 1) : 0;
+                if (c == '\\' && (d == '{' || d == '}')) {
+                    out.append(format.charAt(++i));
+                } else if (c == '{' && next < values.length && format.indexOf('}', i) > 0) {
+                    out.append(value(values[next++], p));
+                    i = format.indexOf('}', i);
+                } else {
+                    out.append(c);
+                }
+            }
+            return out.toString();
+        }
+
+        private static String value(Expr e, Packet p) {
+            if (e.kind == Expr.Kind.WIDE) {
+                return new java.math.BigInteger(1, e.wide(p)).toString();
+            }
+            long v = e.num(p);
+            return e.exactLong() ? Long.toString(v) : Long.toUnsignedString(v);
         }
     }
 

@@ -101,7 +101,16 @@ final class PrimCompiler {
                 need(a, 1, op, where);
                 yield new Prim.Assert(ec.bool(ec.expr(a.get(0)), a.get(0)));
             }
-            case "log_msg" -> new Prim.LogMsg();
+            case "log_msg" -> {
+                need(a, 2, op, where);
+                List<J> vs = a.get(1).get("value").items();
+                Expr[] values = new Expr[vs.size()];
+                for (int i = 0; i < values.length; i++) {
+                    Expr e = ec.expr(vs.get(i));
+                    values[i] = e.kind == Kind.WIDE ? e : exact(vs.get(i), "a log_msg value");
+                }
+                yield new Prim.LogMsg(a.get(0).get("value").text(), values);
+            }
             case "_jump" -> {
                 need(a, 1, op, where);
                 yield new Prim.Jump(null, exact(a.get(0), "jump offset"));

@@ -60,6 +60,24 @@ class ProgramShapesTest {
         assertThat(e.counters().get(P4Counter.LOG_MSGS)).isEqualTo(1);
     }
 
+    /** bmv2's log_msg: each brace pair takes the next value in decimal, escaped braces are braces (primitives.cpp). */
+    @Test
+    void logMsgGoesToItsListenerFormattedAsBmv2FormatsIt() {
+        String log = "{\"op\":\"log_msg\",\"parameters\":[{\"type\":\"string\",\"value\":"
+                + "\"x={} \\\\{literal\\\\} y={x} extra={}\"},{\"type\":\"parameters_vector\",\"value\":["
+                + field("b", "x") + "," + hex("0xff") + "]}]}";
+        String b = "{\"name\":\"b\",\"id\":1,\"header_type\":\"b_t\",\"metadata\":false}";
+        P4Engine e = Loader.load(program("", T8, b, state("start", 0, extract("b"), "", dflt(null)),
+                action("say", 0, "", log), always("t", 0, "say", 0, null), "", "t", "\"b\""));
+        byte[] f = bytes(200, 2);
+        e.process(f, 0, 2, 0);
+        assertThat(e.counters().get(P4Counter.LOG_MSGS)).as("counted without a listener").isEqualTo(1);
+        java.util.List<String> texts = new java.util.ArrayList<>();
+        e.onLogMsg(texts::add);
+        e.process(f, 0, 2, 0);
+        assertThat(texts).containsExactly("x=200 {literal} y=255 extra={}");
+    }
+
     @Test
     void oneParseValueSetServesKeysOfTwoLayouts() {
         // pv is 16 bits: matched against a 16-bit field in start, and against two fields of 4 and 12 bits in next.

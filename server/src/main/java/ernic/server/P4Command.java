@@ -89,8 +89,8 @@ public final class P4Command implements Runnable {
 
     @Command(name = "run", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
             description = "Run PROGRAM.json over the frames of a classic pcap file; every frame that leaves, toward"
-                    + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port and the"
-                    + " hits and misses of every table.")
+                    + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port, its clones,"
+                    + " digests and log_msg texts, and the hits and misses of every table.")
     static final class Run implements Callable<Integer> {
         @Spec
         CommandSpec spec;
@@ -140,6 +140,7 @@ public final class P4Command implements Runnable {
             e.clock(() -> now[0]);
             int[] frameNo = {0};
             e.onDigest(d -> o.println("frame " + frameNo[0] + ": digest " + d.name() + " " + digestText(d)));
+            e.onLogMsg(m -> o.println("frame " + frameNo[0] + ": log_msg " + m));
             for (Pcap.Frame f : frames) {
                 frameNo[0] = ++n;
                 now[0] = time(f, fractionNanos);

@@ -118,6 +118,37 @@ class P4CommandTest {
         }
     }
 
+    /**
+     * The worked examples, one a v1model feature (make_programs.py): p4 run writes the frames make_fixtures.py
+     * built, byte for byte, and prints what it worked out by hand (verdicts, clones, digests, log_msg texts,
+     * resubmissions and recirculations, table hits).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"meters", "clones", "resubmit_recirculate", "digests", "action_profiles", "header_unions",
+            "parse_vsets", "deparser_primitives", "no_deparser", "assert_log"})
+    void aFeatureExamplePrintsAndWritesWhatItsFixturesSay(String name, @TempDir Path tmp) throws IOException {
+        Path entries = P4.resolve(name + ".entries");
+        Path out = tmp.resolve("out.pcap");
+        List<String> args = new java.util.ArrayList<>(List.of("p4", "run", P4.resolve(name + ".json").toString(),
+                "--in", P4.resolve(name + ".in.pcap").toString(), "--out", out.toString()));
+        if (Files.exists(entries)) {
+            args.addAll(List.of("--entries", entries.toString()));
+        }
+        Result r = ernic(args.toArray(String[]::new));
+        assertThat(r.err()).isEmpty();
+        assertThat(r.status()).isZero();
+        List<String> expected = Files.readAllLines(P4.resolve(name + ".expected"));
+        assertThat(r.out().lines().toList()).containsExactlyElementsOf(expected);
+        assertThat(Files.readAllBytes(out)).isEqualTo(Files.readAllBytes(P4.resolve(name + ".out.pcap")));
+    }
+
+    @Test
+    void checkShowsTheConfigOptions() {
+        Result r = ernic("p4", "check", P4.resolve("deparser_primitives.json").toString());
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("config options {");
+    }
+
     @Test
     void aRefusedEntryIsOneLineAndExitTwo(@TempDir Path tmp) throws IOException {
         Path e = tmp.resolve("bad.entries");
