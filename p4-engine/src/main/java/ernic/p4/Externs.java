@@ -1,5 +1,6 @@
 package ernic.p4;
 
+import java.util.function.Consumer;
 import ernic.counters.Counters;
 
 /** The program's stateful objects that outlive a frame: registers, counter arrays, and the engine's counters. */
@@ -15,7 +16,7 @@ final class Externs {
     Meter.Spec[] meterSpecs = new Meter.Spec[0];
     Meter[][] meters = new Meter[0][];
     /** Where log_msg texts go: null on the device (its data path logs nothing per frame); p4 run prints them. */
-    java.util.function.Consumer<String> logListener;
+    Consumer<String> logListener;
 
     Externs(String[] registerNames, int[] registerWidths, int[] registerSizes, String[] counterNames, int[] counterSizes) {
         this.registerNames = registerNames;

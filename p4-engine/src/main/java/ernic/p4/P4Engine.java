@@ -1,5 +1,6 @@
 package ernic.p4;
 
+import java.util.function.Consumer;
 import ernic.counters.Counters;
 
 import java.util.List;
@@ -338,7 +339,7 @@ public final class P4Engine {
     }
 
     /** Where digests go (generate_digest): called on the caller's thread, after the ingress that made them. */
-    public void onDigest(java.util.function.Consumer<Digest> listener) {
+    public void onDigest(Consumer<Digest> listener) {
         replication.digestListener = listener;
     }
 
@@ -346,7 +347,7 @@ public final class P4Engine {
      * Where log_msg texts go, formatted as bmv2 formats them (called on the caller's thread while the frame runs);
      * without a listener log_msg is only counted.
      */
-    public void onLogMsg(java.util.function.Consumer<String> listener) {
+    public void onLogMsg(Consumer<String> listener) {
         program.externs.logListener = listener;
     }
 

@@ -1,5 +1,6 @@
 package ernic.p4;
 
+import java.math.BigInteger;
 import ernic.p4.Expr.Field;
 import ernic.p4.Expr.Kind;
 
@@ -186,7 +187,7 @@ interface Prim {
 
         private static String value(Expr e, Packet p) {
             if (e.kind == Expr.Kind.WIDE) {
-                return new java.math.BigInteger(1, e.wide(p)).toString();
+                return new BigInteger(1, e.wide(p)).toString();
             }
             long v = e.num(p);
             return e.exactLong() ? Long.toString(v) : Long.toUnsignedString(v);
