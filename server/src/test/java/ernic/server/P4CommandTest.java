@@ -39,16 +39,8 @@ class P4CommandTest {
     @ParameterizedTest
     @ValueSource(strings = {"l2_switch", "ipv4_router", "acl"})
     void runReproducesTheExpectedFrames(String name, @TempDir Path tmp) throws IOException {
-        Path entries = P4.resolve(name + ".entries");
         Path out = tmp.resolve("out.pcap");
-        List<String> args = new java.util.ArrayList<>(List.of("p4", "run", P4.resolve(name + ".json").toString(),
-                "--in", P4.resolve(name + ".in.pcap").toString(), "--out", out.toString()));
-        if (Files.exists(entries)) {
-            args.addAll(List.of("--entries", entries.toString()));
-        }
-        Result r = ernic(args.toArray(String[]::new));
-        assertThat(r.err()).isEmpty();
-        assertThat(r.status()).isZero();
+        Result r = runExample(name, out);
         List<Pcap.Frame> got = Pcap.read(out);
         List<Pcap.Frame> want = Pcap.read(P4.resolve(name + ".out.pcap"));
         assertThat(got).hasSameSizeAs(want);
@@ -63,6 +55,20 @@ class P4CommandTest {
             assertThat(lines.get(i)).contains(p.equals("drop") ? "-> dropped" : "-> port " + p);
         }
         assertThat(r.out()).containsPattern("(?m)^table \\S+: \\d+ hits, \\d+ misses$");
+    }
+
+    /** {@code p4 run} over example {@code name}'s input (with its entries, when it has some), into {@code out}. */
+    private static Result runExample(String name, Path out) {
+        Path entries = P4.resolve(name + ".entries");
+        List<String> args = new java.util.ArrayList<>(List.of("p4", "run", P4.resolve(name + ".json").toString(),
+                "--in", P4.resolve(name + ".in.pcap").toString(), "--out", out.toString()));
+        if (Files.exists(entries)) {
+            args.addAll(List.of("--entries", entries.toString()));
+        }
+        Result r = ernic(args.toArray(String[]::new));
+        assertThat(r.err()).isEmpty();
+        assertThat(r.status()).isZero();
+        return r;
     }
 
     @Test
@@ -127,16 +133,8 @@ class P4CommandTest {
     @ValueSource(strings = {"meters", "clones", "resubmit_recirculate", "digests", "action_profiles", "header_unions",
             "parse_vsets", "deparser_primitives", "no_deparser", "assert_log"})
     void aFeatureExamplePrintsAndWritesWhatItsFixturesSay(String name, @TempDir Path tmp) throws IOException {
-        Path entries = P4.resolve(name + ".entries");
         Path out = tmp.resolve("out.pcap");
-        List<String> args = new java.util.ArrayList<>(List.of("p4", "run", P4.resolve(name + ".json").toString(),
-                "--in", P4.resolve(name + ".in.pcap").toString(), "--out", out.toString()));
-        if (Files.exists(entries)) {
-            args.addAll(List.of("--entries", entries.toString()));
-        }
-        Result r = ernic(args.toArray(String[]::new));
-        assertThat(r.err()).isEmpty();
-        assertThat(r.status()).isZero();
+        Result r = runExample(name, out);
         List<String> expected = Files.readAllLines(P4.resolve(name + ".expected"));
         assertThat(r.out().lines().toList()).containsExactlyElementsOf(expected);
         assertThat(Files.readAllBytes(out)).isEqualTo(Files.readAllBytes(P4.resolve(name + ".out.pcap")));
