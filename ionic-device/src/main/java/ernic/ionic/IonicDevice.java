@@ -150,9 +150,9 @@ public final class IonicDevice implements VfioUserDevice {
             rdma.clock(loop.ticker());
             rdma.timer((nanos, task) -> {
                 try {
-                    loop.schedule(task, nanos, TimeUnit.NANOSECONDS);
+                    return loop.schedule(task, nanos, TimeUnit.NANOSECONDS);
                 } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // the loop is shutting down: nothing waits for it any more
+                    return null; // the loop is shutting down: nothing waits for it any more
                 }
             });
             rdmaTimer = loop.scheduleAtFixedRate(() -> rdma.tick(loop.ticker().nanoTime()), RdmaLif.TICK_MILLIS,

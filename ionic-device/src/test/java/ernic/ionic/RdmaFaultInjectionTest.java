@@ -297,6 +297,7 @@ class RdmaFaultInjectionTest {
         dev.rdma().timer((nanos, task) -> {
             delays.add(nanos);
             tasks.add(task);
+            return null;
         });
         buf.putLong(0, 0x8181);
         write(a, 1, 0, 1024, false);

@@ -471,6 +471,50 @@ class WireDataPathTest {
         assertThat(a.next().error()).isFalse();
     }
 
+    /**
+     * Several QPs whose retransmission timers run on a lossy link keep one wake-up in the loop's queue: a wake-up
+     * brought forward cancels the one it supersedes. Left there, each fired and rescheduled the earliest deadlines
+     * of every QP again, and the queue grew until its young collections stalled the device thread.
+     */
+    @Test
+    void timersOfManyQpsKeepOneWakeUpInTheLoopsQueue() {
+        java.util.PriorityQueue<Object[]> queue = new java.util.PriorityQueue<>(
+                java.util.Comparator.comparingLong(e -> (Long) e[0]));
+        a.dev.rdma().timer((nanos, task) -> {
+            java.util.concurrent.FutureTask<Void> f = new java.util.concurrent.FutureTask<>(task, null);
+            queue.add(new Object[]{clock.nanoTime() + nanos, f});
+            return f;
+        });
+        run(() -> {
+            for (int qp = 2; qp <= 5; qp++) {
+                a.rc(qp, qp, IP_B);
+                b.rc(qp, qp, IP_A);
+            }
+        });
+        tapping = true; // every packet A sends is lost: its timers fire and it sends again, for ever (retry_cnt 7)
+        for (int qp = 5; qp >= 2; qp--) { // the earliest deadline on the QP pumped last
+            int q = qp;
+            run(() -> a.postSend(q, w -> w.op(SEND).numSgeKey(1).length(64).sge(WQE_PLD, 0, VA, 64, MR)));
+            clock.advance(1, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+        int most = 0;
+        for (int fired = 0; fired < 500 && !queue.isEmpty(); fired++) {
+            queue.removeIf(e -> ((java.util.concurrent.Future<?>) e[1]).isCancelled());
+            most = Math.max(most, queue.size());
+            Object[] e = queue.poll();
+            long due = (Long) e[0] - clock.nanoTime();
+            if (due > 0) {
+                clock.advance(due, java.util.concurrent.TimeUnit.NANOSECONDS);
+            }
+            ((Runnable) e[1]).run();
+            deliver();
+        }
+        assertThat(a.counter("roce.rc.reqRetransmitted")).as("the timers fired").isGreaterThan(20);
+        assertThat(most).as("wake-ups in the loop's queue at once").isEqualTo(1);
+        tapping = false;
+        tapped.clear();
+    }
+
     @Test
     void aWrongRkeyIsNakedAndBothQpsFail() {
         run(() -> {

@@ -1,5 +1,6 @@
 package ernic.ionic.rdma;
 
+import java.util.concurrent.Future;
 import java.util.function.LongSupplier;
 
 import ernic.counters.CounterRegistry;
@@ -46,9 +47,10 @@ final class DataPath implements QpErrors {
     private Ticker clock = Ticker.systemTicker();
     /** Where wake-ups are scheduled (the device loop); null: the RDMA tick alone wakes (tests move the clock). */
     private RdmaLif.Timer timer;
-    /** A wake-up is scheduled for {@link #armedFor} (and perhaps later ones, which then find nothing due). */
+    /** A wake-up is scheduled for {@link #armedFor}: {@link #pendingWake}, the only one in the loop's queue. */
     private boolean armed;
     private long armedFor;
+    private Future<?> pendingWake;
     private final Runnable wakeTask = this::wakeUp;
     /** The data path's totals (rdma.) and the remote path's (rdma.remote.), which outlive a mesh attachment. */
     final Counters<PathCounter> pathCounters = new Counters<>(PathCounter.class);
@@ -102,21 +104,28 @@ final class DataPath implements QpErrors {
     }
 
     /**
-     * Asks for a wake-up at clock time {@code deadline}: one timer task, unless one is due no later already. The
-     * task (the loop's, around {@link #wakeTask}) is the only allocation: one per wake-up, none for an operation
-     * that does not wait.
+     * Asks for a wake-up at clock time {@code deadline}: one timer task, unless one is due no later already. A
+     * later one it supersedes is cancelled, which takes it out of the loop's queue: left there, every wake-up
+     * brought forward (a requester with more to send, while a retransmission timer is armed) left a task behind for
+     * as long as the QP's ACK timeout, and under load the queue grew to hundreds of thousands of tasks, whose young
+     * collections stalled the device thread beyond the driver's 2 s admin timeout. The task (the loop's, around
+     * {@link #wakeTask}) is the only allocation: one per wake-up, none for an operation that does not wait.
      */
     private void wakeAt(long deadline) {
         if (timer == null || armed && armedFor - deadline <= 0) {
             return;
         }
+        if (pendingWake != null) {
+            pendingWake.cancel(false);
+        }
         armed = true;
         armedFor = deadline;
-        timer.after(Math.max(0, deadline - now()), wakeTask);
+        pendingWake = timer.after(Math.max(0, deadline - now()), wakeTask);
     }
 
     private void wakeUp() {
         armed = false;
+        pendingWake = null;
         long now = now();
         requester.wake(now);
         if (wire != null) {

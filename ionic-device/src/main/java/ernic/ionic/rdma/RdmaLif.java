@@ -162,10 +162,13 @@ public final class RdmaLif implements RdmaCommandHandler, DoorbellHandler {
         data.clock(ticker);
     }
 
-    /** Runs a task on the device thread after a delay measured on the {@link #clock}. */
+    /**
+     * Runs a task on the device thread after a delay measured on the {@link #clock}; returns what cancels it (null
+     * when it cannot be cancelled).
+     */
     @FunctionalInterface
     public interface Timer {
-        void after(long delayNanos, Runnable task);
+        java.util.concurrent.Future<?> after(long delayNanos, Runnable task);
     }
 
     /**
