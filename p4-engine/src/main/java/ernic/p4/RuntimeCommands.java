@@ -25,7 +25,8 @@ import java.util.Map;
  * Keys: exact {@code V}, lpm {@code V/LEN}, ternary {@code V&&&MASK}, range {@code LO->HI}; values are
  * decimal, 0x hex, 0b binary, dotted IPv4, colon MAC or IPv6. Table and action names may be given in full
  * or by a unique dotted suffix. Handles count from 0 per table, in the order entries were added.
- * {@code mirroring_add SESSION PORT} and {@code mirroring_delete SESSION} manage mirror sessions;
+ * {@code mirroring_add SESSION PORT}, {@code mirroring_add_mc SESSION MGID} and {@code mirroring_delete SESSION} manage
+ * mirror sessions; the {@code mc_*} commands multicast groups ({@link Multicast});
  * {@code meter_array_set_rates}, {@code meter_set_rates} and {@code meter_reset} set meters.
  */
 final class RuntimeCommands {
@@ -279,7 +280,11 @@ final class RuntimeCommands {
                 if (w.length > 3) {
                     throw new IllegalArgumentException("mirroring_add takes a session and a port");
                 }
-                p.mirrorSessions.put(session, port);
+                p.mirrorSessions.put(session, new Program.Mirror(port, -1));
+            }
+            case "mirroring_add_mc" -> {
+                int session = (int) parseNumber(arg(w, 1), 15).longValue();
+                p.mirrorSessions.put(session, new Program.Mirror(-1, Multicast.mgid(w, 2, 3)));
             }
             case "mirroring_delete" -> {
                 int session = (int) parseNumber(arg(w, 1), 15).longValue();
@@ -287,9 +292,11 @@ final class RuntimeCommands {
                     throw new IllegalArgumentException("no mirror session " + session);
                 }
             }
-            case "mirroring_add_mc" -> throw new IllegalArgumentException("mirroring_add_mc: there is no multicast"
-                    + " (no replication engine on a NIC); give the session a port with mirroring_add");
-            default -> throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
+            default -> {
+                if (!p.multicast.command(w)) {
+                    throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
+                }
+            }
         }
     }
 
