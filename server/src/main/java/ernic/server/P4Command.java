@@ -89,7 +89,7 @@ public final class P4Command implements Runnable {
 
     @Command(name = "run", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
             description = "Run PROGRAM.json over the frames of a classic pcap file; every frame that leaves, toward"
-                    + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port, its clones,"
+                    + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port, its clones and multicast copies,"
                     + " digests and log_msg texts, and the hits and misses of every table.")
     static final class Run implements Callable<Integer> {
         @Spec
@@ -135,6 +135,9 @@ public final class P4Command implements Runnable {
             int n = 0;
             int copies = 0;
             int clonesOut = 0;
+            int multicastFrames = 0;
+            int replicas = 0;
+            int replicasOut = 0;
             // Meters read the capture's time stamps: the frame being run is "now".
             long[] now = {frames.isEmpty() ? 0 : time(frames.getFirst(), fractionNanos)};
             e.clock(() -> now[0]);
@@ -147,8 +150,17 @@ public final class P4Command implements Runnable {
                 long resubmits = e.counters().get(ernic.p4.P4Counter.RESUBMITS);
                 long recirculations = e.counters().get(ernic.p4.P4Counter.RECIRCULATIONS);
                 int v = e.process(f.data(), 0, f.data().length, inPort);
-                String where = v == P4Engine.DROPPED_NO_SUCH_PORT
-                        ? "dropped (egress port " + e.lastEgressSpec() + " does not exist)" : P4Engine.describe(v);
+                String where = switch (v) {
+                    case P4Engine.DROPPED_NO_SUCH_PORT -> "dropped (egress port " + e.lastEgressSpec() + " does not exist)";
+                    case P4Engine.REPLICATED -> "multicast group " + e.lastMulticastGroup() + ", " + e.copyCount()
+                            + " copies";
+                    case P4Engine.DROPPED_MULTICAST -> "dropped (multicast group " + e.lastMulticastGroup()
+                            + " does not exist or has no port)";
+                    default -> P4Engine.describe(v);
+                };
+                if (v == P4Engine.REPLICATED) {
+                    multicastFrames++;
+                }
                 long rs = e.counters().get(ernic.p4.P4Counter.RESUBMITS) - resubmits;
                 long rc = e.counters().get(ernic.p4.P4Counter.RECIRCULATIONS) - recirculations;
                 String again = (rs > 0 ? ", resubmitted " + rs + "x" : "") + (rc > 0 ? ", recirculated " + rc + "x" : "");
@@ -162,11 +174,21 @@ public final class P4Command implements Runnable {
                             + where);
                 }
                 for (P4Engine.Copy c : e.copies()) {
-                    copies++;
-                    String kind = c.instanceType() == 1 ? "ingress clone" : "egress clone";
+                    boolean replica = c.instanceType() == 5;
+                    if (replica) {
+                        replicas++;
+                    } else {
+                        copies++;
+                    }
+                    String kind = (replica ? "multicast copy" : c.instanceType() == 1 ? "ingress clone" : "egress clone")
+                            + (replica || c.egressRid() != 0 ? " rid " + c.egressRid() : "");
                     if (c.verdict() >= 0) {
                         sent.add(new Pcap.Frame(f.seconds(), f.fraction(), c.frame()));
-                        clonesOut++;
+                        if (replica) {
+                            replicasOut++;
+                        } else {
+                            clonesOut++;
+                        }
                         o.println("frame " + n + ": " + kind + " -> " + P4Engine.describe(c.verdict()) + ", "
                                 + c.frame().length + " bytes");
                     } else {
@@ -180,9 +202,11 @@ public final class P4Command implements Runnable {
             for (int i = 0; i < names.size(); i++) {
                 o.println("table " + names.get(i) + ": " + hits[i] + " hits, " + misses[i] + " misses");
             }
-            int own = sent.size() - clonesOut;
-            o.println("frames: " + n + " in, " + own + " out, " + (n - own) + " dropped"
-                    + (copies > 0 ? "; clones: " + copies + " made, " + clonesOut + " out" : ""));
+            int own = sent.size() - clonesOut - replicasOut;
+            o.println("frames: " + n + " in, " + own + " out, " + (n - own - multicastFrames) + " dropped"
+                    + (multicastFrames > 0 ? ", " + multicastFrames + " multicast" : "")
+                    + (copies > 0 ? "; clones: " + copies + " made, " + clonesOut + " out" : "")
+                    + (replicas > 0 ? "; multicast copies: " + replicas + " made, " + replicasOut + " out" : ""));
             o.flush();
             try {
                 Pcap.write(out, sent);

@@ -131,7 +131,7 @@ class P4CommandTest {
      */
     @ParameterizedTest
     @ValueSource(strings = {"meters", "clones", "resubmit_recirculate", "digests", "action_profiles", "header_unions",
-            "parse_vsets", "deparser_primitives", "no_deparser", "assert_log"})
+            "parse_vsets", "deparser_primitives", "no_deparser", "assert_log", "multicast"})
     void aFeatureExamplePrintsAndWritesWhatItsFixturesSay(String name, @TempDir Path tmp) throws IOException {
         Path out = tmp.resolve("out.pcap");
         Result r = runExample(name, out);
