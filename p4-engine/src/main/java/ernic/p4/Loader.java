@@ -297,6 +297,9 @@ public final class Loader {
             cn[i] = c.str("name");
             // A direct counter lives on its table's entries; it has no cells of its own.
             cs[i] = c.boolOr("is_direct", false) ? 0 : c.num("size");
+            if (c.boolOr("is_direct", false) && c.has("binding")) {
+                p.directCounters.put(cn[i], c.str("binding"));
+            }
             if (cs[i] < 0) {
                 throw c.get("size").malformed("negative size");
             }

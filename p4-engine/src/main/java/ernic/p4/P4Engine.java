@@ -443,9 +443,12 @@ public final class P4Engine {
         return misses.clone();
     }
 
-    /** Applies runtime entries in simple_switch_CLI syntax; see {@link RuntimeCommands}. */
-    public void applyEntries(String text, String source) {
-        new RuntimeCommands(program, false).apply(text, source);
+    /**
+     * Applies runtime entries in simple_switch_CLI syntax; see {@link RuntimeCommands}. Returns what the read
+     * commands among them print (counter_read, register_read, meter_get_rates, table_dump), a line each.
+     */
+    public List<String> applyEntries(String text, String source) {
+        return applyEntries(text, source, false);
     }
 
     /**
@@ -453,8 +456,10 @@ public final class P4Engine {
      * table_set_default, table_delete, table_modify, table_clear and the action-profile forms): registers,
      * counters and parse value sets are then refused as a {@link P4EntryError}.
      */
-    public void applyEntries(String text, String source, boolean tablesOnly) {
-        new RuntimeCommands(program, tablesOnly).apply(text, source);
+    public List<String> applyEntries(String text, String source, boolean tablesOnly) {
+        RuntimeCommands r = new RuntimeCommands(program, tablesOnly);
+        r.apply(text, source);
+        return r.output;
     }
 
     /** The program's {@code config_options}, name to value (empty when it has none). */

@@ -38,6 +38,8 @@ final class Program {
     record Mirror(int port, int mgid) {
     }
 
+    /** Direct counters (counter_arrays with is_direct): name to the table they count on (its binding). */
+    final Map<String, String> directCounters = new java.util.HashMap<>();
     /** Mirror sessions by id. */
     final Map<Integer, Mirror> mirrorSessions = new java.util.HashMap<>();
     /** The packet replication engine (mc_* commands): multicast groups and their nodes. */

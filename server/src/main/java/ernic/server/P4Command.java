@@ -45,12 +45,15 @@ public final class P4Command implements Runnable {
         @Option(names = "--entries", paramLabel = "FILE", description = "Runtime entries in simple_switch_CLI syntax.")
         Path entries;
 
-        /** Loads the program (and entries): the engine, or null after printing the one-line refusal. */
-        P4Engine load(PrintWriter err) {
+        /**
+         * Loads the program (and entries, printing what their read commands print): the engine, or null after printing
+         * the one-line refusal.
+         */
+        P4Engine load(PrintWriter err, PrintWriter out) {
             try {
                 P4Engine e = Loader.load(Files.readString(program));
                 if (entries != null) {
-                    e.applyEntries(Files.readString(entries), entries.toString());
+                    apply(e, entries, out);
                 }
                 return e;
             } catch (P4Refusal r) {
@@ -65,6 +68,13 @@ public final class P4Command implements Runnable {
         }
     }
 
+    /** Applies a file of runtime commands; prints what its reads print (counter_read, table_dump...). */
+    static void apply(P4Engine e, Path file, PrintWriter out) throws IOException {
+        for (String line : e.applyEntries(Files.readString(file), file.toString())) {
+            out.println(line);
+        }
+    }
+
     @Command(name = "check", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
             description = "Load PROGRAM.json and print a summary (exit 0), or the refusal (exit 2).")
     static final class Check implements Callable<Integer> {
@@ -76,11 +86,11 @@ public final class P4Command implements Runnable {
 
         @Override
         public Integer call() {
-            P4Engine e = files.load(spec.commandLine().getErr());
+            PrintWriter out = spec.commandLine().getOut();
+            P4Engine e = files.load(spec.commandLine().getErr(), out);
             if (e == null) {
                 return 2;
             }
-            PrintWriter out = spec.commandLine().getOut();
             out.println(e.summary());
             out.flush();
             return 0;
@@ -108,6 +118,10 @@ public final class P4Command implements Runnable {
         @Option(names = "--out", paramLabel = "out.pcap", required = true, description = "Frames that leave.")
         Path out;
 
+        @Option(names = "--after", paramLabel = "FILE", description = "Runtime commands to run after the last frame,"
+                + " such as counter_read, register_read, meter_get_rates and table_dump; what they print comes last.")
+        Path after;
+
         @Override
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
@@ -117,7 +131,7 @@ public final class P4Command implements Runnable {
                 err.flush();
                 return 2;
             }
-            P4Engine e = files.load(err);
+            P4Engine e = files.load(err, o);
             if (e == null) {
                 return 2;
             }
@@ -207,6 +221,20 @@ public final class P4Command implements Runnable {
                     + (multicastFrames > 0 ? ", " + multicastFrames + " multicast" : "")
                     + (copies > 0 ? "; clones: " + copies + " made, " + clonesOut + " out" : "")
                     + (replicas > 0 ? "; multicast copies: " + replicas + " made, " + replicasOut + " out" : ""));
+            if (after != null) {
+                try {
+                    apply(e, after, o);
+                } catch (P4EntryError x) {
+                    o.flush();
+                    err.println("ernic p4: " + x.getMessage());
+                    err.flush();
+                    return 2;
+                } catch (IOException x) {
+                    err.println("ernic p4: cannot read " + x.getMessage());
+                    err.flush();
+                    return 2;
+                }
+            }
             o.flush();
             try {
                 Pcap.write(out, sent);
