@@ -36,9 +36,9 @@ final class Multicast {
     /** Nodes by handle; null where a handle is free. */
     private final List<Node> nodes = new ArrayList<>();
 
-    /** Where {@link #replicate} puts each copy: its egress port and replication id. */
+    /** Where {@link #replicate} puts each copy: its egress port and replication id; false: make no more. */
     interface Copies {
-        void copy(int port, int rid);
+        boolean copy(int port, int rid);
     }
 
     void createGroup(int mgid) {
@@ -107,7 +107,10 @@ final class Multicast {
         nodes.set(handle, null);
     }
 
-    /** The copies a frame sent to {@code mgid} makes; none when the group does not exist or has no port. */
+    /**
+     * The copies a frame sent to {@code mgid} makes, until {@code out} wants no more; none when the group does not
+     * exist or has no port. Returns how many were made.
+     */
     int replicate(int mgid, Copies out) {
         List<Integer> g = groups.get(mgid);
         if (g == null) {
@@ -117,8 +120,10 @@ final class Multicast {
         for (int h : g) {
             Node node = nodes.get(h);
             for (int port = node.ports.nextSetBit(0); port >= 0; port = node.ports.nextSetBit(port + 1)) {
-                out.copy(port, node.rid);
                 n++;
+                if (!out.copy(port, node.rid)) {
+                    return n;
+                }
             }
         }
         return n;

@@ -92,9 +92,25 @@ final class Replication {
         }
     }
 
-    /** One copy of {@code j} per port of group {@code mgid}'s nodes, with the node's rid; how many (counted). */
+    /**
+     * One copy of {@code j} per port of group {@code mgid}'s nodes, with the node's rid; how many (counted). A group
+     * may have thousands of ports: no more copies wait than a frame may make ({@link #MAX_COPIES}), the rest are not
+     * made (counted once as a loop drop), so a large group cannot keep the device thread.
+     */
     private int fanOut(Job j, int mgid, ArrayDeque<Job> jobs) {
-        int n = program.multicast.replicate(mgid, (port, rid) -> jobs.add(j.to(port, rid)));
+        boolean[] cut = {false};
+        int n = program.multicast.replicate(mgid, (port, rid) -> {
+            if (jobs.size() == MAX_COPIES) {
+                cut[0] = true;
+                return false;
+            }
+            jobs.add(j.to(port, rid));
+            return true;
+        });
+        if (cut[0]) {
+            n--;
+            program.externs.counters.inc(P4Counter.DROPS_LOOP);
+        }
         program.externs.counters.add(P4Counter.MULTICAST_COPIES, n);
         return n;
     }

@@ -113,6 +113,32 @@ class MulticastTest {
         assertThat(e.counters().get(P4Counter.DROPS_MULTICAST)).isEqualTo(2);
     }
 
+    /**
+     * A group of 16 nodes of 16 ports each (256 copies asked for) makes 16 at most (the rest not made, counted once);
+     * and no more than 4096 nodes exist.
+     */
+    @Test
+    void aLargeGroupMakesNoMoreThan16Copies() {
+        P4Engine e = engine();
+        StringBuilder all = new StringBuilder("mc_node_destroy 0\nmc_node_destroy 1\n");
+        StringBuilder ports = new StringBuilder();
+        for (int port = 0; port < 16; port++) {
+            ports.append(' ').append(port);
+        }
+        for (int n = 0; n < 16; n++) {
+            all.append("mc_node_create 1").append(ports).append("\nmc_node_associate 1 ").append(n).append('\n');
+        }
+        e.applyEntries(all.toString(), "entries");
+        assertThat(e.process(frame(1), 0, 7, 0)).isEqualTo(P4Engine.REPLICATED);
+        assertThat(e.copies()).hasSize(16).extracting(P4Engine.Copy::verdict)
+                .containsExactly(0, 1, -2, -2, -2, -2, -2, -2, -2, -2, -2, -2, -2, -2, -2, -2);
+        assertThat(e.counters().get(P4Counter.MULTICAST_COPIES)).isEqualTo(16);
+        assertThat(e.counters().get(P4Counter.DROPS_LOOP)).isEqualTo(1);
+        e.applyEntries("mc_node_create 1\n".repeat(Multicast.MAX_NODES - 16), "entries");
+        assertThatThrownBy(() -> e.applyEntries("mc_node_create 2 0", "f")).hasMessage(
+                "f:1: mc_node_create: 4096 multicast nodes exist already");
+    }
+
     @Test
     void markToDropAfterSettingTheGroupDropsTheFrame() {
         P4Engine e = engine();
