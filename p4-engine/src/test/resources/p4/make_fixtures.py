@@ -128,14 +128,16 @@ with open("v1model_features.ports", "w") as f:
 # by hand from the program (its comment in make_programs.py), the entries file and simple_switch's documented
 # behaviour. Every frame enters on port 0 (the TAP). A frame's events, in the order p4 run prints them:
 #   ("log", text)  ("digest", name, [(field, value)])  ("out", port, frame, again)  ("drop", why, again)
-#   ("clone", "ingress" or "egress", port, frame); again: "" or ", resubmitted 1x" or ", recirculated 3x".
+#   ("clone", "ingress" or "egress", port, frame); again: "" or ", resubmitted 1x" or ", recirculated 3x";
+#   ("multicast", group, copies): the frame went to a multicast group, then one ("copy", kind, rid, port or why
+#   dropped, frame) per copy: kind "multicast copy" or "ingress clone" (a clone to a group), in the order made.
 WHERE = {0: "port 0 (TAP)", 1: "port 1 (guest)"}
 
 def example(name, frames, tables):
     """frames: (time in seconds from T0, frame in, [events]); tables: (name, hits, misses) in the program's order."""
     pcap(name + ".in.pcap", [f[1] for f in frames], [at(f[0]) for f in frames])
     outs, times, lines = [], [], []
-    sent = dropped = made = cloned = 0
+    sent = dropped = made = cloned = mc = replicas = replicas_out = 0
     for n, (t, fin, events) in enumerate(frames, 1):
         head = "frame %d: " % n
         for ev in events:
@@ -149,12 +151,28 @@ def example(name, frames, tables):
             elif ev[0] == "drop":
                 lines.append(head + "%d bytes in on port 0%s -> dropped (%s)" % (len(fin), ev[2], ev[1]))
                 dropped += 1
+            elif ev[0] == "multicast":
+                lines.append(head + "%d bytes in on port 0 -> multicast group %d, %d copies" % (len(fin), ev[1], ev[2]))
+                mc += 1
+            elif ev[0] == "copy":
+                replica = ev[1] == "multicast copy"
+                made += 0 if replica else 1
+                replicas += 1 if replica else 0
+                if isinstance(ev[3], int):
+                    lines.append(head + "%s rid %d -> %s, %d bytes" % (ev[1], ev[2], WHERE[ev[3]], len(ev[4])))
+                    outs.append(ev[4]); times.append(at(t))
+                    replicas_out += 1 if replica else 0
+                    cloned += 0 if replica else 1
+                else:
+                    lines.append(head + "%s rid %d -> dropped (%s)" % (ev[1], ev[2], ev[3]))
             else:
                 lines.append(head + "%s clone -> %s, %d bytes" % (ev[1], WHERE[ev[2]], len(ev[3])))
                 outs.append(ev[3]); times.append(at(t)); made += 1; cloned += 1
     lines += ["table %s: %d hits, %d misses" % tbl for tbl in tables]
-    lines.append("frames: %d in, %d out, %d dropped%s" % (len(frames), sent, dropped,
-                                                          "; clones: %d made, %d out" % (made, cloned) if made else ""))
+    lines.append("frames: %d in, %d out, %d dropped%s%s%s" % (
+        len(frames), sent, dropped, ", %d multicast" % mc if mc else "",
+        "; clones: %d made, %d out" % (made, cloned) if made else "",
+        "; multicast copies: %d made, %d out" % (replicas, replicas_out) if replicas else ""))
     pcap(name + ".out.pcap", outs, times)
     with open(name + ".expected", "w") as f:
         f.write("".join(l + "\n" for l in lines))
@@ -303,3 +321,22 @@ example("assert_log", [
     (0.3, plain(B, A, 0x88b7), [("log", "frame of type 34999 from port 0"), ("log", "out on port 1"),
                                 ("out", 1, plain(B, A, 0x88b7), "")]),
 ], [("tbl_check", 0, 4), ("tbl_to_tap", 0, 1), ("tbl_check_out", 0, 3)])
+
+# multicast: dmac A -> port 1; dmac 0e -> port 1 and an I2E clone to session 3, whose clones go to group 2 (node rid 9,
+# port 1); anything else -> broadcast(1): group 1's nodes in association order, ports ascending: rid 1 on ports 0
+# and 1, rid 2 on ports 1 and 2. Each copy keeps the frame's metadata (ingress_port 0 among them); egress stamps
+# trace = (egress_rid, instance_type: 5 a multicast copy, 1 an ingress clone) and drops a copy to the port the frame
+# came in on (0); port 2 does not exist on the NIC. The clone's metadata is reset (its field list is empty), so its
+# ingress_port reads 0 and its egress_port is 1: not pruned.
+def mc_traced(dst, tr): return eth(dst, C, 0x88b5, bytes(tr) + PAYLOAD)
+M0E, MA = "00:00:00:00:00:0e", "00:00:00:00:00:01"
+example("multicast", [
+    (0.0, mc_traced(MA, [0, 0]), [("out", 1, mc_traced(MA, [0, 0]), "")]),
+    (0.1, mc_traced(BC, [0, 0]), [("multicast", 1, 4),
+                                  ("copy", "multicast copy", 1, "egress_spec 511", None),
+                                  ("copy", "multicast copy", 1, 1, mc_traced(BC, [1, 5])),
+                                  ("copy", "multicast copy", 2, 1, mc_traced(BC, [2, 5])),
+                                  ("copy", "multicast copy", 2, "egress port does not exist", None)]),
+    (0.2, mc_traced(M0E, [0, 0]), [("out", 1, mc_traced(M0E, [0, 0]), ""),
+                                   ("copy", "ingress clone", 9, 1, mc_traced(M0E, [9, 1]))]),
+], [("MyIngress.dmac", 2, 1), ("tbl_stamp", 0, 7), ("tbl_prune", 0, 1)])

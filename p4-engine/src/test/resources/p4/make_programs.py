@@ -13,7 +13,8 @@ header_unions.json       a header union stack of options, extracted by lookahead
 parse_vsets.json         a parse value set whose key is two fields (etherType, the next byte)
 deparser_primitives.json config_options and an assignment in the deparser
 no_deparser.json         a program without a deparser: what the parser extracted does not leave
-assert_log.json          log_msg with values, and an assert that fails for some frames"""
+assert_log.json          log_msg with values, and an assert that fails for some frames
+multicast.json           broadcast through a multicast group (mcast_grp), egress_rid, and a clone to a group"""
 import json
 
 STD_FIELDS = [
@@ -450,6 +451,42 @@ def assert_log():
     p.json("tbl_check", "tbl_check_out")
 
 
+# multicast.p4: trace_t { bit<8> rid; bit<8> itype; } after Ethernet (0x88b5).
+#   action forward(bit<9> port) { standard_metadata.egress_spec = port; }
+#   action broadcast(bit<16> grp) { standard_metadata.mcast_grp = grp; }
+#   action forward_and_mirror(bit<9> port, bit<32> session) { standard_metadata.egress_spec = port;
+#       clone(CloneType.I2E, session); }
+#   table dmac { key = { hdr.ethernet.dstAddr: exact; } actions = { forward; broadcast; forward_and_mirror; }
+#                default_action = broadcast(1); }
+#   egress: action stamp() { hdr.trace.rid = (bit<8>) standard_metadata.egress_rid;
+#                            hdr.trace.itype = (bit<8>) standard_metadata.instance_type; }
+#   action prune() { mark_to_drop(standard_metadata); }        // never back out of the port it came in on
+#   apply { stamp(); if (standard_metadata.egress_port == standard_metadata.ingress_port) prune(); }
+def multicast():
+    p = Program("multicast", [])
+    ethernet_then(p, [(0x88b5, "parse_trace")])
+    p.htype("trace_t", [("rid", 8), ("itype", 8)])
+    p.header("trace", "trace_t")
+    p.order.append("trace")
+    extract_state(p, "parse_trace", "trace")
+    p.top["field_lists"] = [{"id": 1, "name": "fl", "elements": []}]
+    p.action("MyIngress.forward", [("port", 9)], [forward(rt(0))])
+    p.action("MyIngress.broadcast", [("grp", 16)], [assign(std("mcast_grp"), rt(0))])
+    p.action("MyIngress.forward_and_mirror", [("port", 9), ("session", 32)], [
+        forward(rt(0)), prim("clone_ingress_pkt_to_egress", rt(1), hexstr(1))])
+    p.action("MyEgress.stamp", [], [
+        assign(field("trace", "rid"), cast8(std("egress_rid"))),
+        assign(field("trace", "itype"), cast8(std("instance_type")))])
+    p.action("MyEgress.prune", [], [prim("mark_to_drop", header("standard_metadata"))])
+    p.table("ingress", "MyIngress.dmac", [("exact", ("ethernet", "dstAddr"))],
+            ["MyIngress.forward", "MyIngress.broadcast", "MyIngress.forward_and_mirror"], None,
+            ("MyIngress.broadcast", [hexstr(1, 16)["value"]], False))
+    p.call("egress", "MyEgress.stamp", "node_5")
+    p.cond("egress", "node_5", expr("==", std("egress_port"), std("ingress_port")), "tbl_prune", None)
+    p.call("egress", "MyEgress.prune", None)
+    p.json("MyIngress.dmac", "tbl_stamp")
+
+
 for make in [meters, clones, resubmit_recirculate, digests, action_profiles, header_unions, parse_vsets,
-             deparser_primitives, no_deparser, assert_log]:
+             deparser_primitives, no_deparser, assert_log, multicast]:
     make()

@@ -100,6 +100,8 @@ public final class IonicDevice implements VfioUserDevice {
     /** In-process endpoints that forget their state at power-on (the guest's stack is gone too). */
     private final List<Runnable> resetListeners = new ArrayList<>();
     private P4Hooks p4;
+    /** See {@link #clock}; the system's until the device attaches to its loop. */
+    private io.netty.util.concurrent.Ticker clock = io.netty.util.concurrent.Ticker.systemTicker();
 
     public IonicDevice(Profile profile, FaultPlan faults, long mac, String serial) {
         if (mac == 0 || Mac.isMulticast(mac) || (mac >>> 48) != 0) {
@@ -147,7 +149,7 @@ public final class IonicDevice implements VfioUserDevice {
         EventLoop loop = context.eventLoop();
         if (loop != null) {
             heartbeatTimer = loop.scheduleAtFixedRate(this::heartbeatTick, 1, 1, TimeUnit.SECONDS);
-            rdma.clock(loop.ticker());
+            clock(loop.ticker());
             rdma.timer((nanos, task) -> {
                 try {
                     return loop.schedule(task, nanos, TimeUnit.NANOSECONDS);
@@ -263,6 +265,18 @@ public final class IonicDevice implements VfioUserDevice {
     }
 
     /**
+     * The one clock of the device thread (the device loop's ticker, set when the device attaches; a mock one in
+     * tests): every RDMA timer and the P4 engine's meters read it.
+     */
+    public void clock(io.netty.util.concurrent.Ticker ticker) {
+        clock = ticker;
+        rdma.clock(ticker);
+        if (p4 != null) {
+            p4.clock(ticker);
+        }
+    }
+
+    /**
      * Puts the P4 engine on the device (docs/p4.md): every frame between the guest and the TAP, every send WQE
      * when the program is written for WQEs, device commands 70-72 as the guest's scope allows. Device thread;
      * once, before the guest starts.
@@ -273,6 +287,7 @@ public final class IonicDevice implements VfioUserDevice {
         }
         p4 = hooks;
         hooks.attach(refusals, rdma.p4WqeCounters());
+        hooks.clock(clock);
         lif.frameFilter(hooks.ethernet());
         if (hooks.forWqes()) {
             rdma.wqeFilter(hooks.wqe());

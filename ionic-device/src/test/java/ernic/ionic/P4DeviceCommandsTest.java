@@ -132,7 +132,13 @@ class P4DeviceCommandsTest {
         assertThat(p4.readRegister("frames_per_port", 2).status()).isEqualTo(EINVAL); // 2 cells
         assertThat(p4.readRegister("nonesuch", 0).status()).isEqualTo(EINVAL);
         assertThat(p4.tableWrite("table_add dmac forward 00:00:00:00:00:02 => 1").status()).isEqualTo(SUCCESS);
-        assertThat(p4.counters()).containsEntry("p4.devcmd.control", 2L); // register_write, one good read
+        // The reads print into the data area, as simple_switch_CLI prints them.
+        assertThat(p4.printed(p4.control("register_read frames_per_port 1\ntable_dump dmac"))).isEqualTo("""
+                frames_per_port[1]= 42
+                MyIngress.dmac entry 0x0: hdr.ethernet.dstAddr EXACT 000000000002 => MyIngress.forward - 0001
+                MyIngress.dmac default: MyIngress.drop -
+                """);
+        assertThat(p4.counters()).containsEntry("p4.devcmd.control", 3L); // register_write, the reads, one read
         assertThat(status(P4_CONTROL, CONTROL_RESET_COUNTERS)).isEqualTo(SUCCESS);
         // Everything back to zero, then the reset counts itself.
         assertThat(p4.counters()).containsEntry("p4.devcmd.control", 1L).containsEntry("p4.devcmd.table_write", 0L);

@@ -195,22 +195,86 @@ class P4EthernetHookTest {
     }
 
     /**
-     * v1model_features.json: a frame to 00:..:0e is cloned to mirror session 5 (port 0); the hook sends the frame's
-     * own output (to the guest) and counts the clone it does not send; an unknown source MAC makes a digest,
-     * counted by the engine.
+     * v1model_features.json: a frame to 00:..:0e goes to the guest and is cloned to mirror session 5 (port 0), the
+     * clone's source rewritten to 02:00:00:00:c1:0e by egress (make_fixtures.py): the hook sends both, the frame's own
+     * output first; an unknown source MAC makes a digest, counted by the engine.
      */
     @Test
-    void clonesAreCountedNotSentAndDigestsCounted() throws IOException {
+    void clonesGoOutOfTheirSessionsPortAndDigestsAreCounted() throws IOException {
         start(P4Hooks.load(resource("v1model_features.json"), "v1model_features.json",
                 resource("v1model_features.entries"), "v1model_features.entries", P4Scope.NONE));
         byte[] mirrored = frame(0x0eL, 0x0aL, 0x88b8, 40);
         assertThat(fromTap(mirrored)).isTrue();
         assertThat(received()).isEqualTo(mirrored);
-        assertThat(wire).isEmpty();
+        assertThat(wire).containsExactly(frame(0x0eL, 0x02_00_00_00_c1_0eL, 0x88b8, 40));
         assertThat(counter("p4.clones")).isEqualTo(1);
-        assertThat(counter("p4.eth.clones_not_sent")).isEqualTo(1);
+        assertThat(counter("p4.eth.copies_sent")).isEqualTo(1);
+        assertThat(counter("p4.eth.rx_to_guest")).isEqualTo(1);
+        assertThat(counter("p4.eth.rx_to_tap")).isEqualTo(1);
         assertThat(fromTap(frame(0x0bL, 0x0cL, 0x88b8, 40))).isTrue();
         assertThat(counter("p4.digests")).isEqualTo(1);
+    }
+
+    /**
+     * multicast.json and its entries (p4-engine's worked example, make_programs.py): a broadcast goes to group 1, rid
+     * 1 on ports 0 and 1 and rid 2 on ports 1 and 2; egress stamps trace = (egress_rid, instance_type) and drops the
+     * copy to the port the frame came in on; port 2 does not exist. A frame to 00:..:0e from the TAP goes to port 1 and its
+     * ingress clone, through session 3, to group 2 (rid 9, port 1).
+     */
+    @Test
+    void multicastCopiesLeaveByEveryPortOfTheGroupInOrder() throws IOException {
+        start(P4Hooks.load(resource("multicast.json"), "multicast.json", resource("multicast.entries"),
+                "multicast.entries", P4Scope.NONE));
+        long bc = 0xff_ff_ff_ff_ff_ffL;
+        assertThat(fromTap(traced(bc, 0, 0))).isTrue();
+        assertThat(received()).isEqualTo(traced(bc, 1, 5)); // port 1, rid 1
+        assertThat(received()).isEqualTo(traced(bc, 2, 5)); // port 1, rid 2
+        assertThat(received()).isNull();
+        assertThat(wire).as("the copy to port 0 is pruned: the frame came from there").isEmpty();
+        send(traced(bc, 0, 0));
+        assertThat(wire).containsExactly(traced(bc, 1, 5));
+        assertThat(received()).as("the copies to port 1 are pruned: the frame came from the guest").isNull();
+        assertThat(fromTap(traced(0x0eL, 0, 0))).isTrue();
+        assertThat(received()).isEqualTo(traced(0x0eL, 0, 0)); // its own output first
+        assertThat(received()).isEqualTo(traced(0x0eL, 9, 1)); // then the clone
+        assertThat(counter("p4.eth.rx_to_guest")).isEqualTo(4);
+        assertThat(counter("p4.eth.tx_to_tap")).isEqualTo(1);
+        assertThat(counter("p4.eth.copies_sent")).isEqualTo(4);
+        assertThat(counter("p4.eth.rx_dropped") + counter("p4.eth.tx_dropped")).isZero();
+        assertThat(counter("p4.multicast_copies")).isEqualTo(9);
+        assertThat(counter("p4.drops_no_such_port")).isEqualTo(2);
+    }
+
+    /** Ethernet (etherType 0x88b5) from 00:..:0c, the trace header (rid, itype) and 20 bytes. */
+    static byte[] traced(long dst, int rid, int itype) {
+        byte[] f = frame(dst, 0x0cL, 0x88b5, 22);
+        f[14] = (byte) rid;
+        f[15] = (byte) itype;
+        return f;
+    }
+
+    /**
+     * meters.json and its entries: flow 00:..:0a's direct meter of packets is 1 packet/s burst 1 (committed), 2
+     * packets/s burst 2 (peak); the colour goes into the frame's first byte after Ethernet. The meters read the
+     * device's clock: with a mock ticker, frames at 0, 0.1 and 0.2 s are GREEN, YELLOW and RED, and 1.25 s later
+     * GREEN again (the same times and colours as make_fixtures.py works out for p4 run).
+     */
+    @Test
+    void metersReadTheDevicesClock() throws IOException {
+        start(P4Hooks.load(resource("meters.json"), "meters.json", resource("meters.entries"), "meters.entries",
+                P4Scope.NONE));
+        io.netty.util.concurrent.MockTicker clock = io.netty.util.concurrent.Ticker.newMockTicker();
+        dev.clock(clock);
+        int[] colours = new int[4];
+        long[] at = {0, 100, 200, 1250};
+        long now = 0;
+        for (int i = 0; i < 4; i++) {
+            clock.advance(at[i] - now, java.util.concurrent.TimeUnit.MILLISECONDS);
+            now = at[i];
+            assertThat(fromTap(frame(0x0bL, 0x0aL, 0x88b5, 50))).isTrue();
+            colours[i] = received()[14];
+        }
+        assertThat(colours).containsExactly(0, 1, 2, 0);
     }
 
     /** Ethernet + IPv4 (UDP, 8 bytes of payload) from 192.0.2.1 with a correct header checksum. */

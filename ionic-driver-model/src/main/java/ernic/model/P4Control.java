@@ -100,6 +100,18 @@ public final class P4Control {
         return raw(P4_CONTROL, CONTROL_COMMANDS, b.length, 0);
     }
 
+    /**
+     * What the read commands (register_read, counter_read, meter_get_rates, table_dump) of a successful
+     * {@link #control} printed: the data area's text, {@code total} (at 8) bytes long, cut at the data area's 1912.
+     */
+    public String printed(IonicDriverModel.Completion c) throws IOException {
+        expect(c, "P4 control");
+        int n = Math.min(c.le().getInt(8), 1912);
+        byte[] b = new byte[n];
+        drv.devcmdData(n).get(0, b);
+        return new String(b, StandardCharsets.US_ASCII);
+    }
+
     /** A register cell through devcmd 72 (what 2); the completion carries the value at 4. */
     public IonicDriverModel.Completion readRegister(String name, int index) throws IOException {
         byte[] b = name.getBytes(StandardCharsets.US_ASCII);

@@ -297,6 +297,9 @@ public final class Loader {
             cn[i] = c.str("name");
             // A direct counter lives on its table's entries; it has no cells of its own.
             cs[i] = c.boolOr("is_direct", false) ? 0 : c.num("size");
+            if (c.boolOr("is_direct", false) && c.has("binding")) {
+                p.directCounters.put(cn[i], c.str("binding"));
+            }
             if (cs[i] < 0) {
                 throw c.get("size").malformed("negative size");
             }
@@ -370,7 +373,7 @@ public final class Loader {
             aliases.put(a.at(0).text(), a.at(1));
         }
         String[] names = {"ingress_port", "egress_spec", "egress_port", "instance_type", "packet_length",
-            "parser_error", "checksum_error", "mcast_grp"};
+            "parser_error", "checksum_error", "mcast_grp", "egress_rid"};
         Expr.Field[] f = new Expr.Field[names.length];
         int sm = ec.layout.header("standard_metadata");
         for (int i = 0; i < names.length; i++) {
@@ -388,7 +391,7 @@ public final class Loader {
                 throw P4Refusal.unsupported("standard_metadata." + names[i] + " wider than 64 bits", "$.field_aliases");
             }
         }
-        return new StdMeta(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]);
+        return new StdMeta(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]);
     }
 
     private static Parser.Errors errors(J r) {

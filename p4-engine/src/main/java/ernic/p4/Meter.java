@@ -1,5 +1,7 @@
 package ernic.p4;
 
+import java.util.List;
+
 /**
  * One meter cell as simple_switch runs it: a token bucket per rate (two for a trTCM: the committed rate, then the
  * peak rate), rates in units (packets or bytes) per microsecond, bursts in units. Tokens are counted from one time
@@ -44,6 +46,35 @@ final class Meter {
         System.arraycopy(b, 0, tokens, 0, b.length);
         java.util.Arrays.fill(last, 0);
         configured = true;
+    }
+
+    /**
+     * The rates as {@code meter_get_rates} prints them, committed first: "I: info rate = R, burst size = B", one line
+     * per rate; an unconfigured meter has none, and simple_switch_CLI then warns as this does.
+     */
+    List<String> describeRates() {
+        if (!configured) {
+            return List.of("WARNING: expected " + rates.length + " rates but only received 0");
+        }
+        List<String> out = new java.util.ArrayList<>();
+        for (int i = 0; i < rates.length; i++) {
+            out.add(i + ": info rate = " + pythonFloat(rates[i]) + ", burst size = " + bursts[i]);
+        }
+        return out;
+    }
+
+    /** A double as Python's str() writes it (simple_switch_CLI is Python): 1e-06, 0.0001, 2.5, 1e+16. */
+    static String pythonFloat(double v) {
+        java.math.BigDecimal d = new java.math.BigDecimal(Double.toString(v)).stripTrailingZeros();
+        int exponent = d.precision() - d.scale() - 1;
+        if (v == 0 || (exponent >= -4 && exponent < 16)) {
+            String plain = d.toPlainString();
+            return plain.contains(".") ? plain : plain + ".0";
+        }
+        String digits = d.unscaledValue().abs().toString();
+        String mantissa = digits.length() == 1 ? digits : digits.charAt(0) + "." + digits.substring(1);
+        return (v < 0 ? "-" : "") + mantissa + "e" + (exponent < 0 ? "-" : "+")
+                + (Math.abs(exponent) < 10 ? "0" : "") + Math.abs(exponent);
     }
 
     /** Forgets the rates: the meter says GREEN until rates are set again. */

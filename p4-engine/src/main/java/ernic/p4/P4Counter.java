@@ -10,7 +10,7 @@ public enum P4Counter implements Counter {
     DROPS("drops"),
     /** Dropped because egress_port names no port of the port model. */
     DROPS_NO_SUCH_PORT("drops_no_such_port"),
-    /** Dropped because the program set mcast_grp: the engine has no replication engine. */
+    /** Frames whose ingress set mcast_grp to a group that does not exist or has no port: no copy, as in bmv2. */
     DROPS_MULTICAST("drops_multicast"),
     /** Dropped because an assert or assume failed. */
     DROPS_ASSERT("drops_assert"),
@@ -32,6 +32,8 @@ public enum P4Counter implements Counter {
     CLONES("clones"),
     /** Clone primitives naming a mirror session no mirroring_add made: no clone, as in simple_switch. */
     CLONES_NO_SESSION("clones_no_session"),
+    /** Multicast copies made (mcast_grp, or a mirror session to a group): one per port of the group's nodes. */
+    MULTICAST_COPIES("multicast_copies"),
     RESUBMITS("resubmits"),
     RECIRCULATIONS("recirculations"),
     /** Digests made (generate_digest). */

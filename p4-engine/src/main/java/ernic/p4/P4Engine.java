@@ -15,8 +15,9 @@ import java.util.StringJoiner;
  *
  * <p>One frame: standard_metadata reset (ingress_port, packet_length set); parser (an error goes to
  * standard_metadata.parser_error, the frame goes on); checksum verification (a mismatch sets
- * checksum_error); ingress; drop if egress_spec is 511 or mcast_grp is set (no replication engine);
- * egress_port = egress_spec; egress; drop if egress_spec is then 511; checksum update; deparser.
+ * checksum_error); ingress; mcast_grp set: one copy per port of the group ({@link #copies()}), the frame itself goes
+ * no further; else drop if egress_spec is 511; egress_port = egress_spec; egress; drop if egress_spec is then 511;
+ * checksum update; deparser.
  */
 public final class P4Engine {
     public static final int PORT_TAP = 0;
@@ -36,14 +37,21 @@ public final class P4Engine {
     public static final int DROPPED_TOO_BIG = -5;
     /** Dropped because it was resubmitted or recirculated more than {@value Replication#MAX_PASSES} times. */
     public static final int DROPPED_LOOP = -6;
+    /**
+     * The frame went to a multicast group (mcast_grp): it has no output of its own; its copies, one per port of the
+     * group's nodes, are {@link #copies()}. (A group that does not exist or has no port: {@link #DROPPED_MULTICAST}.)
+     */
+    public static final int REPLICATED = -7;
+    private static final byte[] NO_BYTES = new byte[0];
     /** The bits of a mirror session id (as simple_switch keeps them). */
     static final int MIRROR_SESSION_MASK = 0x7fff;
 
     /**
-     * A copy the last frame made (a clone, ingress or egress): its verdict (a port or a DROPPED value), its bytes as
-     * they left (empty when dropped) and its instance_type (1 ingress clone, 2 egress clone).
+     * A copy the last frame made (a clone, ingress or egress, or a multicast copy): its verdict (a port or a DROPPED
+     * value), its bytes as they left (empty when dropped), its instance_type (1 ingress clone, 2 egress clone,
+     * 5 multicast copy) and its egress_rid (the multicast node's replication id; 0 for a clone to a port).
      */
-    public record Copy(int verdict, byte[] frame, int instanceType) {
+    public record Copy(int verdict, byte[] frame, int instanceType, int egressRid) {
     }
 
     /** A digest (generate_digest): the learn list's name, its fields' names and their values when it was made. */
@@ -63,9 +71,14 @@ public final class P4Engine {
     private final Replication replication;
     private final java.util.ArrayDeque<Replication.Job> jobs = new java.util.ArrayDeque<>();
     private final List<Copy> copies = new java.util.ArrayList<>();
-    /** The clock meters read, in nanoseconds, and its value at the time origin. */
-    private java.util.function.LongSupplier clock = System::nanoTime;
-    private long origin = System.nanoTime();
+    /**
+     * The clock meters read, in nanoseconds, and its value at the time origin: the caller's ({@link #clock}); until
+     * it gives one, time stands at 0 (the engine reads no clock of its own: the device gives its loop's).
+     */
+    private java.util.function.LongSupplier clock = () -> 0;
+    private long origin;
+    /** The multicast group the last frame went to (mcast_grp), or 0. */
+    private int lastGroup;
     private final boolean timed;
 
     P4Engine(Program program) {
@@ -127,6 +140,7 @@ public final class P4Engine {
         if (!copies.isEmpty()) {
             copies.clear();
         }
+        lastGroup = 0;
         if (len > Packet.MAX_FRAME) {
             c.inc(P4Counter.DROPS_TOO_BIG);
             return DROPPED_TOO_BIG;
@@ -157,7 +171,8 @@ public final class P4Engine {
             }
             int cv = passes(p, j.restore(p, program), anyPort);
             p.completeOutput();
-            copies.add(new Copy(cv, cv >= 0 ? java.util.Arrays.copyOf(p.out, p.outLen) : new byte[0], j.instanceType()));
+            copies.add(new Copy(cv, cv >= 0 ? java.util.Arrays.copyOf(p.out, p.outLen) : NO_BYTES, j.instanceType(),
+                    Math.max(j.rid(), 0)));
         }
         jobs.clear();
         // The frame's own output back where output() is: the hooks wrap that one array once.
@@ -220,9 +235,16 @@ public final class P4Engine {
                     replication.again(p, p.resubmitList, Replication.RESUBMIT, ingressLen);
                     continue;
                 }
-                if (StdMeta.get(sm.mcastGrp(), p) != 0) {
-                    c.inc(P4Counter.DROPS_MULTICAST);
-                    return DROPPED_MULTICAST;
+                long mgid = StdMeta.get(sm.mcastGrp(), p);
+                if (mgid != 0) {
+                    // The frame itself is discarded; its copies (the PHV with them) go through egress as jobs.
+                    lastGroup = (int) mgid;
+                    StdMeta.set(sm.instanceType(), p, Replication.REPLICATION);
+                    if (replication.multicast(p, (int) mgid, jobs) == 0) {
+                        c.inc(P4Counter.DROPS_MULTICAST);
+                        return DROPPED_MULTICAST;
+                    }
+                    return REPLICATED;
                 }
                 port = StdMeta.get(sm.egressSpec(), p);
                 if (port == StdMeta.DROP_PORT) {
@@ -338,6 +360,27 @@ public final class P4Engine {
         return copies.size();
     }
 
+    /** Copy {@code i}'s verdict (a port or a DROPPED value), without the list {@link #copies()} builds. */
+    public int copyVerdict(int i) {
+        return copies.get(i).verdict;
+    }
+
+    /** Copy {@code i}'s length in bytes (0 when dropped). */
+    public int copyLength(int i) {
+        return copies.get(i).frame.length;
+    }
+
+    /** Writes copy {@code i}'s bytes into {@code dst} at 0 ({@link #copyLength} bytes). */
+    public void writeCopy(int i, java.lang.foreign.MemorySegment dst) {
+        byte[] f = copies.get(i).frame;
+        java.lang.foreign.MemorySegment.copy(java.lang.foreign.MemorySegment.ofArray(f), 0, dst, 0, f.length);
+    }
+
+    /** The multicast group the last frame went to (its mcast_grp at the end of ingress), or 0. */
+    public int lastMulticastGroup() {
+        return lastGroup;
+    }
+
     /** Where digests go (generate_digest): called on the caller's thread, after the ingress that made them. */
     public void onDigest(Consumer<Digest> listener) {
         replication.digestListener = listener;
@@ -362,7 +405,8 @@ public final class P4Engine {
             case PORT_GUEST -> "port 1 (guest)";
             case DROPPED -> "dropped (egress_spec 511)";
             case DROPPED_NO_SUCH_PORT -> "dropped (egress port does not exist)";
-            case DROPPED_MULTICAST -> "dropped (mcast_grp set: no multicast)";
+            case DROPPED_MULTICAST -> "dropped (mcast_grp: no such multicast group, or no port in it)";
+            case REPLICATED -> "multicast";
             case DROPPED_ASSERT -> "dropped (assert/assume failed)";
             case DROPPED_TOO_BIG -> "dropped (frame too big)";
             case DROPPED_LOOP -> "dropped (resubmitted or recirculated too many times)";
@@ -399,9 +443,12 @@ public final class P4Engine {
         return misses.clone();
     }
 
-    /** Applies runtime entries in simple_switch_CLI syntax; see {@link RuntimeCommands}. */
-    public void applyEntries(String text, String source) {
-        new RuntimeCommands(program, false).apply(text, source);
+    /**
+     * Applies runtime entries in simple_switch_CLI syntax; see {@link RuntimeCommands}. Returns what the read
+     * commands among them print (counter_read, register_read, meter_get_rates, table_dump), a line each.
+     */
+    public List<String> applyEntries(String text, String source) {
+        return applyEntries(text, source, false);
     }
 
     /**
@@ -409,8 +456,10 @@ public final class P4Engine {
      * table_set_default, table_delete, table_modify, table_clear and the action-profile forms): registers,
      * counters and parse value sets are then refused as a {@link P4EntryError}.
      */
-    public void applyEntries(String text, String source, boolean tablesOnly) {
-        new RuntimeCommands(program, tablesOnly).apply(text, source);
+    public List<String> applyEntries(String text, String source, boolean tablesOnly) {
+        RuntimeCommands r = new RuntimeCommands(program, tablesOnly);
+        r.apply(text, source);
+        return r.output;
     }
 
     /** The program's {@code config_options}, name to value (empty when it has none). */

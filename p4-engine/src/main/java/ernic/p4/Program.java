@@ -31,8 +31,19 @@ final class Program {
     /** Field lists (clone, resubmit, recirculate) and learn lists (digests) by id. */
     Map<Integer, FieldList> fieldLists;
     Map<Integer, FieldList> learnLists;
-    /** Mirror sessions (mirroring_add): session id to egress port. */
-    final Map<Integer, Integer> mirrorSessions = new java.util.HashMap<>();
+    /**
+     * A mirror session: its clones go to {@code port} (mirroring_add) or to multicast group {@code mgid}
+     * (mirroring_add_mc); the other is -1.
+     */
+    record Mirror(int port, int mgid) {
+    }
+
+    /** Direct counters (counter_arrays with is_direct): name to the table they count on (its binding). */
+    final Map<String, String> directCounters = new java.util.HashMap<>();
+    /** Mirror sessions by id. */
+    final Map<Integer, Mirror> mirrorSessions = new java.util.HashMap<>();
+    /** The packet replication engine (mc_* commands): multicast groups and their nodes. */
+    final Multicast multicast = new Multicast();
     int headerTypes;
     int parseStates;
     int conditionals;

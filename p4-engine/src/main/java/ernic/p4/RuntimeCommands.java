@@ -21,11 +21,14 @@ import java.util.Map;
  * (and the older table_indirect_create_member... forms, naming the table for its profile)
  * register_write REGISTER INDEX VALUE    register_reset REGISTER
  * counter_reset COUNTER    pvs_add VSET VALUE    pvs_clear VSET
+ * counter_read COUNTER INDEX    register_read REGISTER [INDEX]    meter_get_rates METER INDEX    table_dump TABLE
  * </pre>
+ * The reads add simple_switch_CLI's output lines to {@link #output}.
  * Keys: exact {@code V}, lpm {@code V/LEN}, ternary {@code V&&&MASK}, range {@code LO->HI}; values are
  * decimal, 0x hex, 0b binary, dotted IPv4, colon MAC or IPv6. Table and action names may be given in full
  * or by a unique dotted suffix. Handles count from 0 per table, in the order entries were added.
- * {@code mirroring_add SESSION PORT} and {@code mirroring_delete SESSION} manage mirror sessions;
+ * {@code mirroring_add SESSION PORT}, {@code mirroring_add_mc SESSION MGID} and {@code mirroring_delete SESSION} manage
+ * mirror sessions; the {@code mc_*} commands multicast groups ({@link Multicast});
  * {@code meter_array_set_rates}, {@code meter_set_rates} and {@code meter_reset} set meters.
  */
 final class RuntimeCommands {
@@ -50,6 +53,8 @@ final class RuntimeCommands {
 
     private final Program p;
     private final boolean tablesOnly;
+    /** What the read commands print, a line each (simple_switch_CLI's output). */
+    final List<String> output = new ArrayList<>();
 
     RuntimeCommands(Program p, boolean tablesOnly) {
         this.p = p;
@@ -279,7 +284,58 @@ final class RuntimeCommands {
                 if (w.length > 3) {
                     throw new IllegalArgumentException("mirroring_add takes a session and a port");
                 }
-                p.mirrorSessions.put(session, port);
+                p.mirrorSessions.put(session, new Program.Mirror(port, -1));
+            }
+            case "counter_read" -> {
+                words(w, 3);
+                String binding = p.directCounters.get(counterName(w[1]));
+                long bytes, packets;
+                if (binding != null) {
+                    Table.Entry e = table(binding).entry(handle(w[2]));
+                    bytes = e.bytes;
+                    packets = e.packets;
+                } else {
+                    int c = index(p.externs.counterNames, w[1], "counter");
+                    int i = cell(w[2], p.externs.counterPackets[c].length);
+                    bytes = p.externs.counterBytes[c][i];
+                    packets = p.externs.counterPackets[c][i];
+                }
+                output.add(w[1] + "[" + parseNumber(w[2], 32) + "]= (" + bytes + " bytes, " + packets + " packets)");
+            }
+            case "register_read" -> {
+                int r = index(p.externs.registerNames, arg(w, 1), "register");
+                long[] cells = p.externs.registers[r];
+                if (w.length == 2) {
+                    java.util.StringJoiner j = new java.util.StringJoiner(", ", w[1] + "= ", "");
+                    for (long v : cells) {
+                        j.add(Long.toUnsignedString(v));
+                    }
+                    output.add(j.toString());
+                } else {
+                    words(w, 3);
+                    int i = cell(w[2], cells.length);
+                    output.add(w[1] + "[" + i + "]= " + Long.toUnsignedString(cells[i]));
+                }
+            }
+            case "meter_get_rates" -> {
+                words(w, 3);
+                Table direct = directMeterTable(w[1]);
+                Meter m;
+                if (direct != null) {
+                    m = direct.entry(handle(w[2])).meter;
+                } else {
+                    Meter[] cells = p.externs.meters[meterArray(w[1])];
+                    m = cells[cell(w[2], cells.length)];
+                }
+                output.addAll(m.describeRates());
+            }
+            case "table_dump" -> {
+                words(w, 2);
+                output.addAll(TableDump.dump(table(w[1])));
+            }
+            case "mirroring_add_mc" -> {
+                int session = (int) parseNumber(arg(w, 1), 15).longValue();
+                p.mirrorSessions.put(session, new Program.Mirror(-1, Multicast.mgid(w, 2, 3)));
             }
             case "mirroring_delete" -> {
                 int session = (int) parseNumber(arg(w, 1), 15).longValue();
@@ -287,9 +343,11 @@ final class RuntimeCommands {
                     throw new IllegalArgumentException("no mirror session " + session);
                 }
             }
-            case "mirroring_add_mc" -> throw new IllegalArgumentException("mirroring_add_mc: there is no multicast"
-                    + " (no replication engine on a NIC); give the session a port with mirroring_add");
-            default -> throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
+            default -> {
+                if (!p.multicast.command(w)) {
+                    throw new IllegalArgumentException("unknown or unsupported command '" + cmd + "'");
+                }
+            }
         }
     }
 
@@ -337,6 +395,18 @@ final class RuntimeCommands {
             return byName(m, name, "direct meter");
         } catch (IllegalArgumentException e) {
             return null;
+        }
+    }
+
+    /** The full name of a counter array given in full or by a unique dotted suffix. */
+    private String counterName(String name) {
+        return p.externs.counterNames[index(p.externs.counterNames, name, "counter")];
+    }
+
+    private static void words(String[] w, int n) {
+        if (w.length != n) {
+            throw new IllegalArgumentException(w[0] + " takes " + (n - 1) + " argument" + (n == 2 ? "" : "s") + ", got "
+                    + (w.length - 1));
         }
     }
 

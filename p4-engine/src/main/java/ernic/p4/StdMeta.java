@@ -6,7 +6,8 @@ package ernic.p4;
  * A field the program does not declare is null and left alone.
  */
 record StdMeta(Expr.Field ingressPort, Expr.Field egressSpec, Expr.Field egressPort, Expr.Field instanceType,
-               Expr.Field packetLength, Expr.Field parserError, Expr.Field checksumError, Expr.Field mcastGrp) {
+               Expr.Field packetLength, Expr.Field parserError, Expr.Field checksumError, Expr.Field mcastGrp,
+               Expr.Field egressRid) {
     /** v1model's drop port: egress_spec 511 (what mark_to_drop writes) drops the frame. */
     static final int DROP_PORT = 511;
 

@@ -62,8 +62,8 @@ class ControlFeaturesTest {
                 .hasMessageContaining("does not fit 8 bits");
         e.applyEntries("table_set_default tern setout 0x33\ntable_reset_default tern", "entries");
         assertThat(run(e, 0x15, 200)).as("the program's default again").isEqualTo(0xee);
-        assertThatThrownBy(() -> e.applyEntries("mirroring_add_mc 1 0", "f.txt"))
-                .hasMessageStartingWith("f.txt:1: mirroring_add_mc: there is no multicast");
+        assertThatThrownBy(() -> e.applyEntries("mc_node_create 1 0 | 3", "f.txt"))
+                .hasMessage("f.txt:1: mc_node_create: LAGs are not supported (the list after '|')");
     }
 
     @Test

@@ -8,7 +8,7 @@ final class Progs {
     static final String STD_TYPE = """
             {"name":"standard_metadata","id":0,"fields":[["ingress_port",9,false],["egress_spec",9,false],
              ["egress_port",9,false],["instance_type",32,false],["packet_length",32,false],["mcast_grp",16,false],
-             ["checksum_error",1,false],["parser_error",32,false],["_padding",4,false]]}""";
+             ["checksum_error",1,false],["parser_error",32,false],["egress_rid",16,false],["_padding",4,false]]}""";
     static final String STD_HEADER = """
             {"name":"standard_metadata","id":0,"header_type":"standard_metadata","metadata":true}""";
 

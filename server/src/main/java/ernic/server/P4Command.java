@@ -45,12 +45,15 @@ public final class P4Command implements Runnable {
         @Option(names = "--entries", paramLabel = "FILE", description = "Runtime entries in simple_switch_CLI syntax.")
         Path entries;
 
-        /** Loads the program (and entries): the engine, or null after printing the one-line refusal. */
-        P4Engine load(PrintWriter err) {
+        /**
+         * Loads the program (and entries, printing what their read commands print): the engine, or null after printing
+         * the one-line refusal.
+         */
+        P4Engine load(PrintWriter err, PrintWriter out) {
             try {
                 P4Engine e = Loader.load(Files.readString(program));
                 if (entries != null) {
-                    e.applyEntries(Files.readString(entries), entries.toString());
+                    apply(e, entries, out);
                 }
                 return e;
             } catch (P4Refusal r) {
@@ -65,6 +68,13 @@ public final class P4Command implements Runnable {
         }
     }
 
+    /** Applies a file of runtime commands; prints what its reads print (counter_read, table_dump...). */
+    static void apply(P4Engine e, Path file, PrintWriter out) throws IOException {
+        for (String line : e.applyEntries(Files.readString(file), file.toString())) {
+            out.println(line);
+        }
+    }
+
     @Command(name = "check", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
             description = "Load PROGRAM.json and print a summary (exit 0), or the refusal (exit 2).")
     static final class Check implements Callable<Integer> {
@@ -76,11 +86,11 @@ public final class P4Command implements Runnable {
 
         @Override
         public Integer call() {
-            P4Engine e = files.load(spec.commandLine().getErr());
+            PrintWriter out = spec.commandLine().getOut();
+            P4Engine e = files.load(spec.commandLine().getErr(), out);
             if (e == null) {
                 return 2;
             }
-            PrintWriter out = spec.commandLine().getOut();
             out.println(e.summary());
             out.flush();
             return 0;
@@ -89,7 +99,7 @@ public final class P4Command implements Runnable {
 
     @Command(name = "run", mixinStandardHelpOptions = true, versionProvider = ErnicVersion.class,
             description = "Run PROGRAM.json over the frames of a classic pcap file; every frame that leaves, toward"
-                    + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port, its clones,"
+                    + " the guest or the TAP, goes to the output pcap. Prints each frame's egress port, its clones and multicast copies,"
                     + " digests and log_msg texts, and the hits and misses of every table.")
     static final class Run implements Callable<Integer> {
         @Spec
@@ -108,6 +118,10 @@ public final class P4Command implements Runnable {
         @Option(names = "--out", paramLabel = "out.pcap", required = true, description = "Frames that leave.")
         Path out;
 
+        @Option(names = "--after", paramLabel = "FILE", description = "Runtime commands to run after the last frame,"
+                + " such as counter_read, register_read, meter_get_rates and table_dump; what they print comes last.")
+        Path after;
+
         @Override
         public Integer call() {
             PrintWriter err = spec.commandLine().getErr();
@@ -117,7 +131,7 @@ public final class P4Command implements Runnable {
                 err.flush();
                 return 2;
             }
-            P4Engine e = files.load(err);
+            P4Engine e = files.load(err, o);
             if (e == null) {
                 return 2;
             }
@@ -135,6 +149,9 @@ public final class P4Command implements Runnable {
             int n = 0;
             int copies = 0;
             int clonesOut = 0;
+            int multicastFrames = 0;
+            int replicas = 0;
+            int replicasOut = 0;
             // Meters read the capture's time stamps: the frame being run is "now".
             long[] now = {frames.isEmpty() ? 0 : time(frames.getFirst(), fractionNanos)};
             e.clock(() -> now[0]);
@@ -147,8 +164,17 @@ public final class P4Command implements Runnable {
                 long resubmits = e.counters().get(ernic.p4.P4Counter.RESUBMITS);
                 long recirculations = e.counters().get(ernic.p4.P4Counter.RECIRCULATIONS);
                 int v = e.process(f.data(), 0, f.data().length, inPort);
-                String where = v == P4Engine.DROPPED_NO_SUCH_PORT
-                        ? "dropped (egress port " + e.lastEgressSpec() + " does not exist)" : P4Engine.describe(v);
+                String where = switch (v) {
+                    case P4Engine.DROPPED_NO_SUCH_PORT -> "dropped (egress port " + e.lastEgressSpec() + " does not exist)";
+                    case P4Engine.REPLICATED -> "multicast group " + e.lastMulticastGroup() + ", " + e.copyCount()
+                            + " copies";
+                    case P4Engine.DROPPED_MULTICAST -> "dropped (multicast group " + e.lastMulticastGroup()
+                            + " does not exist or has no port)";
+                    default -> P4Engine.describe(v);
+                };
+                if (v == P4Engine.REPLICATED) {
+                    multicastFrames++;
+                }
                 long rs = e.counters().get(ernic.p4.P4Counter.RESUBMITS) - resubmits;
                 long rc = e.counters().get(ernic.p4.P4Counter.RECIRCULATIONS) - recirculations;
                 String again = (rs > 0 ? ", resubmitted " + rs + "x" : "") + (rc > 0 ? ", recirculated " + rc + "x" : "");
@@ -162,11 +188,21 @@ public final class P4Command implements Runnable {
                             + where);
                 }
                 for (P4Engine.Copy c : e.copies()) {
-                    copies++;
-                    String kind = c.instanceType() == 1 ? "ingress clone" : "egress clone";
+                    boolean replica = c.instanceType() == 5;
+                    if (replica) {
+                        replicas++;
+                    } else {
+                        copies++;
+                    }
+                    String kind = (replica ? "multicast copy" : c.instanceType() == 1 ? "ingress clone" : "egress clone")
+                            + (replica || c.egressRid() != 0 ? " rid " + c.egressRid() : "");
                     if (c.verdict() >= 0) {
                         sent.add(new Pcap.Frame(f.seconds(), f.fraction(), c.frame()));
-                        clonesOut++;
+                        if (replica) {
+                            replicasOut++;
+                        } else {
+                            clonesOut++;
+                        }
                         o.println("frame " + n + ": " + kind + " -> " + P4Engine.describe(c.verdict()) + ", "
                                 + c.frame().length + " bytes");
                     } else {
@@ -180,9 +216,25 @@ public final class P4Command implements Runnable {
             for (int i = 0; i < names.size(); i++) {
                 o.println("table " + names.get(i) + ": " + hits[i] + " hits, " + misses[i] + " misses");
             }
-            int own = sent.size() - clonesOut;
-            o.println("frames: " + n + " in, " + own + " out, " + (n - own) + " dropped"
-                    + (copies > 0 ? "; clones: " + copies + " made, " + clonesOut + " out" : ""));
+            int own = sent.size() - clonesOut - replicasOut;
+            o.println("frames: " + n + " in, " + own + " out, " + (n - own - multicastFrames) + " dropped"
+                    + (multicastFrames > 0 ? ", " + multicastFrames + " multicast" : "")
+                    + (copies > 0 ? "; clones: " + copies + " made, " + clonesOut + " out" : "")
+                    + (replicas > 0 ? "; multicast copies: " + replicas + " made, " + replicasOut + " out" : ""));
+            if (after != null) {
+                try {
+                    apply(e, after, o);
+                } catch (P4EntryError x) {
+                    o.flush();
+                    err.println("ernic p4: " + x.getMessage());
+                    err.flush();
+                    return 2;
+                } catch (IOException x) {
+                    err.println("ernic p4: cannot read " + x.getMessage());
+                    err.flush();
+                    return 2;
+                }
+            }
             o.flush();
             try {
                 Pcap.write(out, sent);

@@ -66,7 +66,7 @@ class ArchitectureTest {
     void theServerSideReadsTimeOnlyFromTheClock() {
         noClasses().that().resideInAnyPackage("ernic.vfiouser.server..", "ernic.vfiouser.transport..",
                         "ernic.vfiouser.wire..", "ernic.vfiouser.pci..", "ernic.vfiouser.sys..", "ernic.ionic..",
-                        "ernic.mesh..", "ernic.server..", "ernic.counters..")
+                        "ernic.mesh..", "ernic.server..", "ernic.counters..", "ernic.p4..")
                 .should().callMethod(System.class, "nanoTime")
                 .orShould().callMethod(System.class, "currentTimeMillis")
                 .because("device-thread time comes from the event loop's Ticker, which tests drive")

@@ -131,7 +131,7 @@ class P4CommandTest {
      */
     @ParameterizedTest
     @ValueSource(strings = {"meters", "clones", "resubmit_recirculate", "digests", "action_profiles", "header_unions",
-            "parse_vsets", "deparser_primitives", "no_deparser", "assert_log"})
+            "parse_vsets", "deparser_primitives", "no_deparser", "assert_log", "multicast"})
     void aFeatureExamplePrintsAndWritesWhatItsFixturesSay(String name, @TempDir Path tmp) throws IOException {
         Path out = tmp.resolve("out.pcap");
         Result r = runExample(name, out);
@@ -155,5 +155,31 @@ class P4CommandTest {
                 "--in", P4.resolve("l2_switch.in.pcap").toString(), "--out", tmp.resolve("o.pcap").toString());
         assertThat(r.status()).isEqualTo(2);
         assertThat(r.err().strip()).isEqualTo("ernic p4: " + e + ":2: no action 'nosuch'");
+    }
+
+    /**
+     * --after runs commands once the frames have run: l2_switch counts frames per port in register frames_per_port
+     * (make_fixtures.py: 4 frames in on port 0), and table_dump shows the entries l2_switch.entries added.
+     */
+    @Test
+    void afterTheFramesReadsPrintWhatTheyRead(@TempDir Path tmp) throws IOException {
+        Path reads = tmp.resolve("reads");
+        Files.writeString(reads, "register_read frames_per_port\ntable_dump dmac\n");
+        Result r = ernic("p4", "run", P4.resolve("l2_switch.json").toString(), "--entries",
+                P4.resolve("l2_switch.entries").toString(), "--in", P4.resolve("l2_switch.in.pcap").toString(),
+                "--out", tmp.resolve("o.pcap").toString(), "--after", reads.toString());
+        assertThat(r.err()).isEmpty();
+        assertThat(r.status()).isZero();
+        assertThat(r.out().lines().toList()).endsWith("frames: 4 in, 3 out, 1 dropped",
+                "frames_per_port= 4, 0",
+                "MyIngress.dmac entry 0x0: hdr.ethernet.dstAddr EXACT 000000000002 => MyIngress.forward - 0001",
+                "MyIngress.dmac entry 0x1: hdr.ethernet.dstAddr EXACT 000000000001 => MyIngress.forward - 0000",
+                "MyIngress.dmac default: MyIngress.drop -");
+        Files.writeString(reads, "counter_read nosuch 0\n");
+        r = ernic("p4", "run", P4.resolve("l2_switch.json").toString(), "--in",
+                P4.resolve("l2_switch.in.pcap").toString(), "--out", tmp.resolve("o.pcap").toString(), "--after",
+                reads.toString());
+        assertThat(r.status()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("ernic p4: " + reads + ":1: no counter 'nosuch'");
     }
 }

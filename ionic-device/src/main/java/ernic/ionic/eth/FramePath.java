@@ -232,17 +232,22 @@ final class FramePath {
             }
         }
         FrameFilter f = filter;
-        if (f != null) {
-            int to = f.filter(frame, FrameFilter.GUEST);
-            if (to == FrameFilter.DROP) {
-                return; // counted by the filter (p4.eth.tx_dropped)
-            }
-            frame = f.output();
+        if (f == null) {
+            toSink(frame);
+            return;
+        }
+        // Every output of the program, in order (nothing when it dropped the frame: counted as p4.eth.tx_dropped).
+        for (int to = f.filter(frame, FrameFilter.GUEST); to != FrameFilter.DROP; to = f.next()) {
             if (to == FrameFilter.GUEST) {
-                queueForGuest(frame); // back where it came from, as an in-process endpoint's frame
-                return;
+                queueForGuest(f.output()); // back where it came from, as an in-process endpoint's frame
+            } else {
+                toSink(f.output());
             }
         }
+    }
+
+    /** A frame the guest transmitted, to the wire (or discarded without one). */
+    private void toSink(MemorySegment frame) {
         FrameSink s = sink;
         if (s == null) {
             stats.inc(EthStats.Device.TX_DISCARDED);
@@ -301,22 +306,34 @@ final class FramePath {
             }
         }
         FrameFilter f = filter;
-        if (f != null) {
-            int to = f.filter(frame, FrameFilter.TAP);
-            if (to == FrameFilter.DROP) {
-                stats.rxDropped(Mac.read(frame, 0), length); // also counted by the filter (p4.eth.rx_dropped)
-                return false;
-            }
-            frame = f.output();
-            length = (int) frame.byteSize();
+        if (f == null) {
+            return toGuest(frame, length, nobuf);
+        }
+        int to = f.filter(frame, FrameFilter.TAP);
+        if (to == FrameFilter.DROP) {
+            stats.rxDropped(Mac.read(frame, 0), length); // also counted by the filter (p4.eth.rx_dropped)
+            return false;
+        }
+        // Every output of the program, in order: true when one of them reached the guest or the wire.
+        boolean sent = false;
+        for (; to != FrameFilter.DROP; to = f.next()) {
+            MemorySegment out = f.output();
             if (to == FrameFilter.TAP) {
                 FrameSink s = sink;
                 if (s != null) {
-                    s.transmit(frame); // back to the wire
+                    s.transmit(out); // back to the wire
+                    sent = true;
                 }
-                return s != null;
+            } else {
+                sent |= toGuest(out, (int) out.byteSize(), nobuf);
+                nobuf = false; // the fault takes the first frame to the guest only
             }
         }
+        return sent;
+    }
+
+    /** A frame from the wire (or the program's output of one) to the RX queue its flow hashes to. */
+    private boolean toGuest(MemorySegment frame, int length, boolean nobuf) {
         int hash = FlowHash.hash(frame);
         EthQueue q = pickRx(hash);
         long dst = Mac.read(frame, 0);

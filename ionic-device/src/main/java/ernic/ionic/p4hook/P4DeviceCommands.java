@@ -144,8 +144,9 @@ final class P4DeviceCommands implements P4CommandHandler {
         if (text == null) {
             return Status.EINVAL;
         }
+        java.util.List<String> printed;
         try {
-            hooks.engine.applyEntries(text, "devcmd", tablesOnly);
+            printed = hooks.engine.applyEntries(text, "devcmd", tablesOnly);
         } catch (P4EntryError e) {
             LE.put32(comp, COMP_TOTAL, e.line());
             return Status.EINVAL;
@@ -153,6 +154,14 @@ final class P4DeviceCommands implements P4CommandHandler {
             return Status.EINVAL; // whatever a malformed line makes the parser throw, the guest gets EINVAL
         }
         LE.put32(comp, COMP_COUNT, (int) text.lines().filter(l -> !l.isBlank() && !l.strip().startsWith("#")).count());
+        if (!printed.isEmpty()) {
+            // What the reads print, a line each, into the data area (cut at its end); total: its whole length.
+            byte[] out = (String.join("\n", printed) + "\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            int n = Math.min(out.length, Bar0.DEVCMD_DATA_SIZE);
+            data.asSlice(0, Bar0.DEVCMD_DATA_SIZE).fill((byte) 0);
+            MemorySegment.copy(MemorySegment.ofArray(out), 0, data, 0, n);
+            LE.put32(comp, COMP_TOTAL, out.length);
+        }
         return Status.SUCCESS;
     }
 

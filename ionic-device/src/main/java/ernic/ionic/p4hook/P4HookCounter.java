@@ -7,17 +7,20 @@ import ernic.counters.Counter;
  * commands 70-72.
  */
 public enum P4HookCounter implements Counter.Grouped {
-    /** Frames from the guest the program ran on, and where they went. */
+    /**
+     * Frames from the guest the program ran on, and where they went: to_tap and to_guest count every frame sent (a
+     * frame's own output and its copies), dropped the frames of which nothing left.
+     */
     ETH_TX_FRAMES, ETH_TX_TO_TAP, ETH_TX_TO_GUEST, ETH_TX_DROPPED,
     /** Frames from the TAP the program ran on, and where they went. */
     ETH_RX_FRAMES, ETH_RX_TO_GUEST, ETH_RX_TO_TAP, ETH_RX_DROPPED,
     /** Frames the program left shorter than an Ethernet header (dropped; also in the dropped counts). */
     ETH_RUNTS,
     /**
-     * Clones the program made of a frame (clone_ingress_pkt_to_egress, clone_egress_pkt_to_egress): the hook sends a
-     * frame's own output only, so they are counted here and not sent.
+     * Copies of a frame sent besides its own output: clones (clone_ingress_pkt_to_egress, clone_egress_pkt_to_egress)
+     * and multicast copies (mcast_grp); each is in the to_tap and to_guest counts too.
      */
-    ETH_CLONES_NOT_SENT,
+    ETH_COPIES_SENT,
     /** Digests dropped because {@value P4Hooks#DIGEST_QUEUE} were waiting for the guest (devcmd 71 what 1). */
     DIGESTS_LOST,
     /** Device commands 70 (read), 71 (table write) and 72 (control) that ran. */

@@ -104,6 +104,14 @@ public final class P4Hooks {
         return ethernet;
     }
 
+    /**
+     * The clock meters read: the device loop's ticker (a mock one in tests). Its current time becomes the meters'
+     * time origin.
+     */
+    public void clock(io.netty.util.concurrent.Ticker ticker) {
+        engine.clock(ticker::nanoTime);
+    }
+
     public WqeFilter wqe() {
         return wqe;
     }
@@ -167,49 +175,89 @@ public final class P4Hooks {
         engine.resetTableCounts();
     }
 
+    /**
+     * Every output of a frame, in order: its own (the fast path: one output, and when it left unchanged the device's
+     * own buffer goes on), then its clones and multicast copies, each written into the one native buffer in turn.
+     */
     private final class Ethernet implements FrameFilter {
         private final MemorySegment out = Arena.ofAuto().allocate(MAX_FRAME + 1024, 64);
         private MemorySegment sent = out;
         /** {@link #out} cut to each length a frame has had: made once per length, not once per frame. */
         private final MemorySegment[] slices = new MemorySegment[MAX_FRAME + 1024 + 1];
+        /** The last frame's copies not handed on yet: from {@link #nextCopy} to {@link #copies}. */
+        private int nextCopy, copies;
+        private boolean tx;
 
         @Override
         public int filter(MemorySegment frame, int from) {
-            boolean tx = from == GUEST;
+            tx = from == GUEST;
             counters.inc(tx ? P4HookCounter.ETH_TX_FRAMES : P4HookCounter.ETH_RX_FRAMES);
             long len = frame.byteSize();
             int v = P4Engine.DROPPED_TOO_BIG;
+            nextCopy = copies = 0;
             if (len <= MAX_FRAME) {
                 v = engine.process(frame, from); // copied once, into the engine's packet
-                if (engine.copyCount() != 0) {
-                    counters.add(P4HookCounter.ETH_CLONES_NOT_SENT, engine.copyCount());
-                }
+                copies = engine.copyCount();
             }
             if (v >= 0 && engine.outputLength() < 14) {
                 counters.inc(P4HookCounter.ETH_RUNTS);
                 v = P4Engine.DROPPED;
             }
             if (v < 0) {
-                counters.inc(tx ? P4HookCounter.ETH_TX_DROPPED : P4HookCounter.ETH_RX_DROPPED);
-                return DROP;
+                // No output of its own (dropped, or sent to a multicast group): its copies, if any.
+                int to = copies == 0 ? DROP : next();
+                if (to == DROP) {
+                    counters.inc(tx ? P4HookCounter.ETH_TX_DROPPED : P4HookCounter.ETH_RX_DROPPED);
+                }
+                return to;
             }
             if (engine.outputIsInput() && frame.isNative()) {
                 sent = frame; // unchanged: the device's own buffer goes on, no copy
             } else {
                 int n = engine.outputLength();
                 engine.writeOutput(out);
-                MemorySegment slice = slices[n];
-                if (slice == null) {
-                    slice = slices[n] = out.asSlice(0, n);
-                }
-                sent = slice;
+                sent = slice(n);
             }
-            if (v == TAP) {
+            sentTo(v);
+            return v;
+        }
+
+        @Override
+        public int next() {
+            while (nextCopy < copies) {
+                int i = nextCopy++;
+                int v = engine.copyVerdict(i);
+                if (v < 0) {
+                    continue; // dropped by the program: counted by the engine
+                }
+                int n = engine.copyLength(i);
+                if (n < 14) {
+                    counters.inc(P4HookCounter.ETH_RUNTS);
+                    continue;
+                }
+                engine.writeCopy(i, out);
+                sent = slice(n);
+                counters.inc(P4HookCounter.ETH_COPIES_SENT);
+                sentTo(v);
+                return v;
+            }
+            return DROP;
+        }
+
+        private MemorySegment slice(int n) {
+            MemorySegment slice = slices[n];
+            if (slice == null) {
+                slice = slices[n] = out.asSlice(0, n);
+            }
+            return slice;
+        }
+
+        private void sentTo(int port) {
+            if (port == TAP) {
                 counters.inc(tx ? P4HookCounter.ETH_TX_TO_TAP : P4HookCounter.ETH_RX_TO_TAP);
             } else {
                 counters.inc(tx ? P4HookCounter.ETH_TX_TO_GUEST : P4HookCounter.ETH_RX_TO_GUEST);
             }
-            return v;
         }
 
         @Override
