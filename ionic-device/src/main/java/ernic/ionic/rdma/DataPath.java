@@ -105,11 +105,11 @@ final class DataPath implements QpErrors {
 
     /**
      * Asks for a wake-up at clock time {@code deadline}: one timer task, unless one is due no later already. A
-     * later one it supersedes is cancelled, which takes it out of the loop's queue: left there, every wake-up
-     * brought forward (a requester with more to send, while a retransmission timer is armed) left a task behind for
-     * as long as the QP's ACK timeout, and under load the queue grew to hundreds of thousands of tasks, whose young
-     * collections stalled the device thread beyond the driver's 2 s admin timeout. The task (the loop's, around
-     * {@link #wakeTask}) is the only allocation: one per wake-up, none for an operation that does not wait.
+     * later one it supersedes is cancelled, which takes it out of the loop's queue. Left there, each stale task
+     * woke the data path when it fired, and every QP's timer was scheduled again: with several RC QPs on the wire
+     * the queue grew to hundreds of thousands of tasks, whose young collections stalled the device thread beyond
+     * the driver's 2 s admin timeout. The task (the loop's, around {@link #wakeTask}) is the only allocation: one
+     * per wake-up, none for an operation that does not wait.
      */
     private void wakeAt(long deadline) {
         if (timer == null || armed && armedFor - deadline <= 0) {
