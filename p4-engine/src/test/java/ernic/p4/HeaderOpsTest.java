@@ -2,17 +2,12 @@ package ernic.p4;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.Arrays;
 
 import static ernic.p4.Progs.*;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Header unions, stack push, add_header/remove_header and fields wider than 64 bits, worked by hand. */
 class HeaderOpsTest {
-    static byte[] out(P4Engine e) {
-        return Arrays.copyOf(e.output(), e.outputLength());
-    }
-
     @Test
     void aMemberMadeValidInvalidatesTheOtherMembersOfItsUnion() {
         String types = "{\"name\":\"a_t\",\"id\":1,\"fields\":[[\"x\",8,false]]},"

@@ -151,7 +151,7 @@ class MulticastTest {
         P4Engine e = engine();
         e.applyEntries("mc_mgrp_create 2\nmc_node_create 7 0\nmc_node_associate 2 2\nmirroring_add_mc 7 2", "entries");
         assertThat(e.process(frame(3), 0, 7, 0)).isEqualTo(P4Engine.PORT_GUEST);
-        assertThat(java.util.Arrays.copyOf(e.output(), e.outputLength())).isEqualTo(Progs.bytes(3, 0, 0, 0, 0x33, 0x55, 0x66));
+        assertThat(Progs.out(e)).isEqualTo(Progs.bytes(3, 0, 0, 0, 0x33, 0x55, 0x66));
         // The ingress clone: parsed again (tag 0), its field list's m.keep, instance_type 1, the node's rid 7.
         assertThat(e.copies()).usingRecursiveFieldByFieldElementComparator().containsExactly(
                 new P4Engine.Copy(P4Engine.PORT_TAP, Progs.bytes(3, 0, 7, 1, 0x33, 0x55, 0x66), 1, 7));

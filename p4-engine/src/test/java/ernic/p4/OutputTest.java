@@ -31,10 +31,6 @@ class OutputTest {
         return dst.asSlice(0, e.outputLength()).toArray(ValueLayout.JAVA_BYTE);
     }
 
-    static byte[] output(P4Engine e) {
-        return Arrays.copyOf(e.output(), e.outputLength());
-    }
-
     @ParameterizedTest
     @CsvSource({"l2_switch, 3", "ipv4_router, 0", "acl, 3", "v1model_features, -1"})
     void writeOutputAndOutputIsInputSayWhatOutputSays(String name, int unchanged) throws IOException {
@@ -46,7 +42,7 @@ class OutputTest {
             }
             boolean isInput = e.outputIsInput();
             byte[] w = written(e);
-            byte[] out = output(e);
+            byte[] out = Progs.out(e);
             assertThat(w).as("writeOutput").isEqualTo(out);
             if (isInput) {
                 assertThat(out).as("a frame said to leave as it came in").isEqualTo(f.data());
@@ -102,7 +98,7 @@ class OutputTest {
         byte[] f = bytes(1, 2, 9);
         assertThat(e.process(f, 0, f.length, 1)).isZero();
         assertThat(e.outputIsInput()).isFalse();
-        assertThat(written(e)).isEqualTo(bytes(2, 1, 9)).isEqualTo(output(e));
+        assertThat(written(e)).isEqualTo(bytes(2, 1, 9)).isEqualTo(Progs.out(e));
         P4Engine same = twoHeaders(state("start", 0, extract("a") + "," + extract("b"), "", dflt(null)),
                 "\"a\",\"b\"");
         same.process(f, 0, f.length, 1);
@@ -118,7 +114,7 @@ class OutputTest {
         byte[] f = bytes(1, 5, 9);
         assertThat(e.process(f, 0, f.length, 1)).isZero();
         assertThat(e.outputIsInput()).isFalse();
-        assertThat(written(e)).isEqualTo(bytes(5, 9)).isEqualTo(output(e));
+        assertThat(written(e)).isEqualTo(bytes(5, 9)).isEqualTo(Progs.out(e));
     }
 
     @Test
@@ -127,7 +123,7 @@ class OutputTest {
         P4Engine e = oneHeader(truncate("0x3"));
         e.process(f, 0, f.length, 1);
         assertThat(e.outputIsInput()).isFalse();
-        assertThat(written(e)).isEqualTo(bytes(0x07, 1, 2)).isEqualTo(output(e));
+        assertThat(written(e)).isEqualTo(bytes(0x07, 1, 2)).isEqualTo(Progs.out(e));
         P4Engine cut = oneHeader(truncate("0x0"));
         cut.process(f, 0, f.length, 1);
         assertThat(cut.outputIsInput()).isFalse();
@@ -159,7 +155,7 @@ class OutputTest {
         assertThat(e.process(f, 0, f.length, 1)).isZero();
         assertThat(e.counters().get(P4Counter.RECIRCULATIONS)).isOne();
         assertThat(e.outputIsInput()).isFalse();
-        assertThat(written(e)).isEqualTo(bytes(2, 0x55, 0x66)).isEqualTo(output(e));
+        assertThat(written(e)).isEqualTo(bytes(2, 0x55, 0x66)).isEqualTo(Progs.out(e));
     }
 
     @Test
@@ -170,7 +166,7 @@ class OutputTest {
         assertThat(e.process(f, 0, f.length, 1)).isEqualTo(P4Engine.PORT_GUEST);
         assertThat(e.copyCount()).isOne();
         assertThat(e.outputIsInput()).isFalse();
-        assertThat(written(e)).isEqualTo(bytes(1, 0xaa, 0, 0x55, 0x66)).isEqualTo(output(e));
+        assertThat(written(e)).isEqualTo(bytes(1, 0xaa, 0, 0x55, 0x66)).isEqualTo(Progs.out(e));
     }
 
     @Test
@@ -182,7 +178,7 @@ class OutputTest {
         in.copyFrom(MemorySegment.ofArray(f));
         assertThat(e.process(in, 1)).isZero();
         assertThat(e.outputIsInput()).isTrue();
-        assertThat(written(e)).isEqualTo(f).isEqualTo(output(e));
+        assertThat(written(e)).isEqualTo(f).isEqualTo(Progs.out(e));
     }
 
     /**
@@ -203,8 +199,8 @@ class OutputTest {
             assertThat(ParserFeaturesTest.parserError(segment)).as(what).isEqualTo(ParserFeaturesTest.parserError(array));
             if (want >= 0) {
                 assertThat(segment.outputIsInput()).as(what).isEqualTo(array.outputIsInput());
-                assertThat(written(segment)).as(what).isEqualTo(output(array));
-                assertThat(output(segment)).as(what).isEqualTo(output(array));
+                assertThat(written(segment)).as(what).isEqualTo(Progs.out(array));
+                assertThat(Progs.out(segment)).as(what).isEqualTo(Progs.out(array));
             }
             assertThat(segment.copies()).as(what).usingRecursiveFieldByFieldElementComparator()
                     .isEqualTo(array.copies());

@@ -2,7 +2,6 @@ package ernic.p4;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.Arrays;
 
 import static ernic.p4.Progs.*;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,10 +12,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ProgramShapesTest {
     static final String T8 = "{\"name\":\"b_t\",\"id\":1,\"fields\":[[\"x\",8,false]]}";
-
-    static byte[] out(P4Engine e) {
-        return Arrays.copyOf(e.output(), e.outputLength());
-    }
 
     @Test
     void configOptionsAreKeptAndShown() {

@@ -92,4 +92,9 @@ final class Progs {
         }
         return out;
     }
+
+    /** The frame the engine's last run sent. */
+    static byte[] out(P4Engine e) {
+        return java.util.Arrays.copyOf(e.output(), e.outputLength());
+    }
 }

@@ -4,7 +4,6 @@ import org.junit.jupiter.api.Test;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 import static ernic.p4.Progs.*;
@@ -101,10 +100,6 @@ class ReplicationTest {
 
     static byte[] frame(int x) {
         return new byte[] {(byte) x, 0, 0, PAYLOAD[0], PAYLOAD[1]};
-    }
-
-    static byte[] out(P4Engine e) {
-        return Arrays.copyOf(e.output(), e.outputLength());
     }
 
     @Test
