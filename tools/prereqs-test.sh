@@ -104,6 +104,11 @@ reset; CASE_CI=true run_prereqs guest
 check "guest on a fresh machine: the same as demo" eval 'rc_is 0 && apt_is "update -q
 install -y -q docker.io debootstrap"'
 
+reset; CASE_CI=true run_prereqs bench
+check "bench on a fresh machine: the engine, debootstrap and iperf3 (section 7's reference), nothing else" \
+    eval 'rc_is 0 && apt_is "update -q
+install -y -q docker.io debootstrap iperf3"'
+
 reset; CASE_CI=true run_prereqs test
 check "test on a fresh machine: also iperf3 and nftables, and python3-scapy and prometheus without recommends; daemon stopped" \
     eval 'rc_is 0 && apt_is "update -q
@@ -235,6 +240,15 @@ check "./ernic guest run --yes ARGS: installs, image, then GuestRun gets ARGS wi
     eval 'rc_is 0 && ! no_apt && calls_are "guest-build 
 mvnw -q -B install -DskipTests
 java ernic.it.harness.GuestRun --vms 2 s.sh"'
+
+reset; CASE_CI=true launch bench --only 7 --quick
+check "./ernic bench --only 7 (CI=true): installs the engine, debootstrap and iperf3, builds, runs the suite" \
+    eval 'rc_is 0 && apt_is "update -q
+install -y -q docker.io debootstrap iperf3" && calls_are "mvnw -q -B install -DskipTests
+java ernic.it.bench.BenchSuite --out $L/target/bench --only 7 --quick"'
+
+reset; CASE_CI='' launch bench Doorbell
+check "./ernic bench REGEX (JMH): nothing installed" eval 'rc_is 0 && no_apt'
 
 reset; all_present; CASE_CI='' launch guest build
 check "./ernic guest build with everything present: straight to guest/build.sh" \

@@ -2,19 +2,20 @@
 # The Debian packages ./ernic demo, ./ernic guest, ./ernic test and .ci/run need, and installing them:
 # one list, sourced by the launcher and by .ci/run. Functions return (never exit).
 #
-#   ernic_prereqs [--yes] demo|guest|test|dist
+#   ernic_prereqs [--yes] demo|guest|bench|test|dist
 #       Installs what the command needs and is missing, saying what and why. As root on Debian (apt-get)
 #       it asks first ([y/N]) when stdin is a terminal; --yes or CI=true installs without asking. When
 #       it cannot or may not install (not root, no apt-get, no terminal to ask on, the answer no), it
 #       prints the command to run and returns 2. Returns 1 when apt-get fails, 0 when nothing is missing.
-#   ernic_prereqs_missing demo|guest|test|dist
+#   ernic_prereqs_missing demo|guest|bench|test|dist
 #       Prints the missing packages, one line each: PACKAGE, a tab, why it is needed.
 #   ernic_stop_prometheus
 #       Stops and disables Debian's prometheus daemon (we install the package for promtool only).
 #
 # dist (./ernic dist --deb) needs what jpackage builds a .deb with: fakeroot and dpkg-deb.
-# demo and guest need a container engine and debootstrap (the guest image build); test needs those
-# too, and iperf3 (the host end of the guest TCP tests), python3-scapy (a test reads a pcap with
+# demo and guest need a container engine and debootstrap (the guest image build); bench those and iperf3
+# (section 7's reference, iperf3 between a guest and the host); test needs those too, and iperf3 (the host end
+# of the guest TCP tests), python3-scapy (a test reads a pcap with
 # /usr/bin/python3's scapy), promtool (package prometheus, installed without its recommends) and nft
 # (nftables: MeshFaultTest's packet loss and partitions; this kernel has no netem).
 # A container engine that is present is used, never joined by a second one: dockerd, podman, or a docker
@@ -31,9 +32,9 @@ ERNIC_PREREQS_PYTHON="${ERNIC_PREREQS_PYTHON:-/usr/bin/python3}"
 _ernic_prereqs_say() { printf 'ernic: %s\n' "$*" >&2; }
 
 ernic_prereqs_missing() {
-    local kind=${1:?usage: ernic_prereqs_missing demo|guest|test|dist}
+    local kind=${1:?usage: ernic_prereqs_missing demo|guest|bench|test|dist}
     case "$kind" in
-        demo|guest|test) ;;
+        demo|guest|bench|test) ;;
         dist)
             command -v fakeroot >/dev/null 2>&1 || printf 'fakeroot\tjpackage builds the .deb under fakeroot\n'
             command -v dpkg-deb >/dev/null 2>&1 || printf 'dpkg\tjpackage packs the .deb with dpkg-deb\n'
@@ -50,6 +51,11 @@ ernic_prereqs_missing() {
         printf 'docker.io\tthe container engine the guests run in\n'
     fi
     command -v debootstrap >/dev/null 2>&1 || printf 'debootstrap\tbuilds the guest image from Debian sid\n'
+    if [[ $kind == bench ]]; then
+        command -v iperf3 >/dev/null 2>&1 ||
+            printf 'iperf3\tthe host end of section 7'"'"'s reference (iperf3 between a guest and the host)\n'
+        return 0
+    fi
     [[ $kind == test ]] || return 0
     command -v iperf3 >/dev/null 2>&1 || printf 'iperf3\tthe host end of the guest TCP tests\n'
     command -v nft >/dev/null 2>&1 ||

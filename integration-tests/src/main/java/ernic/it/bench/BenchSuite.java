@@ -563,6 +563,16 @@ public final class BenchSuite {
         j.put("source", file.toString());
         j.put("results", node);
         md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
+        // A reference that gave no figure is named, not left as a null among the results.
+        for (String ref : new String[]{"iperf_guest_to_host_MB_s", "iperf_host_to_guest_MB_s"}) {
+            if (node.has(ref) && node.get(ref).isNull()) {
+                String why = "the reference " + ref + " gave no figure: iperf3 between the guest and the host did"
+                        + " not run (is iperf3 installed on the host? ./ernic bench installs it)";
+                j.put("referenceMissing", why);
+                md.append("**Reference missing:** ").append(why).append(".\n\n");
+                log("  " + why);
+            }
+        }
         GuestReport.cpu(md, j, node.path("run").path("server_cpu"));
         JsonNode ratios = node.path("ratios");
         if (ratios.isArray() && !ratios.isEmpty()) {
