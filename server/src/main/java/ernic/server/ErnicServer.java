@@ -213,13 +213,18 @@ public final class ErnicServer implements AutoCloseable {
             Files.createDirectories(dir);
         }
         // The socket first: from here a client can connect (and waits in the backlog) while the device thread, the
-        // device and its backend start, most of a start's CPU (docs/operations.md, "Start and footprint").
-        ListeningSocket socket = ListeningSocket.open(s.vfioUser().socketPath(), s.vfioUser().socketMode());
+        // device and its backend start, most of a start's CPU (docs/operations.md, "Start and footprint"). With a
+        // TAP, once the TAP exists, as before: scripts that put the TAP in a bridge when the socket appears (the
+        // lab, the guest harness) find it there.
+        ListeningSocket socket = s.tap() == null ? ListeningSocket.open(s.vfioUser().socketPath(),
+                s.vfioUser().socketMode()) : null;
         EventLoopGroup loop;
         try {
             loop = VfioUserServer.newDeviceLoop("ernic-device", s.vfioUser().busyPollMicros());
         } catch (RuntimeException e) {
-            socket.close();
+            if (socket != null) {
+                socket.close();
+            }
             throw e;
         }
         List<AutoCloseable> owned = new ArrayList<>();
@@ -257,6 +262,9 @@ public final class ErnicServer implements AutoCloseable {
             }
             MeshSpec spec = backend.mesh();
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
+            if (socket == null) {
+                socket = ListeningSocket.open(s.vfioUser().socketPath(), s.vfioUser().socketMode());
+            }
             VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop, socket);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
             if (device instanceof IonicDevice ionic) {
@@ -276,7 +284,9 @@ public final class ErnicServer implements AutoCloseable {
             }
             return es;
         } catch (IOException | RuntimeException e) {
-            socket.close(); // unless the server took it over, which has closed it then
+            if (socket != null) {
+                socket.close(); // unless the server took it over, which has closed it then
+            }
             closeOnLoop(loop, owned);
             loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw e;
