@@ -9,6 +9,11 @@
 #   image  ernic-server:VERSION in the local docker, from the package's tree (packaging/image/Dockerfile):
 #          the same runtime, jars and AOT cache on the C library alone. Builds the package first when missing.
 #
+# ERNIC_DIST_QUICK=DIR (deb only), for a test: the same package from the jars in DIR (not from the archive),
+# written to DIR/../quick-deb/, in well under a minute: the jlink runtime comes from a cache (target/dist/runtimes,
+# by JDK and module list), the AOT cache is not trained (the package lacks /usr/lib/ernic/ernic.aot, which the
+# launcher then does without) and nothing is compressed. Its contents list is the full package's less ernic.aot.
+#
 # Layout of the installed package: /usr/bin/ernic (the launcher), /usr/lib/ernic/{runtime,app,ernic.aot,
 # serve.jvm-options,classpath.jvm-options}, /usr/lib/systemd/system/ernic@.service, /usr/share/doc/ernic.
 set -euo pipefail
@@ -21,6 +26,16 @@ die() { say "$*"; exit 2; }
 [[ -x ${JAVA_HOME:-}/bin/jpackage ]] || die "packaging needs a JDK 25 with jpackage and jlink (JAVA_HOME is '${JAVA_HOME:-unset}')"
 
 OUT="$ROOT/target/dist"
+QUICK=${ERNIC_DIST_QUICK:-}
+RUNTIMES="$OUT/runtimes"
+if [[ -n $QUICK ]]; then
+    [[ $kind == deb && -d $QUICK ]] ||
+        die "ERNIC_DIST_QUICK=DIR builds the .deb from the jars in DIR (kind '$kind', directory '$QUICK')"
+    QUICK="$(cd "$QUICK" && pwd)"
+    OUT="$(dirname "$QUICK")/quick-deb"
+    # nothing compressed, in jpackage's dpkg-deb run as in ours
+    export DPKG_DEB_COMPRESSOR_TYPE=none
+fi
 WORK="$OUT/work"
 DEB_VERSION=${version//-/\~}
 DEB="$OUT/ernic_${DEB_VERSION}_amd64.deb"
@@ -35,6 +50,10 @@ size() { du -sh "$1" | cut -f1; }
 # and the image run on the same ones.
 jars() {
     local dir=$1 archive="$OUT/ernic-$version.tar.gz"
+    if [[ -n $QUICK ]]; then
+        rm -rf "$dir" && mkdir -p "$dir" && cp "$QUICK"/*.jar "$dir/"
+        return
+    fi
     [[ -f $archive ]] || die "no $archive: ./ernic dist --deb writes it first"
     rm -rf "$dir" "$WORK/archive" && mkdir -p "$WORK/archive"
     tar -C "$WORK/archive" -xzf "$archive" "ernic-$version/lib"
@@ -70,15 +89,17 @@ classpath_of() {
 }
 
 # Starts `ernic serve` from the tree with the package's JVM options, waits for its socket and for it to settle,
-# and stops it with SIGTERM: the JVM then writes the AOT cache of what it loaded and linked, with the profiles
-# of what it ran (JDK 25, JEP 483 and 515).
+# and stops it with SIGTERM: the JVM then writes the AOT cache of what it loaded and linked (JDK 25, JEP 483).
+# Without the method profiles of the run (JEP 515, -AOTRecordTraining): no client connects to a training run, so
+# they were profiles of start-up code alone, and replaying them had C2 compile that code at every start (about a
+# third of the CPU before the socket opened).
 train_aot() {
     local tree=$1 lib="$1/usr/lib/ernic" sock pid log
     sock="$WORK/train.sock" log="$WORK/train.log"
     rm -f "$sock" "$lib/ernic.aot"
     "$lib/runtime/bin/java" --enable-native-access=ALL-UNNAMED "@$lib/serve.jvm-options" \
-        -XX:AOTCacheOutput="$lib/ernic.aot" -cp "$(classpath_of "$lib/app" "$lib/app")" \
-        ernic.server.Main serve --socket "$sock" >"$log" 2>&1 &
+        -XX:+UnlockDiagnosticVMOptions -XX:-AOTRecordTraining -XX:AOTCacheOutput="$lib/ernic.aot" \
+        -cp "$(classpath_of "$lib/app" "$lib/app")" ernic.server.Main serve --socket "$sock" >"$log" 2>&1 &
     pid=$!
     local waited=0
     while [[ ! -S $sock ]]; do
@@ -93,21 +114,36 @@ train_aot() {
     [[ -s $lib/ernic.aot ]] || { cat "$log" >&2; die "the AOT training run wrote no cache (its log is above)"; }
 }
 
+# The trimmed runtime of modules $1 in $2: jlink's, stripped, and kept in the cache of runtimes by JDK and modules,
+# where a quick build takes it from.
+runtime() {
+    local mods=$1 dest=$2 key cached
+    key=$(printf '%s\n' "$("$JAVA_HOME/bin/java" -version 2>&1)" "$mods" | sha256sum | cut -c1-16)
+    cached="$RUNTIMES/$key"
+    if [[ -n $QUICK && -x $cached/bin/java ]]; then
+        say "jlink: the runtime of $mods from the cache ($cached)"
+        cp -a "$cached" "$dest"
+        return
+    fi
+    say "jlink: a runtime of $mods"
+    "$JAVA_HOME/bin/jlink" --add-modules "$mods" --strip-debug --no-header-files --no-man-pages --output "$dest"
+    # The JDK's programs and libraries keep their symbol tables; strip them as Debian's dh_strip would.
+    if command -v strip >/dev/null; then
+        find "$dest" -type f \( -name '*.so' -o -path '*/bin/*' -o -name jexec -o -name jspawnhelper \) \
+            -exec strip --strip-unneeded --remove-section=.comment --remove-section=.note {} +
+    fi
+    # kept for the quick builds (a full build makes its own runtime every time)
+    mkdir -p "$RUNTIMES" && rm -rf "$cached" "$cached.tmp" && cp -a "$dest" "$cached.tmp" && mv -T "$cached.tmp" "$cached"
+}
+
 build_deb() {
     deb_tools
     rm -rf "$WORK" && mkdir -p "$WORK"
     jars "$WORK/input"
     local mods
     mods=$(modules "$WORK/input")
-    say "jlink: a runtime of $mods"
-    "$JAVA_HOME/bin/jlink" --add-modules "$mods" --strip-debug --no-header-files --no-man-pages \
-        --output "$WORK/runtime"
-    # The JDK's programs and libraries keep their symbol tables; strip them as Debian's dh_strip would.
-    if command -v strip >/dev/null; then
-        find "$WORK/runtime" -type f \( -name '*.so' -o -path '*/bin/*' -o -name jexec -o -name jspawnhelper \) \
-            -exec strip --strip-unneeded --remove-section=.comment --remove-section=.note {} +
-    fi
-    say "jpackage: the application image and the .deb (about 2 minutes)"
+    runtime "$mods" "$WORK/runtime"
+    say "jpackage: the application image and the .deb${QUICK:+ (not compressed)}"
     "$JAVA_HOME/bin/jpackage" --type app-image --name ernic --dest "$WORK/image" --input "$WORK/input" \
         --main-jar "server-$version.jar" --main-class ernic.server.Main --runtime-image "$WORK/runtime" \
         --app-version "${version%%-*}"
@@ -139,15 +175,20 @@ build_deb() {
     install -m 0644 "$HERE/ernic.conf.example" "$doc/examples/"
     install -D -m 0644 "$HERE/deb/lintian-overrides" "$tree/usr/share/lintian/overrides/ernic"
 
-    say "training the AOT cache on a serve run from the package's tree"
-    train_aot "$tree"
+    if [[ -z $QUICK ]]; then
+        say "training the AOT cache on a serve run from the package's tree"
+        train_aot "$tree"
+    fi
     # The control file's size and checksums, for the tree as it is now; then mode 0755 on every directory.
     sed -i "s/^Installed-Size: .*/Installed-Size: $(du -sk --exclude=DEBIAN "$tree" | cut -f1)/" "$tree/DEBIAN/control"
     (cd "$tree" && find usr -type f -print0 | LC_ALL=C sort -z | xargs -0 md5sum >DEBIAN/md5sums)
     find "$tree" -type d -exec chmod 0755 {} +
     rm -f "$DEB"
-    dpkg-deb --root-owner-group -Zxz --build "$tree" "$DEB" >/dev/null
-    say "wrote $DEB ($(size "$DEB"); installed $(du -sh --exclude=DEBIAN "$tree" | cut -f1), of which the runtime $(size "$tree/usr/lib/ernic/runtime") and the AOT cache $(size "$tree/usr/lib/ernic/ernic.aot"))"
+    local compress=xz aot=" and the AOT cache"
+    [[ -z $QUICK ]] || compress=none aot=""
+    dpkg-deb --root-owner-group "-Z$compress" --build "$tree" "$DEB" >/dev/null
+    [[ -z $aot ]] || aot+=" $(size "$tree/usr/lib/ernic/ernic.aot")"
+    say "wrote $DEB ($(size "$DEB"); installed $(du -sh --exclude=DEBIAN "$tree" | cut -f1), of which the runtime $(size "$tree/usr/lib/ernic/runtime")$aot)"
     echo "$DEB"
 }
 

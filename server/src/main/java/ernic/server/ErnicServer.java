@@ -15,6 +15,7 @@ import ernic.server.metrics.MetricsEndpoint;
 import ernic.vfiouser.sample.SampleDevice;
 import ernic.vfiouser.server.VfioUserDevice;
 import ernic.vfiouser.server.VfioUserServer;
+import ernic.vfiouser.transport.ListeningSocket;
 import io.netty.channel.EventLoopGroup;
 
 import ernic.ionic.layout.Mac;
@@ -204,18 +205,32 @@ public final class ErnicServer implements AutoCloseable {
                         + " does not exist");
             }
         }
+        if (s.roce() && s.device() != DeviceKind.ionic) {
+            throw new IllegalArgumentException("--roce needs --device ionic");
+        }
         Path dir = Path.of(s.vfioUser().socketPath()).toAbsolutePath().getParent();
         if (dir != null) {
             Files.createDirectories(dir);
         }
-        EventLoopGroup loop = VfioUserServer.newDeviceLoop("ernic-device", s.vfioUser().busyPollMicros());
+        // The socket first: from here a client can connect (and waits in the backlog) while the device thread, the
+        // device and its backend start, most of a start's CPU (docs/operations.md, "Start and footprint"). With a
+        // TAP, once the TAP exists, as before: scripts that put the TAP in a bridge when the socket appears (the
+        // lab, the guest harness) find it there.
+        ListeningSocket socket = s.tap() == null ? ListeningSocket.open(s.vfioUser().socketPath(),
+                s.vfioUser().socketMode()) : null;
+        EventLoopGroup loop;
+        try {
+            loop = VfioUserServer.newDeviceLoop("ernic-device", s.vfioUser().busyPollMicros());
+        } catch (RuntimeException e) {
+            if (socket != null) {
+                socket.close();
+            }
+            throw e;
+        }
         List<AutoCloseable> owned = new ArrayList<>();
         try {
             TapPort tap = null;
             VfioUserDevice device;
-            if (s.roce() && s.device() != DeviceKind.ionic) {
-                throw new IllegalArgumentException("--roce needs --device ionic");
-            }
             switch (s.device()) {
                 case sample -> {
                     SampleDevice sample = new SampleDevice();
@@ -247,7 +262,10 @@ public final class ErnicServer implements AutoCloseable {
             }
             MeshSpec spec = backend.mesh();
             Set<Gid> gids = spec == null ? Set.of() : s.advertisedGids();
-            VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop);
+            if (socket == null) {
+                socket = ListeningSocket.open(s.vfioUser().socketPath(), s.vfioUser().socketMode());
+            }
+            VfioUserServer server = VfioUserServer.start(device, s.vfioUser(), loop, socket);
             ErnicServer es = new ErnicServer(loop, device, tap, server, owned);
             if (device instanceof IonicDevice ionic) {
                 try {
@@ -266,6 +284,9 @@ public final class ErnicServer implements AutoCloseable {
             }
             return es;
         } catch (IOException | RuntimeException e) {
+            if (socket != null) {
+                socket.close(); // unless the server took it over, which has closed it then
+            }
             closeOnLoop(loop, owned);
             loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw e;

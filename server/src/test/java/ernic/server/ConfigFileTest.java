@@ -27,7 +27,7 @@ class ConfigFileTest {
 
     /** Every option of {@code serve} after parsing {@code ernic ARGS}, by its longest name. */
     static Map<String, Object> serveOptions(String... args) {
-        ParseResult top = new CommandLine(new Main()).parseArgs(args);
+        ParseResult top = Main.commandLine(null).parseArgs(args);
         assertThat(top.subcommand()).isNotNull();
         assertThat(top.subcommand().commandSpec().name()).isEqualTo("serve");
         assertThat(top.subcommand().unmatched()).isEmpty();

@@ -29,7 +29,7 @@ class P4CommandTest {
     static Result ernic(String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        CommandLine cmd = new CommandLine(new Main());
+        CommandLine cmd = Main.commandLine(null);
         cmd.setOut(new PrintWriter(out, true));
         cmd.setErr(new PrintWriter(err, true));
         int status = cmd.execute(args);

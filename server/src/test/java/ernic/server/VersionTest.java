@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class VersionTest {
     static String ernic(String... args) {
         StringWriter out = new StringWriter();
-        CommandLine cmd = new CommandLine(new Main());
+        CommandLine cmd = Main.commandLine(null);
         cmd.setOut(new PrintWriter(out, true));
         assertThat(cmd.execute(args)).isZero();
         return out.toString();

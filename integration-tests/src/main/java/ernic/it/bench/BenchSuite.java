@@ -647,6 +647,9 @@ public final class BenchSuite {
         }
         j.put("cpu", jc);
         md.append("\n");
+        int starts = quick ? 3 : 5;
+        Path startDir = Files.createDirectories(out.resolve("start"));
+        StartFootprint.report(new StartFootprint(starts, BenchSuite::log).run(startDir), starts, md, j);
     }
 
     // ---- 8 -----------------------------------------------------------------------------------------------------

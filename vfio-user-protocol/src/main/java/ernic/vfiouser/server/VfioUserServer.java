@@ -3,6 +3,7 @@ package ernic.vfiouser.server;
 import ernic.counters.CounterRegistry;
 import ernic.counters.Counters;
 import ernic.vfiouser.transport.FdServerChannel;
+import ernic.vfiouser.transport.ListeningSocket;
 import ernic.vfiouser.wire.Header;
 import ernic.vfiouser.wire.MessageEncoder;
 import ernic.vfiouser.wire.MessageFramer;
@@ -87,12 +88,16 @@ public final class VfioUserServer implements AutoCloseable {
     private final AtomicReference<Connection> current = new AtomicReference<>();
     private final AtomicReference<Channel> client = new AtomicReference<>();
     private Channel listener;
+    /** A socket opened before the server, which its listener takes over; null: the listener opens its own. */
+    private final ListeningSocket socket;
 
-    private VfioUserServer(VfioUserDevice device, Options options, EventLoopGroup group, boolean ownsGroup) {
+    private VfioUserServer(VfioUserDevice device, Options options, EventLoopGroup group, boolean ownsGroup,
+                           ListeningSocket socket) {
         this.device = device;
         this.options = options;
         this.group = group;
         this.ownsGroup = ownsGroup;
+        this.socket = socket;
     }
 
     /** A new single-thread epoll event loop: the device thread. */
@@ -119,15 +124,32 @@ public final class VfioUserServer implements AutoCloseable {
 
     /** Starts a server on {@code group}'s (single) event loop, which the caller owns. */
     public static VfioUserServer start(VfioUserDevice device, Options options, EventLoopGroup group) throws IOException {
-        return start(device, options, group, false);
+        return start(device, options, group, false, null);
+    }
+
+    /**
+     * Starts a server on {@code group}'s (single) event loop, which the caller owns, on a socket the caller opened
+     * at {@code options}' path before (a client may be waiting in its backlog); the server takes the socket over.
+     */
+    public static VfioUserServer start(VfioUserDevice device, Options options, EventLoopGroup group,
+                                       ListeningSocket socket) throws IOException {
+        return start(device, options, group, false, socket);
     }
 
     private static VfioUserServer start(VfioUserDevice device, Options options, EventLoopGroup group, boolean owns)
             throws IOException {
-        VfioUserServer s = new VfioUserServer(device, options, group, owns);
+        return start(device, options, group, owns, null);
+    }
+
+    private static VfioUserServer start(VfioUserDevice device, Options options, EventLoopGroup group, boolean owns,
+                                        ListeningSocket socket) throws IOException {
+        VfioUserServer s = new VfioUserServer(device, options, group, owns, socket);
         try {
             s.bind();
         } catch (IOException | RuntimeException e) {
+            if (socket != null) {
+                socket.close(); // unless the listener took it over, which then closed it
+            }
             if (owns) {
                 group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             }
@@ -139,7 +161,8 @@ public final class VfioUserServer implements AutoCloseable {
     private void bind() throws IOException {
         ServerBootstrap b = new ServerBootstrap()
                 .group(group)
-                .channelFactory(() -> new FdServerChannel(options.socketMode()))
+                .channelFactory(() -> socket != null ? new FdServerChannel(socket)
+                        : new FdServerChannel(options.socketMode()))
                 .childHandler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {

@@ -72,33 +72,109 @@ public final class LibC {
         return LINKER.downcallHandle(LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError(name)), fd, CCS);
     }
 
-    private static final MethodHandle SOCKET = fn("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle BIND = fn("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle CONNECT = fn("connect", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle LISTEN = fn("listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle ACCEPT4 = fn("accept4", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
-    private static final MethodHandle RECVMSG = fn("recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle SENDMSG = fn("sendmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle READ = fn("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle WRITE = fn("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle CLOSE = fn("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle MMAP = fn("mmap", FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle MUNMAP = fn("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle FSTAT = fn("fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
-    private static final MethodHandle MEMFD_CREATE = fn("memfd_create", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle FTRUNCATE = fn("ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle EVENTFD = fn("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle CHMOD = fn("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle UNLINK = fn("unlink", FunctionDescriptor.of(JAVA_INT, ADDRESS));
-    private static final MethodHandle FCNTL = fn("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle FCNTL3 = LINKER.downcallHandle(LIBC.find("fcntl").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), CCS, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle IOCTL_PTR = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), CCS, Linker.Option.firstVariadicArg(2));
-    private static final MethodHandle POLL = fn("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle OPEN = fn("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle STRERROR = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
-            FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    // Each function is linked on its first call, in a holder class of its own (the JVM initialises a class on its
+    // first use, and the handle is still a constant the JIT inlines): linking spins classes for each signature, and
+    // a server opens its socket with four of these 24 functions, long before a client needs the others.
+    private static final class Socket {
+        static final MethodHandle H = fn("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Bind {
+        static final MethodHandle H = fn("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Connect {
+        static final MethodHandle H = fn("connect", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Listen {
+        static final MethodHandle H = fn("listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Accept4 {
+        static final MethodHandle H = fn("accept4",
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Recvmsg {
+        static final MethodHandle H = fn("recvmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Sendmsg {
+        static final MethodHandle H = fn("sendmsg", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Read {
+        static final MethodHandle H = fn("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    }
+
+    private static final class Write {
+        static final MethodHandle H = fn("write", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    }
+
+    private static final class Close {
+        static final MethodHandle H = fn("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Mmap {
+        static final MethodHandle H = fn("mmap",
+                FunctionDescriptor.of(ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+    }
+
+    private static final class Munmap {
+        static final MethodHandle H = fn("munmap", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+    }
+
+    private static final class Fstat {
+        static final MethodHandle H = fn("fstat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    }
+
+    private static final class MemfdCreate {
+        static final MethodHandle H = fn("memfd_create", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Ftruncate {
+        static final MethodHandle H = fn("ftruncate", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
+    }
+
+    private static final class Eventfd {
+        static final MethodHandle H = fn("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Chmod {
+        static final MethodHandle H = fn("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Unlink {
+        static final MethodHandle H = fn("unlink", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    }
+
+    private static final class Fcntl {
+        static final MethodHandle H = fn("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    }
+
+    private static final class Fcntl3 {
+        static final MethodHandle H = LINKER.downcallHandle(LIBC.find("fcntl").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), CCS, Linker.Option.firstVariadicArg(2));
+    }
+
+    private static final class IoctlPtr {
+        static final MethodHandle H = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), CCS, Linker.Option.firstVariadicArg(2));
+    }
+
+    private static final class Poll {
+        static final MethodHandle H = fn("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    }
+
+    private static final class Open {
+        static final MethodHandle H = fn("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    }
+
+    private static final class Strerror {
+        static final MethodHandle H = LINKER.downcallHandle(LIBC.find("strerror").orElseThrow(),
+                FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    }
 
     /**
      * Per-thread space for the captured errno. Each thread that makes system calls gets its own, so a
@@ -114,7 +190,7 @@ public final class LibC {
 
     public static String strerror(int errno) {
         try {
-            MemorySegment s = (MemorySegment) STRERROR.invokeExact(errno);
+            MemorySegment s = (MemorySegment) Strerror.H.invokeExact(errno);
             return s.reinterpret(256).getString(0);
         } catch (Throwable t) {
             return "errno " + errno;
@@ -157,7 +233,7 @@ public final class LibC {
     public static int socketUnixStream(boolean nonBlocking) throws ErrnoException {
         try {
             int type = SOCK_STREAM | SOCK_CLOEXEC | (nonBlocking ? SOCK_NONBLOCK : 0);
-            return check("socket", (int) SOCKET.invokeExact(CAPTURED.get(), AF_UNIX, type, 0));
+            return check("socket", (int) Socket.H.invokeExact(CAPTURED.get(), AF_UNIX, type, 0));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -167,7 +243,7 @@ public final class LibC {
 
     public static void bindUnix(int fd, String path) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
-            check("bind " + path, (int) BIND.invokeExact(CAPTURED.get(), fd, sockaddrUn(arena, path), 110));
+            check("bind " + path, (int) Bind.H.invokeExact(CAPTURED.get(), fd, sockaddrUn(arena, path), 110));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -178,7 +254,7 @@ public final class LibC {
     /** Blocking connect of a blocking or non-blocking socket; returns 0 or -errno. */
     public static int connectUnix(int fd, String path) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
-            int rc = (int) CONNECT.invokeExact(CAPTURED.get(), fd, sockaddrUn(arena, path), 110);
+            int rc = (int) Connect.H.invokeExact(CAPTURED.get(), fd, sockaddrUn(arena, path), 110);
             return rc < 0 ? -errno() : 0;
         } catch (ErrnoException e) {
             throw e;
@@ -189,7 +265,7 @@ public final class LibC {
 
     public static void listen(int fd, int backlog) throws ErrnoException {
         try {
-            check("listen", (int) LISTEN.invokeExact(CAPTURED.get(), fd, backlog));
+            check("listen", (int) Listen.H.invokeExact(CAPTURED.get(), fd, backlog));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -200,7 +276,7 @@ public final class LibC {
     /** accept4 with SOCK_NONBLOCK|SOCK_CLOEXEC; returns the fd, or -errno (EAGAIN when none is waiting). */
     public static int accept(int fd) {
         try {
-            int rc = (int) ACCEPT4.invokeExact(CAPTURED.get(), fd, MemorySegment.NULL, MemorySegment.NULL,
+            int rc = (int) Accept4.H.invokeExact(CAPTURED.get(), fd, MemorySegment.NULL, MemorySegment.NULL,
                     SOCK_NONBLOCK | SOCK_CLOEXEC);
             return rc < 0 ? -errno() : rc;
         } catch (Throwable t) {
@@ -211,7 +287,7 @@ public final class LibC {
     /** recvmsg; returns the byte count or -errno. */
     public static long recvmsg(int fd, MemorySegment msghdr, int flags) {
         try {
-            long rc = (long) RECVMSG.invokeExact(CAPTURED.get(), fd, msghdr, flags);
+            long rc = (long) Recvmsg.H.invokeExact(CAPTURED.get(), fd, msghdr, flags);
             return rc < 0 ? -errno() : rc;
         } catch (Throwable t) {
             throw rethrow(t);
@@ -221,7 +297,7 @@ public final class LibC {
     /** sendmsg; returns the byte count or -errno. */
     public static long sendmsg(int fd, MemorySegment msghdr, int flags) {
         try {
-            long rc = (long) SENDMSG.invokeExact(CAPTURED.get(), fd, msghdr, flags);
+            long rc = (long) Sendmsg.H.invokeExact(CAPTURED.get(), fd, msghdr, flags);
             return rc < 0 ? -errno() : rc;
         } catch (Throwable t) {
             throw rethrow(t);
@@ -233,7 +309,7 @@ public final class LibC {
     /** read(2); returns the count or -errno. */
     public static long read(int fd, MemorySegment buf, long count) {
         try {
-            long rc = (long) READ.invokeExact(CAPTURED.get(), fd, buf, count);
+            long rc = (long) Read.H.invokeExact(CAPTURED.get(), fd, buf, count);
             return rc < 0 ? -errno() : rc;
         } catch (Throwable t) {
             throw rethrow(t);
@@ -243,7 +319,7 @@ public final class LibC {
     /** write(2); returns the count or -errno. */
     public static long write(int fd, MemorySegment buf, long count) {
         try {
-            long rc = (long) WRITE.invokeExact(CAPTURED.get(), fd, buf, count);
+            long rc = (long) Write.H.invokeExact(CAPTURED.get(), fd, buf, count);
             return rc < 0 ? -errno() : rc;
         } catch (Throwable t) {
             throw rethrow(t);
@@ -256,7 +332,7 @@ public final class LibC {
             return;
         }
         try {
-            int ignored = (int) CLOSE.invokeExact(CAPTURED.get(), fd);
+            int ignored = (int) Close.H.invokeExact(CAPTURED.get(), fd);
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -265,7 +341,7 @@ public final class LibC {
     /** True when {@code fd} is an open descriptor of this process. */
     public static boolean isOpen(int fd) {
         try {
-            return (int) FCNTL.invokeExact(CAPTURED.get(), fd, F_GETFD) >= 0;
+            return (int) Fcntl.H.invokeExact(CAPTURED.get(), fd, F_GETFD) >= 0;
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -273,8 +349,8 @@ public final class LibC {
 
     public static void setNonBlocking(int fd) throws ErrnoException {
         try {
-            int flags = check("fcntl(F_GETFL)", (int) FCNTL.invokeExact(CAPTURED.get(), fd, F_GETFL));
-            check("fcntl(F_SETFL)", (int) FCNTL3.invokeExact(CAPTURED.get(), fd, F_SETFL, flags | O_NONBLOCK));
+            int flags = check("fcntl(F_GETFL)", (int) Fcntl.H.invokeExact(CAPTURED.get(), fd, F_GETFL));
+            check("fcntl(F_SETFL)", (int) Fcntl3.H.invokeExact(CAPTURED.get(), fd, F_SETFL, flags | O_NONBLOCK));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -284,7 +360,7 @@ public final class LibC {
 
     public static int open(String path, int flags) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
-            return check("open " + path, (int) OPEN.invokeExact(CAPTURED.get(), arena.allocateFrom(path), flags));
+            return check("open " + path, (int) Open.H.invokeExact(CAPTURED.get(), arena.allocateFrom(path), flags));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -295,7 +371,7 @@ public final class LibC {
     /** ioctl(fd, request, arg) with a pointer argument. */
     public static void ioctl(int fd, long request, MemorySegment arg, String what) throws ErrnoException {
         try {
-            check(what, (int) IOCTL_PTR.invokeExact(CAPTURED.get(), fd, request, arg));
+            check(what, (int) IoctlPtr.H.invokeExact(CAPTURED.get(), fd, request, arg));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -307,7 +383,7 @@ public final class LibC {
     public static long fileSize(int fd) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment st = arena.allocate(STAT_SIZE, 8);
-            check("fstat", (int) FSTAT.invokeExact(CAPTURED.get(), fd, st));
+            check("fstat", (int) Fstat.H.invokeExact(CAPTURED.get(), fd, st));
             return st.get(JAVA_LONG, ST_SIZE);
         } catch (ErrnoException e) {
             throw e;
@@ -319,7 +395,7 @@ public final class LibC {
     /** mmap(MAP_SHARED) of {@code length} bytes of {@code fd} from {@code offset}; unmap with {@link #munmap}. */
     public static MemorySegment mmapShared(int fd, long offset, long length, int prot) throws ErrnoException {
         try {
-            MemorySegment p = (MemorySegment) MMAP.invokeExact(CAPTURED.get(), MemorySegment.NULL, length, prot,
+            MemorySegment p = (MemorySegment) Mmap.H.invokeExact(CAPTURED.get(), MemorySegment.NULL, length, prot,
                     MAP_SHARED, fd, offset);
             if (p.address() == -1L) {
                 throw new ErrnoException("mmap", errno());
@@ -334,7 +410,7 @@ public final class LibC {
 
     public static void munmap(MemorySegment mapping) {
         try {
-            int ignored = (int) MUNMAP.invokeExact(CAPTURED.get(), mapping, mapping.byteSize());
+            int ignored = (int) Munmap.H.invokeExact(CAPTURED.get(), mapping, mapping.byteSize());
         } catch (Throwable t) {
             throw rethrow(t);
         }
@@ -343,9 +419,9 @@ public final class LibC {
     /** A new memfd of {@code size} bytes. */
     public static int memfd(String name, long size) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
-            int fd = check("memfd_create", (int) MEMFD_CREATE.invokeExact(CAPTURED.get(), arena.allocateFrom(name),
+            int fd = check("memfd_create", (int) MemfdCreate.H.invokeExact(CAPTURED.get(), arena.allocateFrom(name),
                     MFD_CLOEXEC));
-            int rc = (int) FTRUNCATE.invokeExact(CAPTURED.get(), fd, size);
+            int rc = (int) Ftruncate.H.invokeExact(CAPTURED.get(), fd, size);
             if (rc < 0) {
                 int e = errno();
                 close(fd);
@@ -361,7 +437,7 @@ public final class LibC {
 
     public static int eventfd(boolean nonBlocking) throws ErrnoException {
         try {
-            return check("eventfd", (int) EVENTFD.invokeExact(CAPTURED.get(), 0,
+            return check("eventfd", (int) Eventfd.H.invokeExact(CAPTURED.get(), 0,
                     EFD_CLOEXEC | (nonBlocking ? EFD_NONBLOCK : 0)));
         } catch (ErrnoException e) {
             throw e;
@@ -376,7 +452,7 @@ public final class LibC {
             MemorySegment pfd = arena.allocate(8, 4);
             pfd.set(JAVA_INT, 0, fd);
             pfd.set(ValueLayout.JAVA_SHORT, 4, (short) POLLIN);
-            int rc = (int) POLL.invokeExact(CAPTURED.get(), pfd, 1L, timeoutMillis);
+            int rc = (int) Poll.H.invokeExact(CAPTURED.get(), pfd, 1L, timeoutMillis);
             if (rc < 0) {
                 int e = errno();
                 if (e == EINTR) {
@@ -394,7 +470,7 @@ public final class LibC {
 
     public static void chmod(String path, int mode) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
-            check("chmod " + path, (int) CHMOD.invokeExact(CAPTURED.get(), arena.allocateFrom(path), mode));
+            check("chmod " + path, (int) Chmod.H.invokeExact(CAPTURED.get(), arena.allocateFrom(path), mode));
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -405,7 +481,7 @@ public final class LibC {
     /** unlink(2); returns 0 or -errno. */
     public static int unlink(String path) {
         try (Arena arena = Arena.ofConfined()) {
-            int rc = (int) UNLINK.invokeExact(CAPTURED.get(), arena.allocateFrom(path));
+            int rc = (int) Unlink.H.invokeExact(CAPTURED.get(), arena.allocateFrom(path));
             return rc < 0 ? -errno() : 0;
         } catch (Throwable t) {
             throw rethrow(t);

@@ -10,32 +10,42 @@ import io.netty.channel.ServerChannelRecvByteBufAllocator;
 import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.unix.DomainSocketAddress;
 import io.netty.channel.unix.FileDescriptor;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.SocketAddress;
-import java.nio.file.Files;
-import java.nio.file.Path;
 
 /**
  * A listening UNIX socket whose accepted connections are {@link FdSocketChannel}s. Binding replaces
  * a stale socket file (one nobody listens on) and refuses to replace anything else; the socket file
- * gets {@code mode} (0600 unless the owner asks for group access) and is removed on close.
+ * gets {@code mode} (0600 unless the owner asks for group access) and is removed on close. A socket
+ * bound before the channel existed ({@link ListeningSocket}) is taken over as it is.
  */
 public final class FdServerChannel extends FdChannel implements ServerChannel {
-    private static final Logger LOG = LoggerFactory.getLogger(FdServerChannel.class);
-
     private final int mode;
+    /** The path of a socket that was bound before this channel existed, or null: {@link #doBind} binds. */
+    private final String boundPath;
     private String path;
     private volatile boolean active;
 
     /** @param mode permission bits of the socket file, for example 0600 or 0660 */
     public FdServerChannel(int mode) {
+        this(listeningSocket(), mode, null);
+    }
+
+    /**
+     * A channel for a socket already bound and listening ({@link ListeningSocket#open}): it takes the socket over,
+     * and binding it to the socket's own path makes it active.
+     */
+    public FdServerChannel(ListeningSocket bound) {
+        this(new FileDescriptor(bound.takeOver()), 0, bound.path());
+    }
+
+    private FdServerChannel(FileDescriptor fd, int mode, String boundPath) {
         // Interest never NONE: Netty 4.2.18 deletes the fd from epoll on NONE but then tries EPOLL_CTL_MOD on the
         // next change (ENOENT). A listening socket never sees EPOLLERR, so it stands for "idle".
-        super(null, listeningSocket(), EpollIoOps.EPOLLERR, new ServerChannelRecvByteBufAllocator());
+        super(null, fd, EpollIoOps.EPOLLERR, new ServerChannelRecvByteBufAllocator());
         this.mode = mode;
+        this.boundPath = boundPath;
     }
 
     /** The socket exists from the start: the event loop registers its fd before bind. */
@@ -85,34 +95,14 @@ public final class FdServerChannel extends FdChannel implements ServerChannel {
     @Override
     protected void doBind(SocketAddress localAddress) throws Exception {
         String p = ((DomainSocketAddress) localAddress).path();
-        removeStaleSocket(p);
-        LibC.bindUnix(fd.intValue(), p);
+        if (boundPath == null) {
+            ListeningSocket.removeStaleSocket(p);
+            ListeningSocket.bind(fd.intValue(), p, mode);
+        } else if (!boundPath.equals(p)) {
+            throw new IOException("the socket is bound to " + boundPath + " already, not to " + p);
+        }
         path = p;
-        LibC.chmod(p, mode);
-        LibC.listen(fd.intValue(), 4);
         active = true;
-    }
-
-    /** Removes a socket file nobody listens on; refuses to touch a live socket or a non-socket. */
-    private static void removeStaleSocket(String p) throws IOException {
-        Path file = Path.of(p);
-        if (!Files.exists(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        Object kind = Files.getAttribute(file, "unix:mode", java.nio.file.LinkOption.NOFOLLOW_LINKS);
-        if (((Integer) kind & 0170000) != 0140000) {
-            throw new IOException(p + " exists and is not a socket; not replacing it");
-        }
-        int probe = LibC.socketUnixStream(false);
-        try {
-            if (LibC.connectUnix(probe, p) == 0) {
-                throw new IOException(p + " is in use by a running server");
-            }
-        } finally {
-            LibC.close(probe);
-        }
-        LOG.info("replacing stale socket {}", p);
-        LibC.unlink(p);
     }
 
     @Override
@@ -124,8 +114,9 @@ public final class FdServerChannel extends FdChannel implements ServerChannel {
         active = false;
         interest.cancel();
         fd.close();
-        if (path != null) {
-            LibC.unlink(path);
+        String file = path != null ? path : boundPath;
+        if (file != null) {
+            LibC.unlink(file);
         }
     }
 

@@ -11,7 +11,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -76,5 +78,56 @@ class FdServerChannelTest {
         assertThat(caught).isEmpty();
         assertThat(accepted).hasSize(1);
         ch.close().sync();
+    }
+
+    @Test
+    void aSocketOpenedBeforeTheChannelTakesAClientThatCameBeforeIt(@TempDir Path dir) throws Exception {
+        String path = dir.resolve("early.sock").toString();
+        ListeningSocket socket = ListeningSocket.open(path, 0600);
+        assertThat(Files.getPosixFilePermissions(Path.of(path))).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+        int client = LibC.socketUnixStream(false);
+        try {
+            // No channel and no event loop yet: the connection waits in the backlog.
+            assertThat(LibC.connectUnix(client, path)).isZero();
+            FdServerChannel ch = new FdServerChannel(socket);
+            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    accepted.add(msg);
+                    FdSocketChannel child = (FdSocketChannel) msg;
+                    group.register(child).addListener(f -> child.close());
+                }
+
+                @Override
+                public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                    caught.add(cause);
+                }
+            });
+            group.register(ch).sync();
+            ch.bind(new DomainSocketAddress(path)).sync();
+            ch.eventLoop().submit(ch::read).get(5, TimeUnit.SECONDS);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (accepted.isEmpty() && System.nanoTime() < deadline) {
+                letTheLoopTurn();
+                Thread.sleep(1);
+            }
+            assertThat(caught).isEmpty();
+            assertThat(accepted).hasSize(1);
+            socket.close(); // taken over: the channel closes it
+            assertThat(Files.exists(Path.of(path))).isTrue();
+            ch.close().sync();
+            assertThat(Files.exists(Path.of(path))).isFalse();
+        } finally {
+            LibC.close(client);
+        }
+    }
+
+    @Test
+    void aSocketOpenedButNeverTakenOverIsRemovedOnClose(@TempDir Path dir) throws Exception {
+        String path = dir.resolve("unused.sock").toString();
+        ListeningSocket socket = ListeningSocket.open(path, 0660);
+        assertThat(Files.getPosixFilePermissions(Path.of(path))).isEqualTo(PosixFilePermissions.fromString("rw-rw----"));
+        socket.close();
+        assertThat(Files.exists(Path.of(path), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
     }
 }
