@@ -58,7 +58,7 @@ for p in \"\$@\"; do
     case \$p in
         docker.io) for c in docker dockerd; do printf '#!/bin/sh\nexit 0\n' >'$T/bin/'\$c; chmod +x '$T/bin/'\$c; done ;;
         podman-docker) printf '#!/bin/sh\nexit 0\n' >'$T/bin/docker'; chmod +x '$T/bin/docker' ;;
-        debootstrap|iperf3) printf '#!/bin/sh\nexit 0\n' >'$T/bin/'\$p; chmod +x '$T/bin/'\$p ;;
+        debootstrap|iperf3|fakeroot) printf '#!/bin/sh\nexit 0\n' >'$T/bin/'\$p; chmod +x '$T/bin/'\$p ;;
         nftables) printf '#!/bin/sh\nexit 0\n' >'$T/bin/nft'; chmod +x '$T/bin/nft' ;;
         prometheus) printf '#!/bin/sh\nexit 0\n' >'$T/bin/promtool'; chmod +x '$T/bin/promtool' ;;
         python3-scapy) touch '$T/scapy' ;;
@@ -66,7 +66,7 @@ for p in \"\$@\"; do
 done"
     rm -f "$T/apt-fails"
 }
-all_present() { fake docker; fake dockerd; fake debootstrap; fake iperf3; fake nft; fake promtool; touch "$T/scapy"; }
+all_present() { fake docker; fake dockerd; fake debootstrap; fake iperf3; fake nft; fake fakeroot; fake promtool; touch "$T/scapy"; }
 
 # run_prereqs ARGS...: ernic_prereqs ARGS with the fake PATH, stdin not a terminal; CI from $CASE_CI.
 run_prereqs() {
@@ -110,15 +110,15 @@ check "bench on a fresh machine: the engine, debootstrap and iperf3 (section 7's
 install -y -q docker.io debootstrap iperf3"'
 
 reset; CASE_CI=true run_prereqs test
-check "test on a fresh machine: also iperf3 and nftables, and python3-scapy and prometheus without recommends; daemon stopped" \
+check "test on a fresh machine: also iperf3, nftables and fakeroot, and python3-scapy and prometheus without recommends; daemon stopped" \
     eval 'rc_is 0 && apt_is "update -q
-install -y -q docker.io debootstrap iperf3 nftables
-install -y -q --no-install-recommends python3-scapy prometheus" && [[ -s $T/stopped ]] && err_has "installed: docker.io debootstrap iperf3 nftables python3-scapy prometheus"'
+install -y -q docker.io debootstrap iperf3 nftables fakeroot
+install -y -q --no-install-recommends python3-scapy prometheus" && [[ -s $T/stopped ]] && err_has "installed: docker.io debootstrap iperf3 nftables fakeroot python3-scapy prometheus"'
 
 reset; fake docker; fake podman; CASE_CI=true run_prereqs test
 check "podman-docker's docker present: no docker.io" \
     eval 'rc_is 0 && never_docker_io && apt_is "update -q
-install -y -q debootstrap iperf3 nftables
+install -y -q debootstrap iperf3 nftables fakeroot
 install -y -q --no-install-recommends python3-scapy prometheus"'
 
 reset; fake podman; CASE_CI=true run_prereqs demo
@@ -142,15 +142,15 @@ check "everything present: nothing asked, nothing installed, nothing said" \
     eval 'rc_is 0 && no_apt && [[ ! -s $T/err ]]'
 
 reset; fake docker; fake dockerd; fake debootstrap; fake promtool; CASE_CI=true run_prereqs test
-check "test with the engine, debootstrap and promtool there: iperf3, nftables and python3-scapy only, no daemon stopped" \
+check "test with the engine, debootstrap and promtool there: iperf3, nftables, fakeroot and python3-scapy only, no daemon stopped" \
     eval 'rc_is 0 && apt_is "update -q
-install -y -q iperf3 nftables
+install -y -q iperf3 nftables fakeroot
 install -y -q --no-install-recommends python3-scapy" && [[ ! -s $T/stopped ]]'
 
 # --- who may install, and asking ---
 reset; echo 1000 >"$T/uid"; CASE_CI=true run_prereqs --yes test
 check "not root: prints the sudo command, installs nothing, exit 2" \
-    eval 'rc_is 2 && no_apt && err_has "sudo apt-get update && sudo apt-get install -y docker.io debootstrap iperf3 nftables && sudo apt-get install -y --no-install-recommends python3-scapy prometheus"'
+    eval 'rc_is 2 && no_apt && err_has "sudo apt-get update && sudo apt-get install -y docker.io debootstrap iperf3 nftables fakeroot && sudo apt-get install -y --no-install-recommends python3-scapy prometheus"'
 
 reset; rm "$T/bin/apt-get"; CASE_CI=true run_prereqs demo
 check "no apt-get (not Debian): names the packages and the Debian command, exit 2" \

@@ -16,8 +16,9 @@
 # demo and guest need a container engine and debootstrap (the guest image build); bench those and iperf3
 # (section 7's reference, iperf3 between a guest and the host); test needs those too, and iperf3 (the host end
 # of the guest TCP tests), python3-scapy (a test reads a pcap with
-# /usr/bin/python3's scapy), promtool (package prometheus, installed without its recommends) and nft
-# (nftables: MeshFaultTest's packet loss and partitions; this kernel has no netem).
+# /usr/bin/python3's scapy), promtool (package prometheus, installed without its recommends), nft
+# (nftables: MeshFaultTest's packet loss and partitions; this kernel has no netem) and fakeroot (DebianPackageTest
+# builds the .deb).
 # A container engine that is present is used, never joined by a second one: dockerd, podman, or a docker
 # command whose engine answers (docker info) means no docker.io; podman alone gets podman-docker, its
 # docker command. A docker client with no engine behind it gets docker.io.
@@ -60,6 +61,8 @@ ernic_prereqs_missing() {
     command -v iperf3 >/dev/null 2>&1 || printf 'iperf3\tthe host end of the guest TCP tests\n'
     command -v nft >/dev/null 2>&1 ||
         printf 'nftables\tthe mesh fault tests drop packets between network namespaces with nft\n'
+    command -v fakeroot >/dev/null 2>&1 ||
+        printf 'fakeroot\tDebianPackageTest builds the .deb (./ernic dist --deb'"'"'s quick form) under fakeroot\n'
     "$ERNIC_PREREQS_PYTHON" -c 'import scapy' >/dev/null 2>&1 ||
         printf 'python3-scapy\ta test reads the --trace-rdma pcap with %s and scapy\n' "$ERNIC_PREREQS_PYTHON"
     command -v promtool >/dev/null 2>&1 ||
