@@ -46,6 +46,14 @@ record ActionData(Action action, long[] args, byte[][] wide, Table.Group group) 
         return out;
     }
 
+    /**
+     * True for an entry pointing at a selector group. (A test of its own: {@link #group()}'s signature names a class
+     * that may never be loaded, and the JIT would then call it on every hit instead of inlining it.)
+     */
+    boolean hasGroup() {
+        return group != null;
+    }
+
     void run(Packet p) {
         action.run(p, args, wide);
     }

@@ -257,6 +257,11 @@ abstract class Expr {
             return fixedSlot >= 0 ? fixedSlot : p.phv.layout.first[header.ref(p)] + field;
         }
 
+        /** The slot when the header is named, or -1 when a stack index picks it at run time. */
+        int fixedSlot() {
+            return fixedSlot;
+        }
+
         @Override
         long num(Packet p) {
             long v = p.phv.val[slot(p)];

@@ -14,7 +14,8 @@ abstract class Node {
     static void runPipeline(Node init, Packet p) {
         Node n = init;
         while (n != null && !p.exit) {
-            n = n.run(p);
+            // Tables first: a call the JIT can inline, where the call on Node sees every kind of node.
+            n = n instanceof Table t ? t.run(p) : n.run(p);
         }
     }
 

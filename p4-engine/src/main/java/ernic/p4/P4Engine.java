@@ -156,10 +156,15 @@ public final class P4Engine {
         StdMeta.set(program.std.ingressPort(), p, inPort);
         StdMeta.set(program.std.packetLength(), p, len);
         int v = passes(p, -1, anyPort);
-        if (jobs.isEmpty()) {
-            return v;
-        }
-        // Copies made on the way: the frame's own output is kept aside while they run through egress.
+        return jobs.isEmpty() ? v : runCopies(p, v, anyPort);
+    }
+
+    /**
+     * The copies the frame made on its way (clones, multicast), each through egress; the frame's own output, verdict
+     * {@code v}, is kept aside meanwhile. (Apart from {@link #run}, which then stays small enough to be inlined.)
+     */
+    private int runCopies(Packet p, int v, boolean anyPort) {
+        Counters<P4Counter> c = program.externs.counters;
         p.completeOutput();
         byte[] own = java.util.Arrays.copyOf(p.out, p.outLen);
         int made = 0;
@@ -189,7 +194,9 @@ public final class P4Engine {
      * dropped (counted).
      */
     private boolean control(Node first, Packet p) {
-        Node.runPipeline(first, p);
+        if (first != null) { // most programs' egress is empty: no call
+            Node.runPipeline(first, p);
+        }
         p.exit = false;
         if (p.assertFailed) {
             program.externs.counters.inc(P4Counter.DROPS_ASSERT);

@@ -116,10 +116,28 @@ final class Packet {
         if (upTo > inFilled) {
             // A cache line at a time: a parser extracting header after header copies once or twice.
             int to = Math.min(inLen, Math.max(upTo, (inFilled + 64) & ~63));
-            java.lang.foreign.MemorySegment.copy(source, inFilled, inSegment, inFilled, to - inFilled);
+            int at = inFilled;
+            if (to - at <= SMALL_COPY) {
+                // Eight bytes at a time: for the headers' few dozen bytes this costs less than the set-up of
+                // MemorySegment.copy (measured: about 3 ns against 8 for 64 bytes).
+                for (; at + 8 <= to; at += 8) {
+                    LONG.set(in, at, source.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at));
+                }
+                for (; at < to; at++) {
+                    in[at] = source.get(java.lang.foreign.ValueLayout.JAVA_BYTE, at);
+                }
+            } else {
+                java.lang.foreign.MemorySegment.copy(source, at, inSegment, at, to - at);
+            }
             inFilled = to;
         }
     }
+
+    /** Up to this many bytes {@link #need} copies eight at a time; more go through MemorySegment.copy. */
+    private static final int SMALL_COPY = 128;
+    /** A long in a byte array in the machine's order, as {@code JAVA_LONG_UNALIGNED} reads it from a segment. */
+    private static final java.lang.invoke.VarHandle LONG = java.lang.invoke.MethodHandles.byteArrayViewVarHandle(
+            long[].class, java.nio.ByteOrder.nativeOrder());
 
     /** Starts a frame of {@code len} bytes already copied into {@link #in}. */
     void started(int len) {

@@ -121,7 +121,8 @@ final class Parser {
                 return r.error;
             }
             for (Op op : s.ops) {
-                if (!op.run(p, r)) {
+                // Most operations are extracts: a type check first makes this call one the JIT can inline.
+                if (!(op instanceof Extract x ? x.run(p, r) : op.run(p, r))) {
                     return r.error;
                 }
             }
@@ -191,9 +192,42 @@ final class Parser {
     }
 
     /** extract / extract_VL into a header, or into the next element of a stack. */
-    record Extract(int header, int stack, Expr varBits, Errors errors) implements Op {
+    static final class Extract implements Op {
+        final int header;
+        final int stack;
+        final Expr varBits;
+        final Errors errors;
+        /**
+         * A header named (not a stack's next element) of a packable type, worked out once: its type, first slot, field
+         * widths and bytes, and whether it is in a union; the extract every frame of most programs runs.
+         */
+        private final HeaderType fixedType;
+        private final int fixedBase;
+        private final int[] fixedWidths;
+        private final int fixedBytes;
+        private final boolean fixedInUnion;
+
+        Extract(int header, int stack, Expr varBits, Errors errors, Layout layout) {
+            this.header = header;
+            this.stack = stack;
+            this.varBits = varBits;
+            this.errors = errors;
+            HeaderType t = stack < 0 ? layout.typeOf[header] : null;
+            boolean fixed = t != null && t.packable() && varBits == null;
+            this.fixedType = fixed ? t : null;
+            this.fixedBase = fixed ? layout.first[header] : -1;
+            this.fixedWidths = fixed ? t.widths() : null;
+            this.fixedBytes = fixed ? t.fixedBits() / 8 : 0;
+            this.fixedInUnion = fixed && layout.unionOf[header] >= 0;
+        }
+
         @Override
         public boolean run(Packet p, Run r) {
+            // Small, so that the parser's loop can inline it; each path is a method of its own.
+            return fixedType != null ? runFixed(p, r) : runAny(p, r);
+        }
+
+        private boolean runAny(Packet p, Run r) {
             Phv phv = p.phv;
             int h = header;
             if (stack >= 0) {
@@ -267,6 +301,40 @@ final class Parser {
             p.cursor = b >> 3;
             if (p.asParsed) {
                 p.parsedEnd = p.cursor;
+            }
+            return true;
+        }
+
+        /** {@link #run} for a named header of a packable type: the same steps, with what they look up known. */
+        private boolean runFixed(Packet p, Run r) {
+            int at = p.cursor;
+            int end = at + fixedBytes;
+            if (end > p.inLen) {
+                r.error = errors.packetTooShort;
+                return false;
+            }
+            p.need(end);
+            Phv phv = p.phv;
+            notePacked(p, header, fixedType, at * 8);
+            long[] val = phv.val;
+            long[] parsed = phv.parsedVal;
+            byte[] in = p.in;
+            int b = at * 8;
+            for (int f = 0, slot = fixedBase; f < fixedWidths.length; f++, slot++) {
+                int w = fixedWidths[f];
+                long v = Bits.read(in, b, w);
+                val[slot] = v;
+                parsed[slot] = v;
+                b += w;
+            }
+            if (fixedInUnion) {
+                phv.setValid(header, true);
+            } else {
+                phv.valid[header] = true;
+            }
+            p.cursor = end;
+            if (p.asParsed) {
+                p.parsedEnd = end;
             }
             return true;
         }
@@ -349,19 +417,21 @@ final class Parser {
             if (!p.asParsed || p.parsedEnd != p.cursor) {
                 return false;
             }
-            Phv phv = p.phv;
+            boolean[] valid = p.phv.valid;
+            long[] val = p.phv.val;
+            long[] parsedVal = p.phv.parsedVal;
             int k = 0;
-            for (int h : order) {
-                if (!phv.valid[h]) {
+            for (int i = 0; i < order.length; i++) {
+                int h = order[i];
+                if (!valid[h]) {
                     continue;
                 }
                 if (k == p.parsedCount || p.parsed[k] != h) {
                     return false;
                 }
                 k++;
-                int base = phv.layout.first[h];
-                for (int i = base, end = base + phv.layout.typeOf[h].fields().length; i < end; i++) {
-                    if (phv.val[i] != phv.parsedVal[i]) {
+                for (int s = orderFirst[i], end = s + orderFields[i]; s < end; s++) {
+                    if (val[s] != parsedVal[s]) {
                         return false;
                     }
                 }
@@ -371,12 +441,21 @@ final class Parser {
 
         final String name;
         final int[] order;
+        /** The first slot and the number of fields of each header of {@link #order}, looked up once. */
+        private final int[] orderFirst;
+        private final int[] orderFields;
         /** Primitives bmv2 runs in the deparser (any action primitive), before the headers are emitted. */
         Prim[] prims = new Prim[0];
 
-        Deparser(String name, int[] order) {
+        Deparser(String name, int[] order, Layout layout) {
             this.name = name;
             this.order = order;
+            this.orderFirst = new int[order.length];
+            this.orderFields = new int[order.length];
+            for (int i = 0; i < order.length; i++) {
+                orderFirst[i] = layout.first[order[i]];
+                orderFields[i] = layout.typeOf[order[i]].fields().length;
+            }
         }
 
         /** Writes the headers into {@code p.out} and notes where the payload is; false when the frame would not fit. */

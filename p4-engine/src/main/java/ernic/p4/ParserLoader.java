@@ -42,7 +42,7 @@ final class ParserLoader {
             throw P4Refusal.unsupported("more than one deparser (v1model has one)", "$.deparsers");
         }
         // Without a deparser no header is emitted: what leaves is the payload the parser left.
-        p.deparser = deparsers.isEmpty() ? new Parser.Deparser("(none)", new int[0]) : deparser(deparsers.getFirst());
+        p.deparser = deparsers.isEmpty() ? new Parser.Deparser("(none)", new int[0], p.layout) : deparser(deparsers.getFirst());
     }
 
     private Parser parser(J pj) {
@@ -167,7 +167,7 @@ final class ParserLoader {
                 } else if (t.varField() >= 0) {
                     throw o.unsupported("extract of a variable-length header without extract_VL");
                 }
-                yield new Parser.Extract(h, s, vl, p.errors);
+                yield new Parser.Extract(h, s, vl, p.errors, p.layout);
             }
             case "set" -> {
                 Expr.Field dst = ec.lvalue(a.get(0));
@@ -211,6 +211,6 @@ final class ParserLoader {
             checkByteAligned(p.layout.typeOf[idx], h);
             order.add(idx);
         }
-        return new Parser.Deparser(d.str("name"), order.stream().mapToInt(Integer::intValue).toArray());
+        return new Parser.Deparser(d.str("name"), order.stream().mapToInt(Integer::intValue).toArray(), p.layout);
     }
 }

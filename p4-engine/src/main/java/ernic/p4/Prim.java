@@ -11,15 +11,47 @@ interface Prim {
     static void runAll(Prim[] prims, Packet p) {
         int pc = 0;
         while (pc >= 0 && pc < prims.length && !p.exit) {
-            pc = prims[pc].exec(p, pc);
+            Prim x = prims[pc];
+            // Assignments first: a call the JIT can inline, where the call on Prim sees every primitive.
+            pc = x instanceof Assign a ? a.exec(p, pc) : x.exec(p, pc);
         }
     }
 
     /** assign / modify_field: data, wide data, with an optional mask (modify_field's third argument). */
-    record Assign(Field dst, Expr src, Expr mask) implements Prim {
+    final class Assign implements Prim {
+        final Field dst;
+        final Expr src;
+        final Expr mask;
+        /**
+         * The slot of a narrow field named directly (not through a stack index), or -1: an action's usual
+         * assignment (a field from action data or from another such field) then writes the PHV with
+         * what it reads known, not through three calls.
+         */
+        private final int dstSlot;
+        private final int dstWidth;
+        private final int argIndex;
+        private final int srcSlot;
+
+        Assign(Field dst, Expr src, Expr mask) {
+            this.dst = dst;
+            this.src = src;
+            this.mask = mask;
+            boolean direct = mask == null && dst.kind == Kind.DATA && dst.fixedSlot() >= 0 && src.kind == Kind.DATA
+                    && !src.signed;
+            this.dstSlot = direct ? dst.fixedSlot() : -1;
+            this.dstWidth = dst.width;
+            this.argIndex = direct && src instanceof Expr.Arg a ? a.index : -1;
+            this.srcSlot = direct && src instanceof Field f && f.fixedSlot() >= 0 ? f.fixedSlot() : -1;
+        }
+
         @Override
         public int exec(Packet p, int pc) {
-            if (src.kind == Kind.WIDE) {
+            if (argIndex >= 0) {
+                p.phv.val[dstSlot] = Bits.truncate(p.args[argIndex], dstWidth);
+            } else if (srcSlot >= 0) {
+                long[] val = p.phv.val;
+                val[dstSlot] = Bits.truncate(val[srcSlot], dstWidth);
+            } else if (src.kind == Kind.WIDE) {
                 byte[] w = src.wide(p);
                 dst.setBytes(p, w, w.length);
             } else if (mask != null) {

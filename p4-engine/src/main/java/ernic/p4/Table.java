@@ -141,6 +141,11 @@ final class Table extends Node {
      * per frame. Then each index slot's entry value, as a long, is in {@link #indexKeys}.
      */
     private final boolean longKeys;
+    /**
+     * For a long key, each key field's slot when it is a narrow unsigned field named directly (read from the PHV
+     * without a call), else -1.
+     */
+    private final int[] keySlots;
     private long[] indexKeys;
     private final List<Entry> live = new ArrayList<>();
     private int nextHandle;
@@ -168,6 +173,10 @@ final class Table extends Node {
             narrow &= k.source.kind != Expr.Kind.WIDE;
         }
         this.longKeys = narrow && exactOnly();
+        this.keySlots = new int[keys.length];
+        for (int i = 0; i < keys.length; i++) {
+            keySlots[i] = keys[i].source instanceof Expr.Field f && !f.signed ? f.fixedSlot() : -1;
+        }
     }
 
     int actionIndex(Action a) {
@@ -199,7 +208,7 @@ final class Table extends Node {
             p.externs.counters.inc(P4Counter.TABLE_MISSES);
             d = defaultEntry;
         }
-        if (d != null && d.group() != null) {
+        if (d != null && d.hasGroup()) {
             d = d.group().choose(p);
         }
         if (d != null) {
@@ -251,8 +260,10 @@ final class Table extends Node {
     /** The key as a long: the key fields' byte-padded values, masked, concatenated (what the key bytes say). */
     private long longKey(Packet p) {
         long key = 0;
-        for (Key k : keys) {
-            long v = Bits.truncate(k.source.num(p), k.bytes * 8);
+        for (int i = 0; i < keys.length; i++) {
+            Key k = keys[i];
+            int slot = keySlots[i];
+            long v = Bits.truncate(slot >= 0 ? p.phv.val[slot] : k.source.num(p), k.bytes * 8);
             if (k.staticMask != null) {
                 v &= Bits.bytesToLong(k.staticMask, 0, k.bytes);
             }
