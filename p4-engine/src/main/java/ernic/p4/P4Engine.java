@@ -80,6 +80,8 @@ public final class P4Engine {
     /** The multicast group the last frame went to (mcast_grp), or 0. */
     private int lastGroup;
     private final boolean timed;
+    /** The standard_metadata fields every frame's path reads and writes. */
+    private final StdMeta.Slot ingressPort, packetLength, parserError, mcastGrp, egressSpec, instanceType, egressPort;
 
     P4Engine(Program program) {
         this.program = program;
@@ -92,6 +94,14 @@ public final class P4Engine {
         this.replication = new Replication(program);
         boolean anyDirect = program.tables.stream().anyMatch(t -> t.directMeter != null);
         this.timed = anyDirect || program.externs.meters.length > 0;
+        StdMeta sm = program.std;
+        this.ingressPort = new StdMeta.Slot(sm.ingressPort());
+        this.packetLength = new StdMeta.Slot(sm.packetLength());
+        this.parserError = new StdMeta.Slot(sm.parserError());
+        this.mcastGrp = new StdMeta.Slot(sm.mcastGrp());
+        this.egressSpec = new StdMeta.Slot(sm.egressSpec());
+        this.instanceType = new StdMeta.Slot(sm.instanceType());
+        this.egressPort = new StdMeta.Slot(sm.egressPort());
     }
 
     /**
@@ -153,8 +163,8 @@ public final class P4Engine {
         if (timed) {
             p.micros = (clock.getAsLong() - origin) / 1000;
         }
-        StdMeta.set(program.std.ingressPort(), p, inPort);
-        StdMeta.set(program.std.packetLength(), p, len);
+        ingressPort.set(p, inPort);
+        packetLength.set(p, len);
         int v = passes(p, -1, anyPort);
         return jobs.isEmpty() ? v : runCopies(p, v, anyPort);
     }
@@ -206,24 +216,23 @@ public final class P4Engine {
     }
 
     /**
-     * One frame's way through the switch, from ingress (or, for a clone, from egress on {@code egressPort}) through
+     * One frame's way through the switch, from ingress (or, for a clone, from egress on {@code toPort}) through
      * every resubmission and recirculation, as simple_switch takes it: after ingress the ingress clone, the digest,
      * resubmit, multicast and drop; after egress the egress clone, drop, the deparser, recirculate.
      */
-    private int passes(Packet p, int egressPort, boolean anyPort) {
+    private int passes(Packet p, int toPort, boolean anyPort) {
         Counters<P4Counter> c = program.externs.counters;
-        StdMeta sm = program.std;
         int loops = 0;
         while (true) {
-            long port = egressPort;
-            if (egressPort < 0) {
+            long port = toPort;
+            if (toPort < 0) {
                 int ingressLen = p.inLen;
                 int err = program.parser.parse(p, run);
                 if (err != program.errors.noError()) {
                     c.inc(P4Counter.PARSER_ERRORS);
                 }
                 // Always, as simple_switch does: a program whose errors number NoError 1 must read 1, not 0.
-                StdMeta.set(sm.parserError(), p, err);
+                parserError.set(p, err);
                 checksums(p, true);
                 if (!control(program.ingress, p)) {
                     return DROPPED_ASSERT;
@@ -242,37 +251,37 @@ public final class P4Engine {
                     replication.again(p, p.resubmitList, Replication.RESUBMIT, ingressLen);
                     continue;
                 }
-                long mgid = StdMeta.get(sm.mcastGrp(), p);
+                long mgid = mcastGrp.get(p);
                 if (mgid != 0) {
                     // The frame itself is discarded; its copies (the PHV with them) go through egress as jobs.
                     lastGroup = (int) mgid;
-                    StdMeta.set(sm.instanceType(), p, Replication.REPLICATION);
+                    instanceType.set(p, Replication.REPLICATION);
                     if (replication.multicast(p, (int) mgid, jobs) == 0) {
                         c.inc(P4Counter.DROPS_MULTICAST);
                         return DROPPED_MULTICAST;
                     }
                     return REPLICATED;
                 }
-                port = StdMeta.get(sm.egressSpec(), p);
+                port = egressSpec.get(p);
                 if (port == StdMeta.DROP_PORT) {
                     c.inc(P4Counter.DROPS);
                     return DROPPED;
                 }
-                StdMeta.set(sm.instanceType(), p, Replication.NORMAL);
+                instanceType.set(p, Replication.NORMAL);
             }
-            egressPort = -1;
-            StdMeta.set(sm.egressPort(), p, port);
-            StdMeta.set(sm.packetLength(), p, p.lengthRegister);
+            toPort = -1;
+            egressPort.set(p, port);
+            packetLength.set(p, p.lengthRegister);
             // simple_switch starts egress with egress_spec one past the drop port (in 9 bits: 0), so only an egress
             // that drops leaves 511 there.
-            StdMeta.set(sm.egressSpec(), p, StdMeta.DROP_PORT + 1);
+            egressSpec.set(p, StdMeta.DROP_PORT + 1);
             if (!control(program.egress, p)) {
                 return DROPPED_ASSERT;
             }
             if (p.cloneSession >= 0) {
                 replication.egressClone(p, jobs);
             }
-            if (StdMeta.get(sm.egressSpec(), p) == StdMeta.DROP_PORT) {
+            if (egressSpec.get(p) == StdMeta.DROP_PORT) {
                 c.inc(P4Counter.DROPS);
                 return DROPPED;
             }

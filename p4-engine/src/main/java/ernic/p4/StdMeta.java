@@ -20,4 +20,33 @@ record StdMeta(Expr.Field ingressPort, Expr.Field egressSpec, Expr.Field egressP
     static long get(Expr.Field f, Packet p) {
         return f == null ? 0 : f.num(p);
     }
+
+    /**
+     * One of these fields as the frame path uses it, several times a frame: its PHV slot and mask looked up once (a
+     * narrow unsigned field of a named header, as standard_metadata's are), else through the field; absent, it reads
+     * 0 and ignores writes, as {@link #set} and {@link #get} do.
+     */
+    static final class Slot {
+        private final Expr.Field field;
+        private final int slot;
+        private final long mask;
+
+        Slot(Expr.Field f) {
+            field = f;
+            slot = f != null && f.kind == Expr.Kind.DATA && !f.signed ? f.fixedSlot() : -1;
+            mask = f == null || f.width >= 64 ? -1L : (1L << f.width) - 1;
+        }
+
+        void set(Packet p, long v) {
+            if (slot >= 0) {
+                p.phv.val[slot] = v & mask;
+            } else if (field != null) {
+                field.set(p, v);
+            }
+        }
+
+        long get(Packet p) {
+            return slot >= 0 ? p.phv.val[slot] : field == null ? 0 : field.num(p);
+        }
+    }
 }
