@@ -217,9 +217,21 @@ final class Table extends Node {
         if (hitMiss) {
             return e != null ? nextHit : nextMiss;
         }
-        int i = d == null ? -1 : actionIndex(d.action());
-        return i >= 0 && explicitNext[i] ? nextByAction[i] : baseDefaultNext;
+        return d == null ? baseDefaultNext : nextAfter(d.action());
     }
+
+    /** The node after action {@code a}; the last answer is kept, as a table's frames mostly run the same action. */
+    private Node nextAfter(Action a) {
+        if (a != lastAction || a == null) {
+            int i = actionIndex(a);
+            lastNext = i >= 0 && explicitNext[i] ? nextByAction[i] : baseDefaultNext;
+            lastAction = a;
+        }
+        return lastNext;
+    }
+
+    private Action lastAction;
+    private Node lastNext;
 
     private void buildKey(Packet p) {
         for (Key k : keys) {
