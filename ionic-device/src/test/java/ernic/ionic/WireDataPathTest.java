@@ -65,6 +65,9 @@ class WireDataPathTest {
             open();
         }
 
+        /** The rsq_depth the next QPs' RTR gives (max_dest_rd_atomic 16 unless a test says otherwise). */
+        int rsqDepth = 5;
+
         /** An RC QP through INIT, RTR (toward {@code destQpn} at {@code destIp}) and RTS, remote access granted. */
         void rc(int id, int destQpn, int destIp) throws IOException {
             connected(RC, id, destQpn, destIp);
@@ -76,7 +79,7 @@ class WireDataPathTest {
             assertThat(rdma.createQp(id, type, 0, CQ, sq[id], LOG2, rq[id], LOG2).status()).isZero();
             assertThat(rdma.modifyQp(id, IB_QP_STATE | IB_QP_ACCESS_FLAGS, INIT, 0, 0,
                     QP_REMOTE_WRITE | QP_REMOTE_READ | QP_REMOTE_ATOMIC).status()).isZero();
-            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, header(destIp), HDR_LEN).status()).isZero();
+            assertThat(rdma.modifyQpAv(id, RTR, 0, destQpn, header(destIp), HDR_LEN, rsqDepth).status()).isZero();
             // RTS as rdma-core's tools set it: local ACK timeout 14 (67 ms), 7 retries, RNR retries for ever.
             assertThat(rdma.admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> {
                 be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY);
@@ -525,6 +528,18 @@ class WireDataPathTest {
         assertThat(a.next().statusLength()).isEqualTo(STS_REMOTE_ACC_ERR);
         assertThat(b.counter("roce.rc.respNakAccess")).isEqualTo(1);
         assertThat(a.counter("roce.rc.reqFatalNaks")).isEqualTo(1);
+    }
+
+    @Test
+    void aReadToAQpWithMaxDestRdAtomicZeroIsAnInvalidRequest() {
+        run(() -> {
+            a.rc(2, 3, IP_B);
+            b.rsqDepth = 0; // B's guest asks max_dest_rd_atomic 0: ionic's driver then leaves rsq_depth 0
+            b.rc(3, 2, IP_A);
+            a.postSend(2, w -> w.op(READ).numSgeKey(1).rdma(VA, MR).length(8).sge(WQE_PLD, 0, VA + 64, 8, MR));
+        });
+        assertThat(a.next().statusLength()).isEqualTo(STS_REMOTE_INV_REQ_ERR);
+        assertThat(b.counter("roce.rc.respNakNoRdAtomicResources")).isEqualTo(1);
     }
 
     @Test

@@ -196,7 +196,7 @@ public final class RdmaCounters {
         device.set(Device.ERR_NAKS_SENT, rc.get(RcCounter.RESP_NAK_OPCODE_SEQUENCE)
                 + rc.get(RcCounter.RESP_NAK_BAD_LENGTH) + rc.get(RcCounter.RESP_NAK_RECEIVE_TOO_SHORT)
                 + rc.get(RcCounter.RESP_NAK_MISALIGNED_ATOMIC) + rc.get(RcCounter.RESP_NAK_INVALIDATE)
-                + rc.get(RcCounter.RESP_NAK_ACCESS));
+                + rc.get(RcCounter.RESP_NAK_NO_RD_ATOMIC_RESOURCES) + rc.get(RcCounter.RESP_NAK_ACCESS));
         device.set(Device.RETRANSMITS, rc.get(RcCounter.REQ_RETRANSMITTED));
         device.set(Device.ACK_TIMEOUTS, rc.get(RcCounter.REQ_TIMEOUTS));
         device.set(Device.DUPLICATE_REQS, rc.get(RcCounter.RESP_DUPLICATES));

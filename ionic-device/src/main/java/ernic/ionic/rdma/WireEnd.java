@@ -188,7 +188,8 @@ final class WireEnd implements End {
     private static RcAttributes attributes(QueuePair qp) {
         int mtu = qp.pmtu >= 8 && qp.pmtu <= 12 ? 1 << qp.pmtu : 1024;
         int rd = Math.max(1, Math.min(255, (1 << Math.min(qp.rrqDepth, 8)) - 1));
-        int dest = Math.max(1, Math.min(255, (1 << Math.min(qp.rsqDepth, 8)) - 1));
+        // rsq_depth 0: max_dest_rd_atomic 0 (the driver sends order_base_2(n + 1) only for n > 0), READs NAKed.
+        int dest = Math.min(255, (1 << Math.min(qp.rsqDepth, 8)) - 1);
         int sqDepth = qp.sq == null ? 1 : qp.sq.mask() + 1;
         return new RcAttributes(mtu, qp.retryTimeout & 0x1f, qp.retry & 7, qp.retry >>> 4 & 7, rd, dest,
                 qp.rnrTimer & 0x1f, 0, sqDepth);

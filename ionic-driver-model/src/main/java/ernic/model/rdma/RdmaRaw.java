@@ -15,6 +15,9 @@ import static ernic.model.rdma.Fw.*;
  * and raw ones can be mixed as long as their ids do not meet). Offsets are ionic_fw.h's ({@link Fw}).
  */
 public final class RdmaRaw {
+    /** rsq_depth for max_dest_rd_atomic 16: ionic's order_base_2(16 + 1). */
+    static final int RSQ_DEPTH_16 = 5;
+
     /** The admin CQ's and the admin queue's ids, as {@link RdmaVerbs#open} created them. */
     public final int adminCqId, adminQueueId;
 
@@ -104,13 +107,26 @@ public final class RdmaRaw {
         });
     }
 
-    /** MODIFY_QP with an address vector: the header template at {@code hdr} of {@code hdrLen} bytes, a dest QPN. */
+    /**
+     * MODIFY_QP with an address vector: the header template at {@code hdr} of {@code hdrLen} bytes, a dest QPN. To RTR
+     * it also gives max_dest_rd_atomic 16 as rdma-core's tools do (ionic's rsq_depth order_base_2(16 + 1)): a
+     * responder without it takes no READ or atomic.
+     */
     public AdminCqe modifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen) throws IOException {
-        return admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> modifyQpAv(c, id, to, from, destQpn, hdr, hdrLen));
+        return modifyQpAv(id, to, from, destQpn, hdr, hdrLen, RSQ_DEPTH_16);
     }
 
-    private static void modifyQpAv(MemorySegment c, int id, int to, int from, int destQpn, long hdr, int hdrLen) {
-        be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_AV | IB_QP_DEST_QPN);
+    /** {@link #modifyQpAv} with the rsq_depth it gives to RTR: 0 for a guest asking max_dest_rd_atomic 0. */
+    public AdminCqe modifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen, int rsqDepth)
+            throws IOException {
+        return admin(OP_MODIFY_QP, LEN_MODIFY_QP, c -> modifyQpAv(c, id, to, from, destQpn, hdr, hdrLen, rsqDepth));
+    }
+
+    private static void modifyQpAv(MemorySegment c, int id, int to, int from, int destQpn, long hdr, int hdrLen,
+                                   int rsqDepth) {
+        boolean rtr = to == RdmaVerbs.RTR;
+        be32(c, MQP_ATTR_MASK_BE, IB_QP_STATE | IB_QP_AV | IB_QP_DEST_QPN | (rtr ? IB_QP_MAX_DEST_RD_ATOMIC : 0));
+        u8(c, MQP_RSQ_DEPTH, rtr ? rsqDepth : 0);
         le32(c, MQP_QKEY_DEST_QPN, destQpn);
         u8(c, MQP_PMTU, 10);
         u8(c, MQP_TYPE_STATE, to | from << 4);
@@ -124,7 +140,7 @@ public final class RdmaRaw {
      * device has written it (a device may hold a MODIFY_QP to RTR while the mesh learns who owns its destination).
      */
     public void postModifyQpAv(int id, int to, int from, int destQpn, long hdr, int hdrLen) throws IOException {
-        modifyQpAv(admin.cmd(), id, to, from, destQpn, hdr, hdrLen);
+        modifyQpAv(admin.cmd(), id, to, from, destQpn, hdr, hdrLen, RSQ_DEPTH_16);
         admin.write(OP_MODIFY_QP, LEN_MODIFY_QP, true);
     }
 

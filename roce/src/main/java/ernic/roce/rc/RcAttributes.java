@@ -9,7 +9,8 @@ package ernic.roce.rc;
  *                        (as rdma_rxe: what rdma-core's tools and rdma_cm ask for keeps a slow live peer connected)
  * @param rnrRetry        retries after an RNR NAK before RNR_RETRY_EXC_ERR, 0..7; 7 = for ever
  * @param maxRdAtomic     READs and atomics this requester keeps in flight (max_rd_atomic), at least 1
- * @param maxDestRdAtomic replay records (READs, atomics) this responder keeps (max_dest_rd_atomic), at least 1
+ * @param maxDestRdAtomic READs and atomics this responder takes at once and keeps replay records of
+ *                        (max_dest_rd_atomic); 0: it takes none (each is NAKed as an invalid request, as rdma_rxe does)
  * @param minRnrTimer     the RNR timer code 0..31 this responder puts in its RNR NAKs
  * @param ackEvery        the responder also ACKs every this many packets; 0 = only when AckReq is set
  * @param sqDepth         work requests the requester holds until they complete
@@ -38,7 +39,7 @@ public record RcAttributes(int pathMtu, int timeout, int retryCnt, int rnrRetry,
         check("retry_cnt", retryCnt, 0, 7);
         check("rnr_retry", rnrRetry, 0, 7);
         check("max_rd_atomic", maxRdAtomic, 1, 255);
-        check("max_dest_rd_atomic", maxDestRdAtomic, 1, 255);
+        check("max_dest_rd_atomic", maxDestRdAtomic, 0, 255);
         check("min_rnr_timer", minRnrTimer, 0, 31);
         check("ack every", ackEvery, 0, 1 << 16);
         check("SQ depth", sqDepth, 1, 1 << 16);

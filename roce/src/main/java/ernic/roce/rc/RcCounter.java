@@ -69,6 +69,8 @@ public enum RcCounter implements Counter.CamelCase {
     RESP_NAK_BAD_LENGTH,
     /** NAK invalid request: a SEND longer than its receive buffer. */
     RESP_NAK_RECEIVE_TOO_SHORT,
+    /** NAK invalid request: a READ or an atomic to a responder whose max_dest_rd_atomic is 0. */
+    RESP_NAK_NO_RD_ATOMIC_RESOURCES,
     /** NAK invalid request: an atomic at an address not 8-byte aligned. */
     RESP_NAK_MISALIGNED_ATOMIC,
     /** NAK invalid request: a SEND with invalidate whose rkey cannot be invalidated. */

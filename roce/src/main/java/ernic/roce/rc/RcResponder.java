@@ -189,6 +189,9 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
 
     /** An RDMA READ request: checked, recorded for replay, answered with ceil(len / pmtu) responses. */
     private void read(TransportHeader r, int p) {
+        if (noRdAtomicResources(p)) {
+            return;
+        }
         long len = Integer.toUnsignedLong(r.dmaLength);
         if (len > Integer.MAX_VALUE) {
             invalidRequest(RcCounter.RESP_NAK_BAD_LENGTH, p);
@@ -228,8 +231,23 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
         }
     }
 
+    /**
+     * True (after the NAK) when this responder takes no READs and atomics: max_dest_rd_atomic 0, the QP's value until
+X
+     */
+    private boolean noRdAtomicResources(int p) {
+        if (attr.maxDestRdAtomic() > 0) {
+            return false;
+        }
+        invalidRequest(RcCounter.RESP_NAK_NO_RD_ATOMIC_RESOURCES, p);
+        return true;
+    }
+
     /** An atomic: executed once, its original value recorded for replay and returned. */
     private void atomic(TransportHeader r, int p, boolean compareSwap) {
+        if (noRdAtomicResources(p)) {
+            return;
+        }
         if ((r.va & 7) != 0) {
             invalidRequest(RcCounter.RESP_NAK_MISALIGNED_ATOMIC, p);
             return;

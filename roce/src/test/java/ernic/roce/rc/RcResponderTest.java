@@ -217,6 +217,24 @@ class RcResponderTest {
     }
 
     @Test
+    void withMaxDestRdAtomicZeroAReadAndAnAtomicAreInvalidRequests() {
+        RcTestBed reads = new RcTestBed(RcAttributes.defaults().withRdAtomic(1, 0));
+        assertAck(reads.toResponder(read(0, BASE_VA, MR_RKEY, 4)).getFirst(), TransportHeader.AETH_NAK_INVALID_REQUEST,
+                0);
+        assertThat(reads.count(RcCounter.RESP_NAK_NO_RD_ATOMIC_RESOURCES)).isEqualTo(1);
+        assertThat(reads.receiveSide.failure).isEqualTo(RcStatus.REM_INV_REQ_ERR);
+        RcTestBed atomics = new RcTestBed(RcAttributes.defaults().withRdAtomic(1, 0));
+        assertAck(atomics.toResponder(atomic(RC_FETCH_ADD, 0, BASE_VA, 1, 0)).getFirst(),
+                TransportHeader.AETH_NAK_INVALID_REQUEST, 0);
+        assertThat(atomics.receiveSide.atomicsExecuted).isZero();
+        // A SEND still goes through: only READs and atomics need responder resources.
+        RcTestBed sends = new RcTestBed(RcAttributes.defaults().withRdAtomic(1, 0));
+        sends.receiveSide.postedReceives.add(64);
+        sends.toResponder(request(RC_SEND_ONLY, 0, true, new byte[8]));
+        assertThat(sends.receiveSide.received).extracting(Received::status).containsExactly(RcStatus.SUCCESS);
+    }
+
+    @Test
     void noReceivePostedGetsAnRnrNakWithTheMinRnrTimerAndIsNotExecuted() {
         RcTestBed b = new RcTestBed(RcAttributes.defaults().withMinRnrTimer(14));
         List<Packet> out = b.toResponder(request(RC_SEND_FIRST, 0, false, new byte[1024]));
