@@ -144,22 +144,24 @@ class ReplicationTest {
         assertThat(c.frame()).isEqualTo(Progs.bytes(9, 0xe0, 0x11, 0x55, 0x66));
     }
 
+    /** Frame x leaves for the TAP as these bytes after one more pass of ingress, of the kind this counter counts. */
+    static void assertOneMorePass(int x, P4Counter pass, byte[] sent) {
+        P4Engine e = engine();
+        assertThat(e.process(frame(x), 0, 5, 1)).isEqualTo(P4Engine.PORT_TAP);
+        assertThat(out(e)).isEqualTo(sent);
+        assertThat(e.counters().get(pass)).isEqualTo(1);
+    }
+
     @Test
     void resubmitRunsIngressAgainWithTheFieldListOnly() {
-        P4Engine e = engine();
-        assertThat(e.process(frame(2), 0, 5, 1)).isEqualTo(P4Engine.PORT_TAP);
         // Second pass: instance_type 6 picked a3, which shows m.keep (7, kept) and m.other (0: not in the list).
-        assertThat(out(e)).isEqualTo(Progs.bytes(2, 7, 0, 0x55, 0x66));
-        assertThat(e.counters().get(P4Counter.RESUBMITS)).isEqualTo(1);
+        assertOneMorePass(2, P4Counter.RESUBMITS, Progs.bytes(2, 7, 0, 0x55, 0x66));
     }
 
     @Test
     void recirculateRunsIngressOnTheDeparsedFrame() {
-        P4Engine e = engine();
-        assertThat(e.process(frame(3), 0, 5, 1)).isEqualTo(P4Engine.PORT_TAP);
         // The deparsed frame had x = 4; its second pass (instance_type 4) matched [4, 4] and showed m.keep 3.
-        assertThat(out(e)).isEqualTo(Progs.bytes(4, 3, 0, 0x55, 0x66));
-        assertThat(e.counters().get(P4Counter.RECIRCULATIONS)).isEqualTo(1);
+        assertOneMorePass(3, P4Counter.RECIRCULATIONS, Progs.bytes(4, 3, 0, 0x55, 0x66));
     }
 
     @Test
