@@ -51,11 +51,6 @@ class CounterRegistryTest {
         QPS;
 
         @Override
-        public String key() {
-            return "qps";
-        }
-
-        @Override
         public boolean gauge() {
             return true;
         }

@@ -8,7 +8,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.LinkedHashMap;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32;
@@ -20,20 +20,14 @@ import org.junit.jupiter.api.Test;
  * parallel ranged GETs, a recursive listing and a DeleteObjects.
  */
 class AwsCliFlowTest {
+    /** Bytes from..from+len of data in aws cli's 64 KiB aws-chunked chunks, with their CRC32 as the trailer. */
     static byte[] awsChunkedWithCrc32(byte[] data, int from, int len) {
         CRC32 crc = new CRC32();
         crc.update(data, from, len);
         long v = crc.getValue();
         String b64 = Base64.getEncoder().encodeToString(new byte[] {(byte) (v >> 24), (byte) (v >> 16), (byte) (v >> 8), (byte) v});
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (int at = 0; at < len; at += 65536) {
-            int n = Math.min(65536, len - at);
-            out.writeBytes((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(data, from + at, n);
-            out.writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII));
-        }
-        out.writeBytes(("0\r\nx-amz-checksum-crc32:" + b64 + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-        return out.toByteArray();
+        return BodyEncodingTest.awsChunked(Arrays.copyOfRange(data, from, from + len), 65536,
+                "x-amz-checksum-crc32:" + b64);
     }
 
     @Test
@@ -49,13 +43,9 @@ class AwsCliFlowTest {
         String init = first.send("POST", "/ernic/big.bin?uploads", Map.of(), new byte[0]).text();
         String id = init.substring(init.indexOf("<UploadId>") + 10, init.indexOf("</UploadId>"));
         for (int p = 0; p < parts; p++) {
-            Map<String, String> h = new LinkedHashMap<>();
+            Map<String, String> h = BodyEncodingTest.awsChunkedHeaders("x-amz-checksum-crc32", part);
             h.put("Expect", "100-continue");
-            h.put("Content-Encoding", "aws-chunked");
-            h.put("x-amz-content-sha256", "STREAMING-UNSIGNED-PAYLOAD-TRAILER");
-            h.put("x-amz-trailer", "x-amz-checksum-crc32");
             h.put("x-amz-sdk-checksum-algorithm", "CRC32");
-            h.put("x-amz-decoded-content-length", Integer.toString(part));
             conns.get(p).write("PUT", "/ernic/big.bin?uploadId=" + id + "&partNumber=" + (p + 1), h,
                     awsChunkedWithCrc32(file, p * part, part));
         }

@@ -409,11 +409,18 @@ class RdmaWqePropertyTest {
         long compare = op.compare;
         Runnable apply = () -> { };
         switch (op.kind) {
-            case WRITE -> {
-                st = useInline ? (op.inline > MAX_INLINE ? STS_LOCAL_LEN_ERR : STS_OK) : gather(op.local, src);
-                len = useInline ? op.inline : op.local.stream().mapToLong(Sge::len).sum();
+            case WRITE, READ -> { // one transfer, two directions: the local SGEs are checked first, then the rkey
+                boolean isWrite = op.kind == Kind.WRITE;
+                if (isWrite) {
+                    st = useInline ? (op.inline > MAX_INLINE ? STS_LOCAL_LEN_ERR : STS_OK) : gather(op.local, src);
+                    len = useInline ? op.inline : op.local.stream().mapToLong(Sge::len).sum();
+                } else {
+                    len = op.local.stream().mapToLong(Sge::len).sum();
+                    st = scatter(op.local, len, dst);
+                }
                 if (st == STS_OK) {
-                    st = resolve(op.remote.key(), op.remote.va(len), len, ACCESS_REMOTE_WRITE, true, dst);
+                    st = resolve(op.remote.key(), op.remote.va(len), len,
+                            isWrite ? ACCESS_REMOTE_WRITE : ACCESS_REMOTE_READ, true, isWrite ? dst : src);
                 }
                 if (st == STS_OK) {
                     if (overlap(src, dst)) {
@@ -421,21 +428,6 @@ class RdmaWqePropertyTest {
                         return;
                     }
                     byte[] data = useInline ? inlineData : read(src);
-                    apply = () -> write(dst, data);
-                }
-            }
-            case READ -> {
-                len = op.local.stream().mapToLong(Sge::len).sum();
-                st = scatter(op.local, len, dst);
-                if (st == STS_OK) {
-                    st = resolve(op.remote.key(), op.remote.va(len), len, ACCESS_REMOTE_READ, true, src);
-                }
-                if (st == STS_OK) {
-                    if (overlap(src, dst)) {
-                        skipped++;
-                        return;
-                    }
-                    byte[] data = read(src);
                     apply = () -> write(dst, data);
                 }
             }

@@ -7,7 +7,6 @@ import java.util.List;
 
 import static ernic.p4.Progs.*;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Meters as simple_switch runs them (bmv2's meters.cpp): a two-rate three-colour marker per cell, rates set with
@@ -109,15 +108,11 @@ class MeterTest {
     @Test
     void refusedRateCommands() {
         P4Engine e = indirect("packets");
-        assertThatThrownBy(() -> e.applyEntries("meter_set_rates mtr 0 0.002:2 0.001:4", "f"))
-                .hasMessage("f:1: rate 0.001 is below the rate before it (0.002)");
-        assertThatThrownBy(() -> e.applyEntries("meter_set_rates mtr 0 0.001:2", "f"))
-                .hasMessage("f:1: meter_set_rates: expected 2 RATE:BURST pairs, got 1");
-        assertThatThrownBy(() -> e.applyEntries("meter_set_rates mtr 4 0.001:2 0.002:2", "f"))
-                .hasMessage("f:1: index 4 out of 0..3");
-        assertThatThrownBy(() -> e.applyEntries("meter_array_set_rates mtr 0.001 0.002:2", "f"))
-                .hasMessage("f:1: meter rate key '0.001' needs RATE:BURST");
-        assertThatThrownBy(() -> e.applyEntries("meter_array_set_rates nope 0.001:1 0.002:2", "f"))
-                .hasMessage("f:1: no meter array 'nope'");
+        assertRefused(e, "meter_set_rates mtr 0 0.002:2 0.001:4",
+                "f:1: rate 0.001 is below the rate before it (0.002)");
+        assertRefused(e, "meter_set_rates mtr 0 0.001:2", "f:1: meter_set_rates: expected 2 RATE:BURST pairs, got 1");
+        assertRefused(e, "meter_set_rates mtr 4 0.001:2 0.002:2", "f:1: index 4 out of 0..3");
+        assertRefused(e, "meter_array_set_rates mtr 0.001 0.002:2", "f:1: meter rate key '0.001' needs RATE:BURST");
+        assertRefused(e, "meter_array_set_rates nope 0.001:1 0.002:2", "f:1: no meter array 'nope'");
     }
 }

@@ -1,5 +1,7 @@
 package ernic.p4;
 
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 /** Small bmv2 JSON programs for feature tests, in the form p4c emits (v1model's standard_metadata). */
 final class Progs {
     private Progs() {
@@ -96,5 +98,10 @@ final class Progs {
     /** The frame the engine's last run sent. */
     static byte[] out(P4Engine e) {
         return java.util.Arrays.copyOf(e.output(), e.outputLength());
+    }
+
+    /** Applying these entries as file "f" is refused with this message ("f:LINE: what", as the user sees it). */
+    static void assertRefused(P4Engine e, String entries, String message) {
+        assertThatThrownBy(() -> e.applyEntries(entries, "f")).isInstanceOf(P4EntryError.class).hasMessage(message);
     }
 }

@@ -102,12 +102,18 @@ class ReplicationTest {
         return new byte[] {(byte) x, 0, 0, PAYLOAD[0], PAYLOAD[1]};
     }
 
+    /** A new engine, given these entries, that sent frame x (entering on inPort) to this port as these bytes. */
+    static P4Engine sent(String entries, int x, int inPort, int port, byte[] bytes) {
+        P4Engine e = engine();
+        e.applyEntries(entries, "entries");
+        assertThat(e.process(frame(x), 0, 5, inPort)).isEqualTo(port);
+        assertThat(out(e)).isEqualTo(bytes);
+        return e;
+    }
+
     @Test
     void ingressCloneIsTheFrameAsItEnteredWithItsFieldListAndInstanceType1() {
-        P4Engine e = engine();
-        e.applyEntries("mirroring_add 5 0", "entries");
-        assertThat(e.process(frame(1), 0, 5, 1)).isEqualTo(P4Engine.PORT_GUEST);
-        assertThat(out(e)).isEqualTo(Progs.bytes(1, 0xaa, 0, 0x55, 0x66));
+        P4Engine e = sent("mirroring_add 5 0", 1, 1, P4Engine.PORT_GUEST, Progs.bytes(1, 0xaa, 0, 0x55, 0x66));
         List<P4Engine.Copy> copies = e.copies();
         assertThat(copies).hasSize(1);
         // Parsed again from the original bytes (tag 0, not 0xaa); m.keep kept, m.other zero; egress saw instance 1.
@@ -133,10 +139,7 @@ class ReplicationTest {
 
     @Test
     void egressCloneIsTheFrameAsEgressLeftIt() {
-        P4Engine e = engine();
-        e.applyEntries("mirroring_add 6 0", "entries");
-        assertThat(e.process(frame(9), 0, 5, 0)).isEqualTo(P4Engine.PORT_GUEST);
-        assertThat(out(e)).isEqualTo(Progs.bytes(9, 0xe0, 0, 0x55, 0x66));
+        P4Engine e = sent("mirroring_add 6 0", 9, 0, P4Engine.PORT_GUEST, Progs.bytes(9, 0xe0, 0, 0x55, 0x66));
         P4Engine.Copy c = e.copies().getFirst();
         assertThat(c.instanceType()).isEqualTo(2);
         assertThat(c.verdict()).isEqualTo(P4Engine.PORT_TAP);
@@ -146,19 +149,15 @@ class ReplicationTest {
 
     @Test
     void resubmitRunsIngressAgainWithTheFieldListOnly() {
-        P4Engine e = engine();
-        assertThat(e.process(frame(2), 0, 5, 1)).isEqualTo(P4Engine.PORT_TAP);
         // Second pass: instance_type 6 picked a3, which shows m.keep (7, kept) and m.other (0: not in the list).
-        assertThat(out(e)).isEqualTo(Progs.bytes(2, 7, 0, 0x55, 0x66));
+        P4Engine e = sent("", 2, 1, P4Engine.PORT_TAP, Progs.bytes(2, 7, 0, 0x55, 0x66));
         assertThat(e.counters().get(P4Counter.RESUBMITS)).isEqualTo(1);
     }
 
     @Test
     void recirculateRunsIngressOnTheDeparsedFrame() {
-        P4Engine e = engine();
-        assertThat(e.process(frame(3), 0, 5, 1)).isEqualTo(P4Engine.PORT_TAP);
         // The deparsed frame had x = 4; its second pass (instance_type 4) matched [4, 4] and showed m.keep 3.
-        assertThat(out(e)).isEqualTo(Progs.bytes(4, 3, 0, 0x55, 0x66));
+        P4Engine e = sent("", 3, 1, P4Engine.PORT_TAP, Progs.bytes(4, 3, 0, 0x55, 0x66));
         assertThat(e.counters().get(P4Counter.RECIRCULATIONS)).isEqualTo(1);
     }
 

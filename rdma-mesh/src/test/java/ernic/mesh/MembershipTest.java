@@ -16,17 +16,15 @@ class MembershipTest {
     @Test
     void idsInArrivalOrderAndTopologyReachesAll() {
         try (Cluster c = new Cluster("127.0.0.1", Cluster.fast())) {
-            MeshNode m = c.startManager();
-            MeshNode w1 = c.startWorker();
-            MeshNode w2 = c.startWorker();
-            MeshNode w3 = c.startWorker();
-            assertThat(List.of(m.nodeId(), w1.nodeId(), w2.nodeId(), w3.nodeId())).containsExactly(0, 1, 2, 3);
-            c.awaitTopology(List.of(m, w1, w2, w3), 0, 1, 2, 3);
-            for (MeshNode n : List.of(m, w1, w2, w3)) {
+            // The manager, then three workers, in this order (List.of evaluates its arguments left to right).
+            List<MeshNode> all = List.of(c.startManager(), c.startWorker(), c.startWorker(), c.startWorker());
+            assertThat(all).extracting(MeshNode::nodeId).containsExactly(0, 1, 2, 3);
+            c.awaitTopology(all, 0, 1, 2, 3);
+            for (MeshNode n : all) {
                 assertThat(n.topology()).extracting(NodeInfo::id).containsExactly(0, 1, 2, 3);
             }
-            NodeInfo two = w1.topology().get(2);
-            assertThat(two.address().getPort()).isEqualTo(w2.localPort());
+            NodeInfo two = all.get(1).topology().get(2);
+            assertThat(two.address().getPort()).isEqualTo(all.get(2).localPort());
         }
     }
 

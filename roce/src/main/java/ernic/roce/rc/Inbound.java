@@ -1,5 +1,6 @@
 package ernic.roce.rc;
 
+import ernic.counters.Counters;
 import ernic.roce.IbOpcode;
 import ernic.roce.TransportHeader;
 
@@ -22,10 +23,17 @@ final class Inbound {
     int rkey;
     long va, remaining, length;
 
-    /** The opcode of {@code r} when it is a request of {@code transport}; null for anything a responder drops. */
-    static IbOpcode request(TransportHeader r, int transport) {
+    /**
+     * The opcode of {@code r} when it is a request of {@code transport}; anything else a responder drops, counted
+     * here as {@link RcCounter#RESP_DROP_NOT_REQUEST}, and gets null.
+     */
+    static IbOpcode request(TransportHeader r, int transport, Counters<RcCounter> counters) {
         IbOpcode o = IbOpcode.of(r.opcode);
-        return o != null && o.transport == transport && o.request ? o : null;
+        if (o != null && o.transport == transport && o.request) {
+            return o;
+        }
+        counters.inc(RcCounter.RESP_DROP_NOT_REQUEST);
+        return null;
     }
 
     /** No rkey 0 from the wire, no range that wraps past 2^64, then the host's check of the region. */

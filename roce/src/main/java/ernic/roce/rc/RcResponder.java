@@ -71,9 +71,8 @@ public final class RcResponder extends ConnectedEngine implements ConnectedRespo
      */
     @Override
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
-        IbOpcode o = Inbound.request(r, IbOpcode.RC);
+        IbOpcode o = Inbound.request(r, IbOpcode.RC, counters);
         if (o == null) {
-            counters.inc(RcCounter.RESP_DROP_NOT_REQUEST);
             return;
         }
         if (failed) {

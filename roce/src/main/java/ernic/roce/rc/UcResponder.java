@@ -41,9 +41,8 @@ public final class UcResponder implements ConnectedResponder {
 
     @Override
     public void receive(TransportHeader r, MemorySegment data, long offset, int length, long now) {
-        IbOpcode o = Inbound.request(r, IbOpcode.UC);
+        IbOpcode o = Inbound.request(r, IbOpcode.UC, counters);
         if (o == null) {
-            counters.inc(RcCounter.RESP_DROP_NOT_REQUEST);
             return;
         }
         int p = r.psn & Psn.MASK;

@@ -81,8 +81,7 @@ class RcRequesterTest {
 
     @Test
     void aMessageOfAtMostOneMtuIsOnePacketEvenEmpty() {
-        bed.postSend(1, 0);
-        bed.postSend(2, 1024);
+        bed.postSends(0, 1024);
         List<Packet> ps = bed.poll();
         assertThat(opcodes(ps)).containsExactly(RC_SEND_ONLY, RC_SEND_ONLY);
         assertThat(ps).extracting(p -> p.data().length).containsExactly(0, 1024);
@@ -184,9 +183,7 @@ class RcRequesterTest {
 
     @Test
     void aCoalescedAckCompletesEveryMessageUpToItsPsnInOrder() {
-        bed.postSend(1, 10);
-        bed.postSend(2, 3000);
-        bed.postSend(3, 10);
+        bed.postSends(10, 3000, 10);
         bed.poll();
         bed.toRequester(ack(TransportHeader.AETH_ACK, 3));
         assertThat(completions()).containsExactly(new Completion(1, RcStatus.SUCCESS),
@@ -278,9 +275,7 @@ class RcRequesterTest {
 
     @Test
     void aSequenceNakGoesBackToItsPsnAndAcknowledgesWhatPrecedes() {
-        bed.postSend(1, 10);
-        bed.postSend(2, 10);
-        bed.postSend(3, 10);
+        bed.postSends(10, 10, 10);
         bed.poll();
         bed.toRequester(ack(TransportHeader.AETH_NAK_PSN_SEQUENCE, 1));
         assertThat(completions()).containsExactly(new Completion(1, RcStatus.SUCCESS));
@@ -329,8 +324,7 @@ class RcRequesterTest {
     @Test
     void rnrRetriesRunOutWithRnrRetryExceeded() {
         RcTestBed b = new RcTestBed(RcAttributes.defaults().withRetry(14, 7, 2));
-        b.postSend(1, 10);
-        b.postSend(2, 10);
+        b.postSends(10, 10);
         for (int i = 0; i < 2; i++) {
             b.poll();
             b.toRequester(ack(TransportHeader.AETH_RNR_NAK | 1, 0));
@@ -396,8 +390,7 @@ class RcRequesterTest {
     @Test
     void retriesWithoutProgressRunOutWithRetryExceeded() {
         RcTestBed b = new RcTestBed(RcAttributes.defaults().withRetry(1, 3, 7));
-        b.postSend(1, 10);
-        b.postSend(2, 10);
+        b.postSends(10, 10);
         int sent = b.poll().size();
         while (!b.requester.failed()) {
             b.now = b.requester.nextDeadline();
@@ -428,8 +421,7 @@ class RcRequesterTest {
     @Test
     void progressGivesTheRetriesBack() {
         RcTestBed b = new RcTestBed(RcAttributes.defaults().withRetry(1, 1, 7));
-        b.postSend(1, 10);
-        b.postSend(2, 10);
+        b.postSends(10, 10);
         b.poll();
         b.now = b.requester.nextDeadline();
         b.requester.tick(b.now); // the one retry

@@ -267,6 +267,13 @@ final class RcTestBed {
         post(wrId, RcOp.SEND, pattern(wrId, length), 0, 0, 0, 0, 0);
     }
 
+    /** One SEND of each length, in order, with wr ids 1, 2, 3 ... */
+    void postSends(int... lengths) {
+        for (int i = 0; i < lengths.length; i++) {
+            postSend(i + 1, lengths[i]);
+        }
+    }
+
     void postWrite(long wrId, int length, long va) {
         post(wrId, RcOp.RDMA_WRITE, pattern(wrId, length), va, MR_RKEY, 0, 0, 0);
     }

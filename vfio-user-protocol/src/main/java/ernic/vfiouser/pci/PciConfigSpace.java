@@ -109,7 +109,17 @@ public final class PciConfigSpace {
     }
 
     public static final class Builder {
-        private enum Cap { PM, MSIX, EXPRESS }
+        /** The capabilities a builder adds: each one's capability ID (its first byte) and its length. */
+        private enum Cap {
+            PM(CAP_ID_PM, PM_LENGTH), MSIX(CAP_ID_MSIX, MSIX_LENGTH), EXPRESS(CAP_ID_EXPRESS, EXP_LENGTH);
+
+            final int id, length;
+
+            Cap(int id, int length) {
+                this.id = id;
+                this.length = length;
+            }
+        }
 
         private int vendorId, deviceId, subsystemVendorId, subsystemId, classCode, revision, interruptPin;
         private final long[] barSize = new long[6];
@@ -232,27 +242,23 @@ public final class PciConfigSpace {
             for (Cap cap : caps) {
                 s.value(previousNext, 1, at);
                 previousNext = at + CAP_NEXT;
+                s.value(at, 1, cap.id);
                 switch (cap) {
                     case PM -> {
                         pm = at;
-                        s.value(at, 1, CAP_ID_PM);
                         s.value(at + PM_PMC, 2, PM_PMC_VALUE);
                         s.value(at + PM_PMCSR, 2, PMCSR_NO_SOFT_RESET);
                         s.writable(at + PM_PMCSR, 2, PMCSR_POWER_STATE);
-                        at += PM_LENGTH;
                     }
                     case MSIX -> {
                         msixAt = at;
-                        s.value(at, 1, CAP_ID_MSIX);
                         s.value(at + MSIX_CONTROL, 2, msix.tableSize() - 1);
                         s.writable(at + MSIX_CONTROL, 2, MSIX_CONTROL_MASK_ALL | MSIX_CONTROL_ENABLE);
                         s.value(at + MSIX_TABLE, 4, msix.tableOffset() | msix.tableBar());
                         s.value(at + MSIX_PBA, 4, msix.pbaOffset() | msix.pbaBar());
-                        at += MSIX_LENGTH;
                     }
                     case EXPRESS -> {
                         exp = at;
-                        s.value(at, 1, CAP_ID_EXPRESS);
                         s.value(at + EXP_FLAGS, 2, EXP_FLAGS_VALUE);
                         s.value(at + EXP_DEVCAP, 4, EXP_DEVCAP_VALUE);
                         s.value(at + EXP_DEVCTL, 2, EXP_DEVCTL_VALUE);
@@ -267,10 +273,9 @@ public final class PciConfigSpace {
                         // Target Link Speed defaults to the highest supported speed.
                         s.value(at + EXP_LNKCTL2, 2, linkSpeed);
                         s.writable(at + EXP_LNKCTL2, 2, EXP_LNKCTL2_WRITABLE);
-                        at += EXP_LENGTH;
                     }
                 }
-                at = (at + 3) & ~3;
+                at = (at + cap.length + 3) & ~3;
             }
             // The last next pointer stays 0; with an extended space, the header at 0x100 stays 0 too,
             // which is how PCIe Base 3.0, 7.9.2 says "no extended capabilities".
