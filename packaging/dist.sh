@@ -88,8 +88,11 @@ classpath_of() {
     (cd "$dir" && LC_ALL=C ls -1 ./*.jar | sed "s|^\./|$prefix/|" | paste -sd:)
 }
 
-# Starts `ernic serve` from the tree with the package's JVM options, waits for its socket and for it to settle,
-# and stops it with SIGTERM: the JVM then writes the AOT cache of what it loaded and linked (JDK 25, JEP 483).
+# Starts `ernic serve` from the tree with the package's JVM options, waits until it says it is serving (the
+# socket opens before the device thread and the device exist) and for it to settle, and stops it with SIGTERM:
+# the JVM then writes the AOT cache of what it loaded and linked (JDK 25, JEP 483). Waiting 2 s after the socket
+# was not enough at a load of 10: the SIGTERM came before serve had finished starting (its log ended in a stack
+# trace).
 # Without the method profiles of the run (JEP 515, -AOTRecordTraining): no client connects to a training run, so
 # they were profiles of start-up code alone, and replaying them had C2 compile that code at every start (about a
 # third of the CPU before the socket opened).
@@ -102,11 +105,11 @@ train_aot() {
         -cp "$(classpath_of "$lib/app" "$lib/app")" ernic.server.Main serve --socket "$sock" >"$log" 2>&1 &
     pid=$!
     local waited=0
-    while [[ ! -S $sock ]]; do
-        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "the AOT training run of serve stopped before its socket opened"; }
+    until grep -q '^ernic: serving ' "$log"; do
+        kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; die "the AOT training run of serve stopped before it was serving"; }
         sleep 0.1
         waited=$((waited + 1))
-        ((waited < 1200)) || { kill "$pid"; die "the AOT training run of serve opened no socket in 2 minutes"; }
+        ((waited < 1200)) || { kill "$pid"; die "the AOT training run of serve was not serving after 2 minutes"; }
     done
     sleep 2
     kill -TERM "$pid"

@@ -24,8 +24,12 @@ import java.util.function.Consumer;
  */
 final class StartFootprint {
     static final Path OPTIONS = Path.of("packaging", "serve.jvm-options");
-    /** How long the device idles with its client before the reading: the JIT and the allocator settle. */
-    static final long IDLE_MILLIS = 3000;
+    /**
+     * How long the device idles with its client before the reading: the JIT and the allocator settle, and the
+     * package's {@code -XX:TrimNativeHeapInterval=5000} has handed back what the start freed at least once (3 s
+     * read 79 or 90 MiB for the same server, as the trim had run or not).
+     */
+    static final long IDLE_MILLIS = 10_000;
 
     /** The medians of the starts of one setting. */
     record Figures(String setting, double openMillis, double cpuMillis, long rssKib, long anonKib, long fileKib,
