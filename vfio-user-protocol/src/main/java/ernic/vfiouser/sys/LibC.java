@@ -68,8 +68,12 @@ public final class LibC {
     /** struct stat: st_size at 48 (x86-64). */
     private static final long STAT_SIZE = 144, ST_SIZE = 48;
 
-    private static MethodHandle fn(String name, FunctionDescriptor fd) {
-        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError(name)), fd, CCS);
+    /** A downcall to libc's {@code name} that captures errno, with {@code variadic} for a variadic function. */
+    private static MethodHandle fn(String name, FunctionDescriptor fd, Linker.Option... variadic) {
+        Linker.Option[] options = new Linker.Option[variadic.length + 1];
+        options[0] = CCS;
+        System.arraycopy(variadic, 0, options, 1, variadic.length);
+        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(() -> new UnsatisfiedLinkError(name)), fd, options);
     }
 
     // Each function is linked on its first call, in a holder class of its own (the JVM initialises a class on its
@@ -154,13 +158,13 @@ public final class LibC {
     }
 
     private static final class Fcntl3 {
-        static final MethodHandle H = LINKER.downcallHandle(LIBC.find("fcntl").orElseThrow(),
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), CCS, Linker.Option.firstVariadicArg(2));
+        static final MethodHandle H = fn("fcntl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT),
+                Linker.Option.firstVariadicArg(2));
     }
 
     private static final class IoctlPtr {
-        static final MethodHandle H = LINKER.downcallHandle(LIBC.find("ioctl").orElseThrow(),
-                FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), CCS, Linker.Option.firstVariadicArg(2));
+        static final MethodHandle H = fn("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS),
+                Linker.Option.firstVariadicArg(2));
     }
 
     private static final class Poll {
