@@ -3,6 +3,7 @@ package ernic.ionic;
 import ernic.ionic.fault.FaultPlan;
 import ernic.ionic.profile.ProfileLoader;
 import ernic.model.rdma.RawCqe;
+import ernic.model.rdma.RdmaRaw;
 import ernic.roce.RoceFrame;
 import io.netty.util.concurrent.MockTicker;
 import io.netty.util.concurrent.Ticker;
@@ -66,7 +67,7 @@ class WireDataPathTest {
         }
 
         /** The rsq_depth the next QPs' RTR gives (max_dest_rd_atomic 16 unless a test says otherwise). */
-        int rsqDepth = 5;
+        int rsqDepth = RdmaRaw.RSQ_DEPTH_16;
 
         /** An RC QP through INIT, RTR (toward {@code destQpn} at {@code destIp}) and RTS, remote access granted. */
         void rc(int id, int destQpn, int destIp) throws IOException {

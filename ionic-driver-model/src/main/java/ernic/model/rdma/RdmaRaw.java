@@ -16,7 +16,7 @@ import static ernic.model.rdma.Fw.*;
  */
 public final class RdmaRaw {
     /** rsq_depth for max_dest_rd_atomic 16: ionic's order_base_2(16 + 1). */
-    static final int RSQ_DEPTH_16 = 5;
+    public static final int RSQ_DEPTH_16 = 5;
 
     /** The admin CQ's and the admin queue's ids, as {@link RdmaVerbs#open} created them. */
     public final int adminCqId, adminQueueId;
