@@ -432,7 +432,7 @@ public final class P4Engine {
 
     /** The egress_spec the last frame asked for when it was dropped for want of a port (for reports). */
     public long lastEgressSpec() {
-        return StdMeta.get(program.std.egressSpec(), pkt);
+        return egressSpec.get(pkt);
     }
 
     public Counters<P4Counter> counters() {
