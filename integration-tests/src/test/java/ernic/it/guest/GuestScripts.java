@@ -131,9 +131,16 @@ final class GuestScripts {
      * (exit 1) or, with {@code -R}, waits for it until its time-out (124): that server end passes with it.
      */
     static void assertServedAndPassed(String out, String name) {
-        boolean untimed = Pattern.compile("vm1\\| UNTIMED " + name + "\\s").matcher(out).find();
-        assertThat(out).as(name)
-                .containsPattern("vm0\\| RESULT " + name + " server=" + (untimed ? "(0|1|124)" : "0") + "\\b")
-                .containsPattern("vm1\\| RESULT " + name + " client=0\\b");
+        assertServedAndPassed(out, name, 0, 1);
+    }
+
+    /** {@link #assertServedAndPassed(String, String)} with the server end in guest {@code server}, the client in
+     * guest {@code client}. */
+    static void assertServedAndPassed(String out, String name, int server, int client) {
+        boolean untimed = Pattern.compile("vm" + client + "\\| UNTIMED " + name + "\\s").matcher(out).find();
+        assertThat(out).as(name + " with its server end in guest " + server)
+                .containsPattern("vm" + server + "\\| RESULT " + name + " server=" + (untimed ? "(0|1|124)" : "0")
+                        + "\\b")
+                .containsPattern("vm" + client + "\\| RESULT " + name + " client=0\\b");
     }
 }
