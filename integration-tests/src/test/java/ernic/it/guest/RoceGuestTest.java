@@ -223,15 +223,16 @@ class RoceGuestTest {
     static final Plan FULL = new Plan(TOOLS, TOOLS6, TOOLS, new String[]{"rc-4k", "rc-64k", "write-bw", "read-bw",
             "send-bw", "atomic-bw"}, "rxe ionic loss", "32M");
     /**
-     * CI's share, within its time: against Soft-RoCE, SEND (ping-pongs), UD, the CM and every operation of rping,
-     * single-packet WRITEs, READ and atomics, each way, and NVMe-oF; the 4 KiB ping-pong and rping between the IPv6
-     * GIDs; rping and READ between two emulated NICs;
-     * the 4 KiB ping-pong under loss (each run's last ACK can be lost after the client has gone, which leaves the server
-     * retrying for ever: about one run in a hundred). Not the 64 KiB WRITE and SEND streams from rxe, which under load
-     * can fail from rxe's renumbered retransmissions (docs/roce.md, "rxe under load"). fio verifies 16 MiB, not the
-     * whole run's 32: the CI's 3 minutes (issue 33).
+     * CI's share, within its time: against Soft-RoCE, SEND (ping-pongs), UD, the CM and every operation of rping
+     * (its server WRITEs and READs the client's buffers), perftest's READ and atomics, each way, and NVMe-oF (the
+     * target's READs and WRITEs of the host's blocks); the 4 KiB ping-pong and rping between the IPv6 GIDs; rping and
+     * READ between two emulated NICs; the 4 KiB ping-pong under loss (each run's last ACK can be lost after the
+     * client has gone, which leaves the server retrying for ever: about one run in a hundred). Not the 64 KiB WRITE
+     * and SEND streams from rxe, which under load can fail from rxe's renumbered retransmissions (docs/roce.md, "rxe
+     * under load"), nor perftest's WRITE latency. fio verifies 16 MiB, not the whole list's 32: CI's 3 minutes for
+     * the wire (issue 33).
      */
-    static final Plan CI = new Plan(new String[]{"rc-4k", "ud", "rping", "write-lat", "read-bw", "atomic-bw"},
+    static final Plan CI = new Plan(new String[]{"rc-4k", "ud", "rping", "read-bw", "atomic-bw"},
             new String[]{"rc-4k", "rping"}, new String[]{"rping", "read-bw"}, new String[]{"rc-4k"}, "rxe", "16M");
 
     @Test
