@@ -5,6 +5,7 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelProgressivePromise;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -189,6 +190,52 @@ class MeshLinkTest {
         ch.finishAndReleaseAll();
     }
 
+    @Test
+    void everyFrameGoesWithTheLinksOnePromiseAndARepliesBytesCountUntilWritten() {
+        link.write(data(MeshLink.IN_FLIGHT_LIMIT));
+        ch.runPendingTasks();
+        link.writeReply(data(1000));
+        link.writeReply(data(2000));
+        link.heartbeat();
+        ch.runPendingTasks();
+        long replies = link.replyBytes();
+        assertThat(replies).isGreaterThanOrEqualTo(3000);
+
+        // The socket takes the first frame: the heartbeat and both replies go down behind it.
+        socket.releaseOne();
+        ch.runPendingTasks();
+        assertThat(socket.types).containsExactly(Wire.DATA, Wire.HEARTBEAT, Wire.DATA, Wire.DATA);
+        // One promise for the link's life, whatever the frame (no promise and no listener per write).
+        assertThat(socket.held).extracting(StalledSocket.Held::promise).containsOnly(socket.held.getFirst().promise());
+        assertThat(socket.held.getFirst().promise().isDone()).isFalse();
+        assertThat(link.replyBytes()).isEqualTo(replies); // passed down, not yet written
+
+        socket.releaseOne(); // the heartbeat
+        assertThat(link.replyBytes()).isEqualTo(replies);
+        int first = socket.held.getFirst().frame().readableBytes();
+        socket.releaseOne(); // the first reply
+        assertThat(link.replyBytes()).isEqualTo(replies - first);
+        socket.releaseOne();
+        assertThat(link.replyBytes()).isZero();
+        assertThat(link.busy()).isFalse();
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aCloseWithFramesInFlightAndQueuedLeavesNothingCounted() {
+        link.write(data(MeshLink.IN_FLIGHT_LIMIT));
+        ch.runPendingTasks();
+        link.writeReply(data(1000));
+        link.write(data(100));
+        ch.runPendingTasks();
+        assertThat(link.busy()).isTrue();
+        ch.close();
+        assertThat(link.busy()).isFalse();
+        assertThat(link.replyBytes()).isZero();
+        socket.held.forEach(h -> h.frame().release());
+        ch.finishAndReleaseAll();
+    }
+
     // ---------------------------------------------------------------- the health check, on the mock ticker
 
     static final long INTERVAL = TimeUnit.MILLISECONDS.toNanos(100);
@@ -272,6 +319,27 @@ class MeshLinkTest {
         ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
         assertThat(check()).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
         ticker.advance(1, TimeUnit.NANOSECONDS);
+        assertThat(check()).isEqualTo(MeshLink.Health.SEND_TIMED_OUT);
+        socket.held.forEach(h -> h.frame().release());
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
+    void aPartialWriteOfALargeFrameIsProgress() {
+        link.opened(2);
+        link.write(data(MeshLink.IN_FLIGHT_LIMIT));
+        link.write(data(100));
+        ch.runPendingTasks();
+        // The socket takes a part of the first frame each 90% of the time-out: the connection is moving.
+        ChannelProgressivePromise p = (ChannelProgressivePromise) socket.held.getFirst().promise();
+        for (int part = 1; part <= 3; part++) {
+            ticker.advance(SEND_TIMEOUT * 9 / 10, TimeUnit.NANOSECONDS);
+            p.tryProgress(part * 1000L, MeshLink.IN_FLIGHT_LIMIT);
+            ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
+            assertThat(check()).isIn(MeshLink.Health.FINE, MeshLink.Health.HEARTBEAT_SENT);
+        }
+        ticker.advance(SEND_TIMEOUT + 1, TimeUnit.NANOSECONDS);
+        ch.writeInbound(Unpooled.buffer().writeByte(Wire.HEARTBEAT_ACK));
         assertThat(check()).isEqualTo(MeshLink.Health.SEND_TIMED_OUT);
         socket.held.forEach(h -> h.frame().release());
         ch.finishAndReleaseAll();
