@@ -6,9 +6,8 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOutboundBuffer;
-import io.netty.channel.ChannelProgressiveFuture;
-import io.netty.channel.ChannelProgressiveFutureListener;
 import io.netty.channel.ChannelProgressivePromise;
+import io.netty.channel.DefaultChannelProgressivePromise;
 import io.netty.channel.PendingWriteQueue;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.concurrent.Ticker;
@@ -28,7 +27,8 @@ import java.util.List;
  * being written. A heartbeat and an answer to one each have a one-deep slot that is emptied before the queue, so
  * they go ahead of queued data; a second heartbeat while one waits is merged into it. Writes report progress, so
  * the send time-out sees partial writes of large frames. A data frame queued with a {@link Recall} is offered back
- * to its sender when it reaches the head of the queue; a frame the sender takes back is released unsent.
+ * to its sender when it reaches the head of the queue; a frame the sender takes back is released unsent. Every
+ * frame goes with the link's one {@link WriteTracker} as its promise, so a frame costs no promise or listener.
  */
 final class MeshLink extends ChannelInboundHandlerAdapter {
     /** Bytes passed down to the socket at once; the rest waits in the queue, behind the priority slots. */
@@ -88,6 +88,12 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     private long activeNanos;
     private long lastProgressNanos;
     private PendingWriteQueue queue;
+    /** The promise of every frame this link queues or writes down ({@link WriteTracker}). */
+    private WriteTracker tracker;
+    /** Each queued frame's {@link #entry}, in queue order (a reply's bytes are counted until it is written). */
+    private final IntRing queuedFrames = new IntRing();
+    /** Each frame passed down to the channel and not yet written, its {@link #entry}, oldest first. */
+    private final IntRing writtenFrames = new IntRing();
     /**
      * Queued frames that can be taken back, in queue order, three entries each: the frame, its {@link Recall} and
      * its payload. Frames without one (control, relayed) have no entry, so the head entry names its frame.
@@ -157,6 +163,7 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         this.ctx = ctx;
         this.channel = ctx.channel();
         this.queue = new PendingWriteQueue(ctx);
+        this.tracker = new WriteTracker(ctx);
     }
 
     @Override
@@ -206,6 +213,11 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         queue.removeAndFailAll(new ClosedChannelException());
+        // The failed writes are not counted one by one (the tracker ignores failures): the link is finished.
+        queuedFrames.clear();
+        writtenFrames.clear();
+        inFlight = 0;
+        replyBytes = 0;
         recallable.clear();
         heartbeatSlot = false;
         answerSlot = false;
@@ -357,7 +369,8 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
         if (reply) {
             replyBytes += size;
         }
-        queue.add(frame, promise(size, reply));
+        queue.add(frame, tracker);
+        queuedFrames.add(entry(size, reply));
         if (recall != null) {
             recallable.add(frame);
             recallable.add(recall);
@@ -457,7 +470,9 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
                 if (recallable.peekFirst() == frame && takenBack(frame)) {
                     continue;
                 }
-                inFlight += frame.readableBytes();
+                int entry = queuedFrames.remove();
+                inFlight += size(entry);
+                writtenFrames.add(entry);
                 queue.removeAndWrite();
             } else {
                 break;
@@ -483,8 +498,9 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
             back = false;
         }
         if (back) {
-            // Never written, so never in flight: cancelling runs the listener, which counts only written frames.
-            queue.remove().cancel(false);
+            // Never written, so never in flight (and never a reply): it only leaves the queue, released.
+            queue.remove();
+            queuedFrames.remove();
             links.takenBack(dst);
         }
         return back;
@@ -493,31 +509,83 @@ final class MeshLink extends ChannelInboundHandlerAdapter {
     private void writeDown(ByteBuf frame) {
         int size = frame.readableBytes();
         inFlight += size;
-        ctx.write(frame, promise(size, false));
+        writtenFrames.add(entry(size, false));
+        ctx.write(frame, tracker);
     }
 
-    private ChannelProgressivePromise promise(int size, boolean reply) {
-        ChannelProgressivePromise p = ctx.newProgressivePromise();
-        p.addListener(new ChannelProgressiveFutureListener() {
-            @Override
-            public void operationProgressed(ChannelProgressiveFuture future, long progress, long total) {
-                lastProgressNanos = ticker.nanoTime();
-            }
+    /** A frame's size and whether it is a reply, in one int (frames are shorter than 1 GiB). */
+    private static int entry(int size, boolean reply) {
+        return size << 1 | (reply ? 1 : 0);
+    }
 
-            @Override
-            public void operationComplete(ChannelProgressiveFuture future) {
-                if (reply) {
-                    replyBytes -= size; // written, or failed with the connection: no longer held for it
-                }
-                // A failed write means the channel is closing (the link is finished with then); a cancelled one
-                // was taken back before it went down.
-                if (future.isSuccess()) {
-                    inFlight -= size;
-                    lastProgressNanos = ticker.nanoTime();
-                    pump();
-                }
-            }
-        });
-        return p;
+    private static int size(int entry) {
+        return entry >>> 1;
+    }
+
+    /** The oldest frame passed down was written whole: its bytes leave {@link #inFlight}, and more may go. */
+    private void frameWritten() {
+        if (writtenFrames.isEmpty()) {
+            return; // not one of this link's (cannot happen: only its frames carry the tracker)
+        }
+        int entry = writtenFrames.remove();
+        inFlight -= size(entry);
+        if ((entry & 1) != 0) {
+            replyBytes -= size(entry);
+        }
+        lastProgressNanos = ticker.nanoTime();
+        pump();
+    }
+
+    /**
+     * The promise of every frame the link writes, one for the link's life: Netty reports each frame's progress and
+     * its end to the frame's promise, in the order the frames were written, and this one turns those reports into
+     * the link's accounting ({@link #frameWritten}, {@link #lastProgressNanos}) instead of completing. So it is never
+     * done, and a write costs no promise and no listener. A failed write means the channel is closing, and
+     * {@link #channelInactive} settles the accounting then; so is a frame taken back from the queue (never written)
+     * nothing to it.
+     */
+    private final class WriteTracker extends DefaultChannelProgressivePromise {
+        WriteTracker(ChannelHandlerContext ctx) {
+            super(ctx.channel(), ctx.executor());
+        }
+
+        @Override
+        public boolean trySuccess(Void result) {
+            frameWritten();
+            return true;
+        }
+
+        @Override
+        public ChannelProgressivePromise setSuccess(Void result) {
+            frameWritten();
+            return this;
+        }
+
+        @Override
+        public boolean tryFailure(Throwable cause) {
+            return true;
+        }
+
+        @Override
+        public ChannelProgressivePromise setFailure(Throwable cause) {
+            return this;
+        }
+
+        @Override
+        public boolean tryProgress(long progress, long total) {
+            lastProgressNanos = ticker.nanoTime();
+            return true;
+        }
+
+        @Override
+        public ChannelProgressivePromise setProgress(long progress, long total) {
+            lastProgressNanos = ticker.nanoTime();
+            return this;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return false; // shared by every frame: nothing may end it
+        }
     }
 }
