@@ -447,6 +447,7 @@ public final class BenchSuite {
         j.put("rows", jr);
         Path png = out.resolve("datapath.png");
         Chart.write(png, "ernic data path (driver model, one server) vs memcpy, " + json.get("generated"),
+                String.valueOf(DataPathBench.WINDOW),
                 rows.stream().filter(r -> r.size() >= DataPathBench.SIZES[0]).toList()); // the chart's axis: 4 KiB up
         j.put("chart", png.getFileName().toString());
         md.append("\n![bandwidth and latency by message size](datapath.png)\n\n");

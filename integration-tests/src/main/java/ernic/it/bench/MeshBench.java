@@ -40,6 +40,24 @@ public final class MeshBench {
     static final int LAN_PORT = 7400;
     /** The first pass through both freshly started servers, unrecorded, while their JIT compiles the path. */
     static final long COLD_START_MILLIS = 4_000;
+    /**
+     * WQEs in flight for bandwidth: perftest's default {@code --tx-depth}, enough to cover the bandwidth-delay product
+     * of the delayed veth rows (1 ms each way: a 2 ms round trip holds 128 × 4 KiB = 512 KiB, 256 MB/s; the window
+     * of 16 before 2026-12-07 capped 4 KiB WRITEs there at 32 MB/s). {@code -Dernic.meshWindow=16} (in
+     * {@code ERNIC_JAVA_OPTS}) brings the old window back, to compare across the change.
+     */
+    static final int WINDOW = Integer.getInteger("ernic.meshWindow", 128);
+    /**
+     * The window's bytes are capped at this (4 MiB: 16 WQEs, 1 MiB: 64): every bandwidth slice ends by draining what
+     * is in flight, and 512 MiB of 4 MiB WRITEs would take seconds to drain on a busy machine. 64 MiB in flight
+     * covers a 2 ms round trip up to 32 GB/s.
+     */
+    static final long WINDOW_BYTES = 64L << 20;
+
+    /** The WQEs in flight for bandwidth at {@code size}. */
+    static int window(long size) {
+        return DataPathBench.window(WINDOW, WINDOW_BYTES, size);
+    }
 
     /**
      * {@code rdma}: the operations' rows, per size in the order asked; {@code spreads} in the same order; {@code tcp}:
@@ -162,10 +180,12 @@ public final class MeshBench {
              IonicDriverModel drvA = IonicDriverModel.connect(manager.socket.toString(), 64L << 20);
              IonicDriverModel drvB = IonicDriverModel.connect(worker.socket.toString(), 64L << 20)) {
             RdmaVerbs va = RdmaVerbs.open(drvA), vb = RdmaVerbs.open(drvB);
-            Cq cqA = va.createCq(10), cqB = vb.createCq(10);
+            // Rings that hold the window (and SEND's receives), and CQs that hold both rings' completions.
+            int ring = DataPathBench.ringLog2(WINDOW);
+            Cq cqA = va.createCq(Math.max(10, ring + 1)), cqB = vb.createCq(Math.max(10, ring + 1));
             int access = RdmaVerbs.QP_REMOTE_WRITE | RdmaVerbs.QP_REMOTE_READ;
-            Qp a = va.createQp(RdmaVerbs.RC, cqA, cqA, 7, 7, 6, access);
-            Qp b = vb.createQp(RdmaVerbs.RC, cqB, cqB, 7, 7, 6, access);
+            Qp a = va.createQp(RdmaVerbs.RC, cqA, cqA, ring, ring, 6, access);
+            Qp b = vb.createQp(RdmaVerbs.RC, cqB, cqB, ring, ring, 6, access);
             va.init(a, access);
             vb.init(b, access);
             // RTR is refused while no node owns the destination GID: wait for the mesh to form.
@@ -186,6 +206,7 @@ public final class MeshBench {
             // The CPU of both servers, sender and receiver, against the TCP writer's and reader's together.
             DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log)
                     .coldStart(COLD_START_MILLIS)
+                    .window(WINDOW, WINDOW_BYTES)
                     .cpu(CpuCost.forked(manager.pid()).and(CpuCost.forked(worker.pid())), 0);
             // The TCP reference runs in each round right before the operations, so a burst of load hits both.
             for (DataPathBench.Row r : bench.measure(endA, endB, ops,

@@ -77,6 +77,8 @@ final class MeshSection {
             return;
         }
         int rounds = quick ? 1 : 5;
+        j.put("window", MeshBench.WINDOW);
+        j.put("windowMaxBytes", MeshBench.WINDOW_BYTES);
         MeshBench.Result r = new MeshBench(pace.warmupMillis(), pace.measureMillis(), rounds, log)
                 .ops("WRITE", "READ", "SEND").run();
         if (!r.dataChecked()) {
@@ -90,7 +92,7 @@ final class MeshSection {
                 .append("guest's memory afterwards.").append(MeshBench.PINNED ? " Pinned (`-Dernic.meshPin=true`): the "
                         + "manager and the client on CPU 0, the worker on CPU 1; TCP's writer on 0, its reader on 1." : "")
                 .append(" Bandwidth with ")
-                .append(DataPathBench.WINDOW).append(" operations in flight, latency with one. Reference: a raw TCP ")
+                .append(windowText()).append(" in flight, latency with one. Reference: a raw TCP ")
                 .append("loopback stream of the same message sizes (latency: message out, one byte back), measured ")
                 .append("in each of ").append(rounds).append(" rounds right before the operations; figures are the best ")
                 .append("of the rounds, and the round columns give each round's own ratio (lowest, median, highest) ")
@@ -114,12 +116,14 @@ final class MeshSection {
         }
         j.put("rows", jr);
         Path png = out.resolve("mesh.png");
-        Chart.write(png, "ernic mesh (two servers) WRITE, READ, SEND vs raw TCP loopback, " + generated, chartRows);
+        Chart.write(png, "ernic mesh (two servers) WRITE, READ, SEND vs raw TCP loopback, " + generated,
+                MeshBench.WINDOW + ", at most " + human(MeshBench.WINDOW_BYTES), chartRows);
         j.put("chart", png.getFileName().toString());
         md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
         Map<String, Object> loopback = new LinkedHashMap<>();
         loopback.put("status", "ran");
         loopback.put("rounds", rounds);
+        loopback.put("window", MeshBench.WINDOW);
         loopback.put("rows", jr);
         j.put("loopback", loopback);
         meshOnVeth(j);
@@ -139,7 +143,9 @@ final class MeshSection {
                 .append("servers every mesh message travels on that one connection. Reference: a raw TCP stream from ")
                 .append("the worker's host to the manager's host over the same path (through a relay with the same ")
                 .append("delay for the delayed rows), measured in each of ").append(rounds)
-                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio.\n\n");
+                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio. Window as ")
+                .append("on loopback: ").append(windowText()).append(" in flight, which covers the delayed paths' ")
+                .append("bandwidth-delay product (a 2 ms round trip at 1 ms each way).\n\n");
         boolean ip = Stream.of("/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip")
                 .anyMatch(f -> Files.isExecutable(Path.of(f)));
         String notRun = null;
@@ -170,6 +176,7 @@ final class MeshSection {
                 Map<String, Object> jv = new LinkedHashMap<>();
                 jv.put("delayEachWayMicros", delayMicros[v]);
                 jv.put("rounds", rounds);
+                jv.put("window", MeshBench.WINDOW);
                 j.put(keys[v], jv);
                 try {
                     MeshBench.Result r = new MeshBench(pace.warmupMillis(), pace.measureMillis(), rounds, log)
@@ -193,6 +200,17 @@ final class MeshSection {
         md.append("\n");
     }
 
+    /** The bandwidth window in words: its WQEs (perftest's default depth) and the byte cap on large sizes. */
+    private static String windowText() {
+        long last = DataPathBench.SIZES[DataPathBench.SIZES.length - 1];
+        String text = MeshBench.WINDOW + " operations";
+        if (MeshBench.window(last) < MeshBench.WINDOW) {
+            text += " (perftest's default `--tx-depth`), at most " + human(MeshBench.WINDOW_BYTES) + " of them ("
+                    + MeshBench.window(1 << 20) + " of 1 MiB, " + MeshBench.window(last) + " of " + human(last) + ")";
+        }
+        return text;
+    }
+
     /** Section 3's table rows (after {@code lead}, the cells before the size) in md; their JSON objects. */
     private static final String MESH_HEADER = "| size | op | GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | µs | TCP µs "
             + "| × TCP time | rounds: × TCP time | CPU ns/B | device ns/B | TCP CPU ns/B | × TCP CPU | rounds: × TCP CPU |\n";
@@ -207,6 +225,7 @@ final class MeshSection {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("size", w.size());
             m.put("op", w.op());
+            m.put("window", MeshBench.window(w.size()));
             m.put("bytesPerSecond", w.bytesPerSecond());
             m.put("tcpBytesPerSecond", t.bytesPerSecond());
             m.put("bandwidthRatioToTcp", bwRatio);
