@@ -77,7 +77,8 @@ final class MeshSection {
             return;
         }
         int rounds = quick ? 1 : 5;
-        j.put("window", MeshBench.WINDOW);
+        j.put("window", DataPathBench.WINDOW);
+        j.put("delayedWindow", MeshBench.WINDOW);
         j.put("windowMaxBytes", MeshBench.WINDOW_BYTES);
         MeshBench.Result r = new MeshBench(pace.warmupMillis(), pace.measureMillis(), rounds, log)
                 .ops("WRITE", "READ", "SEND").run();
@@ -92,7 +93,7 @@ final class MeshSection {
                 .append("guest's memory afterwards.").append(MeshBench.PINNED ? " Pinned (`-Dernic.meshPin=true`): the "
                         + "manager and the client on CPU 0, the worker on CPU 1; TCP's writer on 0, its reader on 1." : "")
                 .append(" Bandwidth with ")
-                .append(windowText()).append(" in flight, latency with one. Reference: a raw TCP ")
+                .append(DataPathBench.WINDOW).append(" operations in flight, latency with one. Reference: a raw TCP ")
                 .append("loopback stream of the same message sizes (latency: message out, one byte back), measured ")
                 .append("in each of ").append(rounds).append(" rounds right before the operations; figures are the best ")
                 .append("of the rounds, and the round columns give each round's own ratio (lowest, median, highest) ")
@@ -117,13 +118,13 @@ final class MeshSection {
         j.put("rows", jr);
         Path png = out.resolve("mesh.png");
         Chart.write(png, "ernic mesh (two servers) WRITE, READ, SEND vs raw TCP loopback, " + generated,
-                MeshBench.WINDOW + ", at most " + human(MeshBench.WINDOW_BYTES), chartRows);
+                String.valueOf(r.window()), chartRows);
         j.put("chart", png.getFileName().toString());
         md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
         Map<String, Object> loopback = new LinkedHashMap<>();
         loopback.put("status", "ran");
         loopback.put("rounds", rounds);
-        loopback.put("window", MeshBench.WINDOW);
+        loopback.put("window", r.window());
         loopback.put("rows", jr);
         j.put("loopback", loopback);
         meshOnVeth(j);
@@ -143,9 +144,10 @@ final class MeshSection {
                 .append("servers every mesh message travels on that one connection. Reference: a raw TCP stream from ")
                 .append("the worker's host to the manager's host over the same path (through a relay with the same ")
                 .append("delay for the delayed rows), measured in each of ").append(rounds)
-                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio. Window as ")
-                .append("on loopback: ").append(windowText()).append(" in flight, which covers the delayed paths' ")
-                .append("bandwidth-delay product (a 2 ms round trip at 1 ms each way).\n\n");
+                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio. Bandwidth ")
+                .append("with ").append(DataPathBench.WINDOW).append(" operations in flight on `veth`, as on loopback; ")
+                .append("on the delayed paths ").append(windowText()).append(", which covers their bandwidth-delay ")
+                .append("product (a round trip of at least 2 ms at 1 ms each way).\n\n");
         boolean ip = Stream.of("/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip")
                 .anyMatch(f -> Files.isExecutable(Path.of(f)));
         String notRun = null;
@@ -176,7 +178,7 @@ final class MeshSection {
                 Map<String, Object> jv = new LinkedHashMap<>();
                 jv.put("delayEachWayMicros", delayMicros[v]);
                 jv.put("rounds", rounds);
-                jv.put("window", MeshBench.WINDOW);
+                jv.put("window", MeshBench.window(java.time.Duration.ofNanos(delayMicros[v] * 1000)));
                 j.put(keys[v], jv);
                 try {
                     MeshBench.Result r = new MeshBench(pace.warmupMillis(), pace.measureMillis(), rounds, log)
@@ -203,10 +205,11 @@ final class MeshSection {
     /** The bandwidth window in words: its WQEs (perftest's default depth) and the byte cap on large sizes. */
     private static String windowText() {
         long last = DataPathBench.SIZES[DataPathBench.SIZES.length - 1];
-        String text = MeshBench.WINDOW + " operations";
-        if (MeshBench.window(last) < MeshBench.WINDOW) {
+        int w = MeshBench.WINDOW;
+        String text = w + " operations";
+        if (MeshBench.window(w, last) < w) {
             text += " (perftest's default `--tx-depth`), at most " + human(MeshBench.WINDOW_BYTES) + " of them ("
-                    + MeshBench.window(1 << 20) + " of 1 MiB, " + MeshBench.window(last) + " of " + human(last) + ")";
+                    + MeshBench.window(w, 1 << 20) + " of 1 MiB, " + MeshBench.window(w, last) + " of " + human(last) + ")";
         }
         return text;
     }
@@ -225,7 +228,7 @@ final class MeshSection {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("size", w.size());
             m.put("op", w.op());
-            m.put("window", MeshBench.window(w.size()));
+            m.put("window", MeshBench.window(r.window(), w.size()));
             m.put("bytesPerSecond", w.bytesPerSecond());
             m.put("tcpBytesPerSecond", t.bytesPerSecond());
             m.put("bandwidthRatioToTcp", bwRatio);
