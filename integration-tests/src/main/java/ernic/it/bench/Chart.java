@@ -24,7 +24,7 @@ final class Chart {
 
     private Chart() {}
 
-    /** {@code window}: the bandwidth panel's WQEs in flight, in words ("16", "128, at most 64 MiB"). */
+    /** {@code window}: the WQEs in flight of the bandwidth panel, as its title gives them. */
     static void write(Path file, String title, String window, List<DataPathBench.Row> rows) throws IOException {
         System.setProperty("java.awt.headless", "true");
         Map<String, List<DataPathBench.Row>> series = new LinkedHashMap<>();

@@ -37,7 +37,7 @@ public final class DataPathBench {
     /** Section 2's sizes: {@link #SIZES} and a 64-byte WRITE, whose cost is all doorbell (its CPU floor is one). */
     public static final long[] ONE_SERVER_SIZES = {64, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
     public static final String[] OPS = {"WRITE", "READ", "SEND"};
-    /** Section 2's window (one server, no delay to cover); the mesh's is {@link MeshBench#WINDOW}. */
+    /** Section 2's window, and section 3's on paths without delay; the delayed paths' is {@link MeshBench#WINDOW}. */
     static final int WINDOW = 16;
     /** Receives kept posted on B for SEND when the window is small (what they were before the window could grow). */
     private static final int RECEIVES_MIN = 100;

@@ -40,6 +40,8 @@ public final class MeshBench {
     static final int LAN_PORT = 7400;
     /** The first pass through both freshly started servers, unrecorded, while their JIT compiles the path. */
     static final long COLD_START_MILLIS = 4_000;
+    /** perftest's default {@code --tx-depth}. */
+    static final int PERFTEST_DEPTH = 128;
     /**
      * WQEs in flight for bandwidth on the delayed paths: perftest's default {@code --tx-depth}, enough to cover their
      * bandwidth-delay product (1 ms each way: a 2 ms round trip holds 128 × 4 KiB = 512 KiB, 256 MB/s; the window of
@@ -48,7 +50,7 @@ public final class MeshBench {
      * bandwidth and latency on two CPUs (docs/performance.md). {@code -Dernic.meshWindow=16} (in
      * {@code ERNIC_JAVA_OPTS}) brings the old window back, to compare across the change.
      */
-    static final int WINDOW = Integer.getInteger("ernic.meshWindow", 128);
+    static final int WINDOW = Integer.getInteger("ernic.meshWindow", PERFTEST_DEPTH);
     /**
      * The window's bytes are capped at this (4 MiB: 16 WQEs, 1 MiB: 64): every bandwidth slice ends by draining what
      * is in flight, and 512 MiB of 4 MiB WRITEs would take seconds to drain on a busy machine. 64 MiB in flight

@@ -202,13 +202,13 @@ final class MeshSection {
         md.append("\n");
     }
 
-    /** The bandwidth window in words: its WQEs (perftest's default depth) and the byte cap on large sizes. */
+    /** The delayed paths' window in words: its WQEs, whether that is perftest's depth, and the byte cap. */
     private static String windowText() {
         long last = DataPathBench.SIZES[DataPathBench.SIZES.length - 1];
         int w = MeshBench.WINDOW;
-        String text = w + " operations";
+        String text = w + " operations" + (w == MeshBench.PERFTEST_DEPTH ? " (perftest's default `--tx-depth`)" : "");
         if (MeshBench.window(w, last) < w) {
-            text += " (perftest's default `--tx-depth`), at most " + human(MeshBench.WINDOW_BYTES) + " of them ("
+            text += ", at most " + human(MeshBench.WINDOW_BYTES) + " of them ("
                     + MeshBench.window(w, 1 << 20) + " of 1 MiB, " + MeshBench.window(w, last) + " of " + human(last) + ")";
         }
         return text;
