@@ -47,6 +47,8 @@ public final class BenchSuite {
     private final StringBuilder md = new StringBuilder();
     /** Each section's {@code cpuRatio}s, by row: the report's summary. */
     private final Map<String, Map<String, Double>> cpuSummary = new LinkedHashMap<>();
+    /** The references that gave no figure, by guest bench, and why: the report's summary names them. */
+    private final Map<String, String> referencesMissing = new LinkedHashMap<>();
 
     /**
      * How long the measurement slices of sections 2 and 3 last (warm-up and measured, per operation and size), and
@@ -158,7 +160,10 @@ public final class BenchSuite {
     private void summary() {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("cpuRatio", cpuSummary);
+        s.put("referencesMissing", referencesMissing);
         json.put("summary", s);
+        referencesMissing.forEach((bench, why) -> md.append("**Reference missing** (").append(bench).append("): ")
+                .append(why).append(".\n\n"));
         md.append("## Summary: CPU cost against the floors\n\n")
                 .append("`cpuRatio`: the server's CPU time per operation ÷ its floor's, both measured in this run ")
                 .append("(above 1: the server spends more CPU than the floor). Sections without a row here had no ")
@@ -447,6 +452,7 @@ public final class BenchSuite {
         j.put("rows", jr);
         Path png = out.resolve("datapath.png");
         Chart.write(png, "ernic data path (driver model, one server) vs memcpy, " + json.get("generated"),
+                String.valueOf(DataPathBench.WINDOW),
                 rows.stream().filter(r -> r.size() >= DataPathBench.SIZES[0]).toList()); // the chart's axis: 4 KiB up
         j.put("chart", png.getFileName().toString());
         md.append("\n![bandwidth and latency by message size](datapath.png)\n\n");
@@ -527,6 +533,32 @@ public final class BenchSuite {
         GuestReport.table(md, m.valueToTree(ratios));
     }
 
+    /** The guest benches' references that come from iperf3 on the host (section 7's S3 bench). */
+    static final List<String> IPERF_REFERENCES = List.of("iperf_guest_to_host_MB_s", "iperf_host_to_guest_MB_s");
+
+    /**
+     * Why each reference of a guest bench's JSON that is there but null gave no figure ({@code iperf3}: whether the
+     * host has iperf3, the usual reason); empty when every reference has one.
+     */
+    static List<String> missingReferences(JsonNode node, boolean iperf3) {
+        List<String> whys = new ArrayList<>();
+        for (String ref : IPERF_REFERENCES) {
+            if (node.has(ref) && node.get(ref).isNull()) {
+                whys.add("the reference " + ref + " gave no figure: " + (iperf3
+                        ? "iperf3 between the guest and the host gave no result (the host has iperf3: see the run's anomaly)"
+                        : "iperf3 is not installed on the host (./ernic bench installs it: tools/prereqs.sh)"));
+            }
+        }
+        return whys;
+    }
+
+    /** Whether {@code command} is an executable file in a directory of PATH. */
+    static boolean onPath(String command) {
+        String path = System.getenv("PATH");
+        return path != null && Stream.of(path.split(java.io.File.pathSeparator))
+                .anyMatch(d -> !d.isEmpty() && Files.isExecutable(Path.of(d, command)));
+    }
+
     /** One guest bench ({@link GuestBench}), shortened by --quick; without a guest image, an earlier result. */
     private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String ratioTitle) throws IOException {
         Path file = out.resolve(bench.outFile());
@@ -563,15 +595,14 @@ public final class BenchSuite {
         j.put("source", file.toString());
         j.put("results", node);
         md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
-        // A reference that gave no figure is named, not left as a null among the results.
-        for (String ref : new String[]{"iperf_guest_to_host_MB_s", "iperf_host_to_guest_MB_s"}) {
-            if (node.has(ref) && node.get(ref).isNull()) {
-                String why = "the reference " + ref + " gave no figure: iperf3 between the guest and the host did"
-                        + " not run (is iperf3 installed on the host? ./ernic bench installs it)";
-                j.put("referenceMissing", why);
-                md.append("**Reference missing:** ").append(why).append(".\n\n");
-                log("  " + why);
-            }
+        // A reference that gave no figure is named, here and in the summary, not left as a null among the results.
+        List<String> whys = missingReferences(node, onPath("iperf3"));
+        if (!whys.isEmpty()) {
+            String why = String.join("; ", whys);
+            j.put("referenceMissing", why);
+            referencesMissing.put(bench.name(), why);
+            md.append("**Reference missing:** ").append(why).append(".\n\n");
+            log("  " + why);
         }
         GuestReport.cpu(md, j, node.path("run").path("server_cpu"));
         JsonNode ratios = node.path("ratios");

@@ -24,7 +24,8 @@ final class Chart {
 
     private Chart() {}
 
-    static void write(Path file, String title, List<DataPathBench.Row> rows) throws IOException {
+    /** {@code window}: the WQEs in flight of the bandwidth panel, as its title gives them. */
+    static void write(Path file, String title, String window, List<DataPathBench.Row> rows) throws IOException {
         System.setProperty("java.awt.headless", "true");
         Map<String, List<DataPathBench.Row>> series = new LinkedHashMap<>();
         for (DataPathBench.Row r : rows) {
@@ -39,7 +40,7 @@ final class Chart {
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
         g.drawString(title, LEFT, 28);
-        panel(g, 0, "Bandwidth (GB/s), window of " + DataPathBench.WINDOW, series, false);
+        panel(g, 0, "Bandwidth (GB/s), window of " + window, series, false);
         panel(g, PANEL + 60, "Latency (µs, log), one in flight", series, true);
         // legend
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));

@@ -37,7 +37,10 @@ public final class DataPathBench {
     /** Section 2's sizes: {@link #SIZES} and a 64-byte WRITE, whose cost is all doorbell (its CPU floor is one). */
     public static final long[] ONE_SERVER_SIZES = {64, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20};
     public static final String[] OPS = {"WRITE", "READ", "SEND"};
+    /** Section 2's window, and section 3's on paths without delay; the delayed paths' is {@link MeshBench#WINDOW}. */
     static final int WINDOW = 16;
+    /** Receives kept posted on B for SEND when the window is small (what they were before the window could grow). */
+    private static final int RECEIVES_MIN = 100;
     /**
      * The client polls its CQ as perftest does, without sleeping: it yields the CPU between polls (so a device
      * thread on the same CPU runs) for up to 5 ms, longer than any operation here takes, and sleeps only after that.
@@ -163,6 +166,44 @@ public final class DataPathBench {
         this.serverCpu = meter;
         this.doorbellFloorNanos = doorbellFloorNanos;
         return this;
+    }
+
+    /** WQEs in flight for bandwidth ({@link #WINDOW} unless {@link #window} says otherwise), and their bytes' cap. */
+    private int window = WINDOW;
+    private long windowBytes = Long.MAX_VALUE;
+
+    /**
+     * Keeps {@code wqes} in flight for bandwidth, but no more than {@code maxBytes} of them: the slice ends with a
+     * drain of every WQE in flight, which for 128 WQEs of 4 MiB (512 MiB) would take seconds and measure nothing.
+     * The QPs' rings must hold the window: {@link #ringLog2}.
+     */
+    DataPathBench window(int wqes, long maxBytes) {
+        this.window = wqes;
+        this.windowBytes = maxBytes;
+        return this;
+    }
+
+    /** The WQEs in flight for {@code size}: the window, less when its bytes would pass the cap (at least one). */
+    int window(long size) {
+        return window(window, windowBytes, size);
+    }
+
+    /** The WQEs in flight for {@code size} with a window of {@code wqes} capped at {@code maxBytes}. */
+    static int window(int wqes, long maxBytes, long size) {
+        return (int) Math.max(1, Math.min(wqes, maxBytes / size));
+    }
+
+    /**
+     * The log2 of a ring that holds {@code wqes} WQEs and, for SEND, the receives posted beside them: a ring of 2^n
+     * slots holds 2^n - 1 (a full ring would look empty).
+     */
+    static int ringLog2(int wqes) {
+        return 32 - Integer.numberOfLeadingZeros(receives(wqes));
+    }
+
+    /** The receives B keeps posted for SEND: one per WQE in flight and a window's worth to spare, at least 100. */
+    static int receives(int wqes) {
+        return Math.max(RECEIVES_MIN, 2 * wqes);
     }
 
     /** The sizes {@link #run} measures (default {@link #ONE_SERVER_SIZES}). */
@@ -319,18 +360,19 @@ public final class DataPathBench {
         wr.rkey = endB.mr().rkey();
         boolean send = opcode == RdmaVerbs.SEND;
         if (send) {
-            while (endB.qp().rqOutstanding() < 100) {
+            while (endB.qp().rqOutstanding() < receives(window)) {
                 endB.postRecv();
             }
         }
-        // Bandwidth: WINDOW in flight.
+        // Bandwidth: a window in flight.
+        int inFlightMax = window(size);
         long ops = 0, start = 0, end;
         long t0 = System.nanoTime();
         boolean measuring = false;
         int inFlight = 0;
         CpuCost.Spent spent;
         for (;;) {
-            while (inFlight < WINDOW) {
+            while (inFlight < inFlightMax) {
                 v.postSend(a, wr);
                 inFlight++;
             }

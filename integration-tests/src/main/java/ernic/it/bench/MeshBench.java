@@ -40,13 +40,40 @@ public final class MeshBench {
     static final int LAN_PORT = 7400;
     /** The first pass through both freshly started servers, unrecorded, while their JIT compiles the path. */
     static final long COLD_START_MILLIS = 4_000;
+    /** perftest's default {@code --tx-depth}. */
+    static final int PERFTEST_DEPTH = 128;
+    /**
+     * WQEs in flight for bandwidth on the delayed paths: perftest's default {@code --tx-depth}, enough to cover their
+     * bandwidth-delay product (1 ms each way: a 2 ms round trip holds 128 × 4 KiB = 512 KiB, 256 MB/s; the window of
+     * 16 before 2026-12-07 capped 4 KiB WRITEs there at 32 MB/s). Without delay (loopback, {@code veth}) the window
+     * stays {@link DataPathBench#WINDOW}: 16 covers a round trip of tens of µs, and 128 there cost the veth row
+     * bandwidth and latency on two CPUs (docs/performance.md). {@code -Dernic.meshWindow=16} (in
+     * {@code ERNIC_JAVA_OPTS}) brings the old window back, to compare across the change.
+     */
+    static final int WINDOW = Integer.getInteger("ernic.meshWindow", PERFTEST_DEPTH);
+    /**
+     * The window's bytes are capped at this (4 MiB: 16 WQEs, 1 MiB: 64): every bandwidth slice ends by draining what
+     * is in flight, and 512 MiB of 4 MiB WRITEs would take seconds to drain on a busy machine. 64 MiB in flight
+     * covers a 2 ms round trip up to 32 GB/s.
+     */
+    static final long WINDOW_BYTES = 64L << 20;
+
+    /** The window of a path with {@code delay} each way: {@link #WINDOW} with a delay, else section 2's. */
+    static int window(Duration delay) {
+        return delay.isZero() ? DataPathBench.WINDOW : WINDOW;
+    }
+
+    /** The WQEs in flight for bandwidth at {@code size} with a window of {@code wqes}. */
+    static int window(int wqes, long size) {
+        return DataPathBench.window(wqes, WINDOW_BYTES, size);
+    }
 
     /**
      * {@code rdma}: the operations' rows, per size in the order asked; {@code spreads} in the same order; {@code tcp}:
-     * the reference, one row per size.
+     * the reference, one row per size; {@code window}: the WQEs in flight for bandwidth ({@link #window(int, long)}).
      */
     public record Result(List<DataPathBench.Row> rdma, List<DataPathBench.Row> tcp, List<DataPathBench.Spread> spreads,
-                         boolean dataChecked) {
+                         boolean dataChecked, int window) {
         /** The reference row of {@code size}. */
         public DataPathBench.Row tcp(long size) {
             return tcp.stream().filter(t -> t.size() == size).findFirst().orElseThrow();
@@ -91,7 +118,7 @@ public final class MeshBench {
                 CpuPin.client();
             }
             return run(PINNED ? List.of("taskset", "-c", "0") : List.of(), PINNED ? List.of("taskset", "-c", "1")
-                    : List.of(), port, "127.0.0.1:" + port,
+                    : List.of(), port, "127.0.0.1:" + port, window(Duration.ZERO),
                     new TcpPath(listener, (InetSocketAddress) listener.getLocalAddress(), SocketChannel::open, PINNED));
         } finally {
             if (PINNED) {
@@ -123,7 +150,7 @@ public final class MeshBench {
                 peer = new InetSocketAddress(lan.rootAddress(), tcpRelay.port());
             }
             Result r = run(lan.launcher(0), lan.launcher(1), LAN_PORT,
-                    manager.getHostString() + ":" + manager.getPort(),
+                    manager.getHostString() + ":" + manager.getPort(), window(delay),
                     new TcpPath(listener, peer, () -> lan.host(1).inside(SocketChannel::open), false));
             if (meshRelay != null && meshRelay.forwarded() == 0) {
                 throw new IOException("nothing crossed the mesh's relay");
@@ -151,7 +178,7 @@ public final class MeshBench {
     }
 
     private Result run(List<String> managerLauncher, List<String> workerLauncher, int port, String managerAddress,
-                       TcpPath tcpPath) throws IOException, InterruptedException {
+                       int window, TcpPath tcpPath) throws IOException, InterruptedException {
         List<DataPathBench.Row> rdma = new ArrayList<>(), tcp = new ArrayList<>();
         List<DataPathBench.Spread> spreads;
         boolean checked;
@@ -162,10 +189,12 @@ public final class MeshBench {
              IonicDriverModel drvA = IonicDriverModel.connect(manager.socket.toString(), 64L << 20);
              IonicDriverModel drvB = IonicDriverModel.connect(worker.socket.toString(), 64L << 20)) {
             RdmaVerbs va = RdmaVerbs.open(drvA), vb = RdmaVerbs.open(drvB);
-            Cq cqA = va.createCq(10), cqB = vb.createCq(10);
+            // Rings that hold the window (and SEND's receives), and CQs that hold both rings' completions.
+            int ring = DataPathBench.ringLog2(window);
+            Cq cqA = va.createCq(Math.max(10, ring + 1)), cqB = vb.createCq(Math.max(10, ring + 1));
             int access = RdmaVerbs.QP_REMOTE_WRITE | RdmaVerbs.QP_REMOTE_READ;
-            Qp a = va.createQp(RdmaVerbs.RC, cqA, cqA, 7, 7, 6, access);
-            Qp b = vb.createQp(RdmaVerbs.RC, cqB, cqB, 7, 7, 6, access);
+            Qp a = va.createQp(RdmaVerbs.RC, cqA, cqA, ring, ring, 6, access);
+            Qp b = vb.createQp(RdmaVerbs.RC, cqB, cqB, ring, ring, 6, access);
             va.init(a, access);
             vb.init(b, access);
             // RTR is refused while no node owns the destination GID: wait for the mesh to form.
@@ -186,6 +215,7 @@ public final class MeshBench {
             // The CPU of both servers, sender and receiver, against the TCP writer's and reader's together.
             DataPathBench bench = new DataPathBench(warmupNanos / 1_000_000L, measureNanos / 1_000_000L, rounds, log)
                     .coldStart(COLD_START_MILLIS)
+                    .window(window, WINDOW_BYTES)
                     .cpu(CpuCost.forked(manager.pid()).and(CpuCost.forked(worker.pid())), 0);
             // The TCP reference runs in each round right before the operations, so a burst of load hits both.
             for (DataPathBench.Row r : bench.measure(endA, endB, ops,
@@ -196,7 +226,7 @@ public final class MeshBench {
             // The bytes really arrived in the other server's guest memory.
             checked = Arrays.equals(bufB.get(0, pattern.length), pattern);
         }
-        return new Result(rdma, tcp, spreads, checked);
+        return new Result(rdma, tcp, spreads, checked, window);
     }
 
     private void rtrWhenOwned(RdmaVerbs v, Qp qp, int dest, Path path, ServerFork server)

@@ -77,6 +77,9 @@ final class MeshSection {
             return;
         }
         int rounds = quick ? 1 : 5;
+        j.put("window", DataPathBench.WINDOW);
+        j.put("delayedWindow", MeshBench.WINDOW);
+        j.put("windowMaxBytes", MeshBench.WINDOW_BYTES);
         MeshBench.Result r = new MeshBench(pace.warmupMillis(), pace.measureMillis(), rounds, log)
                 .ops("WRITE", "READ", "SEND").run();
         if (!r.dataChecked()) {
@@ -114,12 +117,14 @@ final class MeshSection {
         }
         j.put("rows", jr);
         Path png = out.resolve("mesh.png");
-        Chart.write(png, "ernic mesh (two servers) WRITE, READ, SEND vs raw TCP loopback, " + generated, chartRows);
+        Chart.write(png, "ernic mesh (two servers) WRITE, READ, SEND vs raw TCP loopback, " + generated,
+                String.valueOf(r.window()), chartRows);
         j.put("chart", png.getFileName().toString());
         md.append("\n![mesh bandwidth and latency by message size](mesh.png)\n\n");
         Map<String, Object> loopback = new LinkedHashMap<>();
         loopback.put("status", "ran");
         loopback.put("rounds", rounds);
+        loopback.put("window", r.window());
         loopback.put("rows", jr);
         j.put("loopback", loopback);
         meshOnVeth(j);
@@ -139,7 +144,10 @@ final class MeshSection {
                 .append("servers every mesh message travels on that one connection. Reference: a raw TCP stream from ")
                 .append("the worker's host to the manager's host over the same path (through a relay with the same ")
                 .append("delay for the delayed rows), measured in each of ").append(rounds)
-                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio.\n\n");
+                .append(" rounds right before the WRITEs; best of the rounds, and each round's own ratio. Bandwidth ")
+                .append("with ").append(DataPathBench.WINDOW).append(" operations in flight on `veth`, as on loopback; ")
+                .append("on the delayed paths ").append(windowText()).append(", which covers their bandwidth-delay ")
+                .append("product (a round trip of at least 2 ms at 1 ms each way).\n\n");
         boolean ip = Stream.of("/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip")
                 .anyMatch(f -> Files.isExecutable(Path.of(f)));
         String notRun = null;
@@ -170,6 +178,7 @@ final class MeshSection {
                 Map<String, Object> jv = new LinkedHashMap<>();
                 jv.put("delayEachWayMicros", delayMicros[v]);
                 jv.put("rounds", rounds);
+                jv.put("window", MeshBench.window(java.time.Duration.ofNanos(delayMicros[v] * 1000)));
                 j.put(keys[v], jv);
                 try {
                     MeshBench.Result r = new MeshBench(pace.warmupMillis(), pace.measureMillis(), rounds, log)
@@ -193,6 +202,18 @@ final class MeshSection {
         md.append("\n");
     }
 
+    /** The delayed paths' window in words: its WQEs, whether that is perftest's depth, and the byte cap. */
+    private static String windowText() {
+        long last = DataPathBench.SIZES[DataPathBench.SIZES.length - 1];
+        int w = MeshBench.WINDOW;
+        String text = w + " operations" + (w == MeshBench.PERFTEST_DEPTH ? " (perftest's default `--tx-depth`)" : "");
+        if (MeshBench.window(w, last) < w) {
+            text += ", at most " + human(MeshBench.WINDOW_BYTES) + " of them ("
+                    + MeshBench.window(w, 1 << 20) + " of 1 MiB, " + MeshBench.window(w, last) + " of " + human(last) + ")";
+        }
+        return text;
+    }
+
     /** Section 3's table rows (after {@code lead}, the cells before the size) in md; their JSON objects. */
     private static final String MESH_HEADER = "| size | op | GB/s | TCP GB/s | × TCP bw | rounds: × TCP bw | µs | TCP µs "
             + "| × TCP time | rounds: × TCP time | CPU ns/B | device ns/B | TCP CPU ns/B | × TCP CPU | rounds: × TCP CPU |\n";
@@ -207,6 +228,7 @@ final class MeshSection {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("size", w.size());
             m.put("op", w.op());
+            m.put("window", MeshBench.window(r.window(), w.size()));
             m.put("bytesPerSecond", w.bytesPerSecond());
             m.put("tcpBytesPerSecond", t.bytesPerSecond());
             m.put("bandwidthRatioToTcp", bwRatio);
