@@ -3,6 +3,7 @@ package ernic.it.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import ernic.it.harness.HostCommands;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.RunResult;
@@ -552,13 +553,6 @@ public final class BenchSuite {
         return whys;
     }
 
-    /** Whether {@code command} is an executable file in a directory of PATH. */
-    static boolean onPath(String command) {
-        String path = System.getenv("PATH");
-        return path != null && Stream.of(path.split(java.io.File.pathSeparator))
-                .anyMatch(d -> !d.isEmpty() && Files.isExecutable(Path.of(d, command)));
-    }
-
     /** One guest bench ({@link GuestBench}), shortened by --quick; without a guest image, an earlier result. */
     private void guestBench(Map<String, Object> j, GuestBench.Bench bench, String what, String ratioTitle) throws IOException {
         Path file = out.resolve(bench.outFile());
@@ -596,7 +590,7 @@ public final class BenchSuite {
         j.put("results", node);
         md.append("From `").append(file).append("` (").append(Files.getLastModifiedTime(file)).append("):\n\n");
         // A reference that gave no figure is named, here and in the summary, not left as a null among the results.
-        List<String> whys = missingReferences(node, onPath("iperf3"));
+        List<String> whys = missingReferences(node, HostCommands.onPath("iperf3"));
         if (!whys.isEmpty()) {
             String why = String.join("; ", whys);
             j.put("referenceMissing", why);

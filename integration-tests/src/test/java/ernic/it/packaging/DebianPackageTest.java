@@ -1,5 +1,6 @@
 package ernic.it.packaging;
 
+import ernic.it.harness.HostCommands;
 import ernic.server.ErnicVersion;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -61,15 +62,10 @@ class DebianPackageTest {
         return new Run(p.waitFor(), out);
     }
 
-    static boolean onPath(String command) {
-        return Stream.of(System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":"))
-                .anyMatch(d -> Files.isExecutable(Path.of(d, command)));
-    }
-
     /** Before each test, so that each is reported as skipped with the reason when there is nothing to check. */
     @BeforeEach
     void findThePackage() throws Exception {
-        assumeTrue(onPath("dpkg-deb"), "dpkg-deb is not installed (package dpkg): the .deb is not checked");
+        assumeTrue(HostCommands.onPath("dpkg-deb"), "dpkg-deb is not installed (package dpkg): the .deb is not checked");
         assumeTrue(unavailable == null, unavailable);
         if (deb != null) {
             return;
@@ -78,7 +74,7 @@ class DebianPackageTest {
         if (Files.isRegularFile(full)) {
             deb = full;
         } else {
-            unavailable = !onPath("fakeroot") ? "fakeroot is not installed: jpackage builds the .deb under it"
+            unavailable = !HostCommands.onPath("fakeroot") ? "fakeroot is not installed: jpackage builds the .deb under it"
                     : missingJar();
             assumeTrue(unavailable == null, unavailable);
             if (quickFailure != null) {
