@@ -87,9 +87,15 @@ class RemoteDataPathTest {
 
         /** Registers the 4 MiB MR {@link #BIG} (4 KiB pages). */
         void bigMr() throws IOException {
-            big = guest.alloc(BIG_BYTES);
-            assertThat(rdma.createMr(BIG, BIG_VA, BIG_BYTES, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
-                    | ACCESS_REMOTE_READ, BIG_PAGES, guest.pageTable(big, BIG_PAGES), 12).status()).isZero();
+            bigMr(BIG_BYTES);
+        }
+
+        /** Registers the MR {@link #BIG} with {@code bytes} (a multiple of 4 KiB) in 4 KiB pages. */
+        void bigMr(int bytes) throws IOException {
+            int pages = bytes / 4096;
+            big = guest.alloc(bytes);
+            assertThat(rdma.createMr(BIG, BIG_VA, bytes, ACCESS_LOCAL_WRITE | ACCESS_REMOTE_WRITE
+                    | ACCESS_REMOTE_READ, pages, guest.pageTable(big, pages), 12).status()).isZero();
         }
 
         MemorySegment bigMem(long offset, long len) {
@@ -229,15 +235,18 @@ class RemoteDataPathTest {
     }
 
     /** The pieces a long WRITE crosses in ({@code RemotePath.WRITE_PIECE}). */
-    static final int PIECE = 256 << 10;
+    static final int PIECE = 4 << 20;
 
-    /** A's QP 2 and B's QP 3 connected, both with the 4 MiB MR, and {@code len} bytes of a pattern at A's BIG_VA. */
-    void bigPair(int len) {
+    /**
+     * A's QP 2 and B's QP 3 connected, both with an MR {@link #BIG} of {@code mrBytes} at BIG_VA, and {@code len}
+     * bytes of a pattern at A's BIG_VA.
+     */
+    void bigPair(int len, int mrBytes) {
         assertThat(on(() -> a.rc(2, 3, IP_B))).isZero();
         assertThat(on(() -> b.rc(3, 2, IP_A))).isZero();
         run(() -> {
-            a.bigMr();
-            b.bigMr();
+            a.bigMr(mrBytes);
+            b.bigMr(mrBytes);
             MemorySegment src = a.bigMem(0, len);
             for (int i = 0; i < len; i++) {
                 src.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + (i >> 12)));
@@ -245,14 +254,18 @@ class RemoteDataPathTest {
         });
     }
 
+    void bigPair(int len) {
+        bigPair(len, BIG_BYTES);
+    }
+
     /**
      * A WRITE longer than a piece crosses as pieces, each placed as it arrives, and completes once, after the last
-     * piece's answer; the bytes land whole, at the right offsets.
+     * message's answer; the bytes land whole, at the right offsets.
      */
     @Test
     void aLongWriteCrossesInPiecesAndCompletesOnce() {
-        int len = 1 << 20 | 100, pieces = len / PIECE + 1;
-        bigPair(len);
+        int len = PIECE | 100, pieces = len / PIECE + 1;
+        bigPair(len, 2 * PIECE);
         run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).flags(WQE_FLAG_SIG).rdma(BIG_VA + 4000, BIG)
                 .length(len).sge(WQE_PLD, 0, BIG_VA, len, BIG)));
         RawCqe done = next(a);
@@ -266,16 +279,28 @@ class RemoteDataPathTest {
                 .containsEntry("rdma.remote.piecesReceived", pieces - 1L).containsEntry("rdma.remote.repliesSent", 1L);
     }
 
+    /** A WRITE of one piece's length goes whole, as one message. */
+    @Test
+    void aWriteOfOnePieceGoesWhole() {
+        bigPair(PIECE, PIECE);
+        run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).flags(WQE_FLAG_SIG).rdma(BIG_VA, BIG)
+                .length(PIECE).sge(WQE_PLD, 0, BIG_VA, PIECE, BIG)));
+        assertThat(next(a).error()).isFalse();
+        assertThat(on(() -> b.bigMem(0, PIECE).mismatch(a.bigMem(0, PIECE)))).isEqualTo(-1L);
+        assertThat(on(() -> a.dev.counters())).containsEntry("rdma.remote.requestsSent", 1L)
+                .containsEntry("rdma.remote.piecesSent", 0L);
+    }
+
     /**
-     * A piece that fails (here the fourth of eight runs past the end of B's MR) answers for its WRITE at once: the
-     * WQE fails with the responder's status, once; the pieces behind it find B's QP in ERROR and are dropped, and
-     * the last message's answer comes to a WQE already completed (stale).
+     * A piece that fails (here the second of three messages runs 8 bytes past the end of B's MR) answers for its
+     * WRITE at once: the WQE fails with the responder's status, once; the message behind it finds B's QP in ERROR
+     * and is dropped, and its answer comes to a WQE already completed (stale).
      */
     @Test
     void aPieceThatFailsFailsItsWriteOnce() {
-        int len = 2 << 20;
-        bigPair(len);
-        long start = BIG_VA + BIG_BYTES - 3L * PIECE - 8; // the fourth piece ends past the MR
+        int len = 3 * PIECE, mr = 3 * PIECE;
+        bigPair(len, mr);
+        long start = BIG_VA + mr - 2L * PIECE + 8; // the second piece ends 8 bytes past the MR
         run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).flags(WQE_FLAG_SIG).rdma(start, BIG)
                 .length(len).sge(WQE_PLD, 0, BIG_VA, len, BIG)));
         RawCqe failed = next(a);
@@ -285,9 +310,9 @@ class RemoteDataPathTest {
         await("every answer in", () -> counter(a, "rdma.remote.repliesReceived") == 2L);
         assertThat(counter(a, "rdma.remote.staleReplies")).isEqualTo(1L);
         assertThat(on(() -> b.dev.counters())).containsEntry("rdma.remote.requestsReceived", 1L)
-                .containsEntry("rdma.remote.piecesReceived", 7L).containsEntry("rdma.remote.repliesSent", 2L);
-        // The three pieces before it were placed (a failed RC WRITE may leave part of its data).
-        assertThat(on(() -> b.bigMem(start - BIG_VA, 3L * PIECE).mismatch(a.bigMem(0, 3L * PIECE)))).isEqualTo(-1L);
+                .containsEntry("rdma.remote.piecesReceived", 2L).containsEntry("rdma.remote.repliesSent", 2L);
+        // The piece before it was placed (a failed RC WRITE may leave part of its data).
+        assertThat(on(() -> b.bigMem(start - BIG_VA, PIECE).mismatch(a.bigMem(0, PIECE)))).isEqualTo(-1L);
     }
 
     /**
@@ -317,8 +342,8 @@ class RemoteDataPathTest {
      */
     @Test
     void aFlushedQpTakesBackTheQueuedPiecesOfItsWrite() {
-        int len = 4 << 20;
-        bigPair(len);
+        int len = 4 * PIECE; // the longest WRITE (WireHeader.MAX_PAYLOAD): three pieces and the last message
+        bigPair(len, len);
         net.b.setReceiving(false);
         run(() -> a.postSend(2, w -> w.op(WRITE).numSgeKey(1).rdma(BIG_VA, BIG).length(len)
                 .sge(WQE_PLD, 0, BIG_VA, len, BIG)));
@@ -326,7 +351,7 @@ class RemoteDataPathTest {
         assertThat(nextEntry(a).statusLength()).isEqualTo(STS_WQE_FLUSHED_ERR);
         net.b.setReceiving(true);
         await("every piece received or taken back", () -> counter(b, "rdma.remote.requestsReceived")
-                + counter(b, "rdma.remote.piecesReceived") + counter(a, "rdma.remote.takenBack") == (4 << 20) / PIECE);
+                + counter(b, "rdma.remote.piecesReceived") + counter(a, "rdma.remote.takenBack") == len / PIECE);
         assertThat(counter(a, "rdma.remote.takenBack")).isPositive();
         assertThat(counter(b, "rdma.remote.repliesSent")).as("no last piece arrived: nothing to answer").isZero();
         assertThat(on(a::poll)).isNull();

@@ -22,7 +22,7 @@ class MeshGuestTest {
             if [ "$ERNIC_VM_INDEX" = 0 ]; then
                 serve rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601
                 serve write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602
-                serve write-bw-1m ib_write_bw -d ionic_0 -x 1 -s 1048576 -n 50 -p 18607
+                serve write-bw-8m ib_write_bw -d ionic_0 -x 1 -s 8388608 -n 20 -p 18607
                 serve read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603
                 serve send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604
                 serve atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605
@@ -31,7 +31,7 @@ class MeshGuestTest {
             else
                 client rc ibv_rc_pingpong -d ionic_0 -g 1 -n 100 -s 1000 -c -p 18601 $srv
                 client write-bw ib_write_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18602 $srv
-                client write-bw-1m ib_write_bw -d ionic_0 -x 1 -s 1048576 -n 50 -p 18607 $srv
+                client write-bw-8m ib_write_bw -d ionic_0 -x 1 -s 8388608 -n 20 -p 18607 $srv
                 client read-bw ib_read_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18603 $srv
                 client send-bw ib_send_bw -d ionic_0 -x 1 -s 65536 -n 200 -p 18604 $srv
                 client atomic-bw ib_atomic_bw -d ionic_0 -x 1 -n 200 -p 18605 $srv
@@ -48,8 +48,8 @@ class MeshGuestTest {
         assertThat(out).contains("vm0| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d01")
                 .contains("vm1| gid1 0000:0000:0000:0000:0000:ffff:c0a8:4d02")
                 .doesNotContain("DMESG-ERRORS");
-        // write-bw-1m: 1 MiB WRITEs, which cross the mesh in 256 KiB pieces.
-        for (String tool : new String[]{"rc", "write-bw", "write-bw-1m", "read-bw", "send-bw", "atomic-bw", "rping",
+        // write-bw-8m: 8 MiB WRITEs, which cross the mesh in pieces (a 4 MiB piece and the last message).
+        for (String tool : new String[]{"rc", "write-bw", "write-bw-8m", "read-bw", "send-bw", "atomic-bw", "rping",
                 "udaddy"}) {
             GuestScripts.assertServedAndPassed(out, tool);
         }
