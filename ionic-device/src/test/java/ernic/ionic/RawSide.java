@@ -37,7 +37,7 @@ abstract class RawSide {
     RawSide(IonicDevice dev, long va) throws IOException {
         this.dev = dev;
         this.va = va;
-        guest = new ModelGuest(dev, 32 << 20); // room for the 12 MiB MRs of a WRITE in pieces
+        guest = new ModelGuest(dev, 32 << 20); // room for a 16 MiB MR: the longest WRITE, in pieces
         rdma = RdmaVerbs.open(guest.drv).raw();
     }
 

@@ -32,8 +32,8 @@ class RemoteDataPathTest {
     static final int CQ = 8, LOG2 = 4, DEPTH = 1 << LOG2, CQ_LOG2 = 8, MR = 1 << 8 | 0x11;
     static final int IP_A = 0x0a00_0001, IP_B = 0x0a00_0002;
     static final long VA = 0x7f00_0000_0000L;
-    /** A second, larger MR (created by {@link Side#bigMr}): 4 MiB at BIG_VA. */
-    static final int BIG = 2 << 8 | 0x22, BIG_PAGES = 1024, BIG_BYTES = 4096 * BIG_PAGES;
+    /** A second, larger MR (created by {@link Side#bigMr}) at BIG_VA: 4 MiB unless a test asks for another size. */
+    static final int BIG = 2 << 8 | 0x22, BIG_BYTES = 4 << 20;
     static final long BIG_VA = 0x7f10_0000_0000L;
 
     Loopback net;
