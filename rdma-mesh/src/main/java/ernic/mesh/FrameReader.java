@@ -19,6 +19,12 @@ import java.util.function.BooleanSupplier;
  * large WRITE's payload is copied once, by the kernel, on its way in, instead of through a read buffer into a
  * cumulation that doubles as it grows (what Netty's {@code LengthFieldBasedFrameDecoder} costs: about twice the
  * payload in extra copies). One per connection, on its event loop.
+ *
+ * <p>Every buffer the socket reads into starts on a page boundary ({@link #pageAligned}). The kernel copies received
+ * bytes out of its own buffers, which start on a page boundary, with {@code rep movsb}; on AMD Zen CPUs that copy
+ * runs about four times slower when the destination lies 1 to 31 bytes past the source modulo 4 KiB, and Netty's
+ * pooled memory starts 16 bytes past a page (malloc's header in front of each 16 MiB chunk). On loopback every read
+ * landed there: that copy was 30% of both servers' CPU at 64 KiB WRITEs (docs/performance.md, section 3).
  */
 final class FrameReader extends ChannelInboundHandlerAdapter {
     /** A body still missing this many bytes is read into its own buffer rather than through a read buffer. */
@@ -36,6 +42,9 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
      * allocate 16 MiB with four bytes.
      */
     static final int MAX_HANDSHAKE_FRAME = 4096;
+
+    /** The page size the read buffers are aligned to (x86's, and the kernel's buffers'). */
+    static final int PAGE = 4096;
 
     private final int maxFrameLength;
     private final BooleanSupplier open;
@@ -67,7 +76,7 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         ByteBuf in = (ByteBuf) msg;
         try {
-            if (body != null && in.unwrap() == body) {
+            if (body != null && root(in) == root(body)) {
                 // Read straight into the frame: its bytes are already where they belong.
                 body.writerIndex(body.writerIndex() + in.readableBytes());
                 if (!body.isWritable()) {
@@ -92,7 +101,7 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
                         ctx.fireChannelRead(in.readRetainedSlice(len));
                         continue;
                     }
-                    body = ctx.alloc().directBuffer(len, len);
+                    body = pageAligned(ctx.alloc(), len);
                 }
                 body.writeBytes(in, Math.min(body.writableBytes(), in.readableBytes()));
                 if (!body.isWritable()) {
@@ -102,6 +111,28 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
         } finally {
             in.release();
         }
+    }
+
+    /**
+     * An empty direct buffer of {@code capacity} bytes, no more, whose first byte is on a page boundary: a slice of a
+     * pooled buffer a page longer. Where the allocator gives no memory address, a plain buffer.
+     */
+    static ByteBuf pageAligned(ByteBufAllocator alloc, int capacity) {
+        ByteBuf whole = alloc.directBuffer(capacity + PAGE);
+        if (!whole.hasMemoryAddress()) {
+            whole.release();
+            return alloc.directBuffer(capacity, capacity);
+        }
+        int skip = (int) (-whole.memoryAddress() & (PAGE - 1));
+        ByteBuf aligned = whole.retainedSlice(skip, capacity).clear();
+        whole.release(); // the slice holds it
+        return aligned;
+    }
+
+    /** The buffer that owns {@code b}'s memory: slices of slices all unwrap to it. */
+    private static ByteBuf root(ByteBuf b) {
+        ByteBuf u = b.unwrap();
+        return u == null ? b : u;
     }
 
     /** Reads the length field, whole or the part of it {@code in} has; true when it is complete. */
@@ -145,8 +176,9 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * The channel's read-buffer handle: Netty's adaptive one, except that it lends the frame being filled. Netty's
-     * {@code DelegatingHandle} passes the rest on; the epoll transport also asks for the extended form.
+     * The channel's read-buffer handle: Netty's adaptive sizing, except that it lends the frame being filled and
+     * aligns its own buffers to a page. Netty's {@code DelegatingHandle} passes the rest on; the epoll transport
+     * also asks for the extended form.
      */
     private final class Lender extends RecvByteBufAllocator.DelegatingHandle
             implements RecvByteBufAllocator.ExtendedHandle {
@@ -160,7 +192,7 @@ final class FrameReader extends ChannelInboundHandlerAdapter {
                 // A slice over the missing bytes, empty: the read fills it and can never run past the frame.
                 return body.retainedSlice(body.writerIndex(), body.writableBytes()).clear();
             }
-            return super.allocate(alloc);
+            return pageAligned(alloc, guess());
         }
 
         @Override

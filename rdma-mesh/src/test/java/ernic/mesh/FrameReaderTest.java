@@ -82,6 +82,7 @@ class FrameReaderTest {
         // Between frames the channel reads into buffers of its own.
         ByteBuf usual = reads.allocate(PooledByteBufAllocator.DEFAULT);
         assertThat(usual.capacity()).isLessThan(FrameReader.LEND_MIN * 8);
+        assertThat(usual.memoryAddress() % FrameReader.PAGE).isZero();
         usual.release();
 
         ch.writeInbound(s.readRetainedSlice(65536));
@@ -91,6 +92,8 @@ class FrameReaderTest {
             ByteBuf lent = reads.allocate(PooledByteBufAllocator.DEFAULT);
             assertThat(lent.readableBytes()).isZero();
             assertThat(lent.writableBytes()).isEqualTo(s.readableBytes() - 4 - next.length);
+            // The frame's own buffer starts on a page: its missing part starts where the bytes before it end.
+            assertThat(lent.memoryAddress() % FrameReader.PAGE).isEqualTo((big.length - lent.writableBytes()) % FrameReader.PAGE);
             if (rounds++ == 0) {
                 lent.release(); // a read that found nothing gives it back
                 continue;
@@ -106,6 +109,20 @@ class FrameReaderTest {
         s.release();
         assertThat(frames(ch)).containsExactly(big, next);
         assertThat(ch.finishAndReleaseAll()).isFalse();
+    }
+
+    @Test
+    void readBuffersStartOnAPageAndGiveTheirMemoryBack() {
+        for (int capacity : new int[] {1, 64, 4096, 65_549, 1 << 20}) {
+            ByteBuf b = FrameReader.pageAligned(PooledByteBufAllocator.DEFAULT, capacity);
+            assertThat(b.memoryAddress() % FrameReader.PAGE).isZero();
+            assertThat(b.capacity()).isEqualTo(capacity);
+            assertThat(b.maxCapacity()).isEqualTo(capacity);
+            assertThat(b.writerIndex()).isZero();
+            ByteBuf root = b.unwrap();
+            assertThat(b.release()).isTrue();
+            assertThat(root.refCnt()).isZero();
+        }
     }
 
     @Test
