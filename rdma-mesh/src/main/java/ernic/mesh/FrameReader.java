@@ -21,9 +21,9 @@ import java.util.function.BooleanSupplier;
  * payload in extra copies). One per connection, on its event loop.
  *
  * <p>Every buffer the socket reads into starts on a page boundary ({@link #pageAligned}). The kernel copies received
- * bytes out of its own buffers, which start on a page boundary, with {@code rep movsb}; on AMD Zen CPUs that copy
- * runs about four times slower when the destination lies 1 to 31 bytes past the source modulo 4 KiB, and Netty's
- * pooled memory starts 16 bytes past a page (malloc's header in front of each 16 MiB chunk). On loopback every read
+ * bytes out of its own buffers with {@code rep movsb}; on AMD Zen CPUs that copy runs about four times slower when
+ * the destination lies 1 to 31 bytes past the source modulo 4 KiB. On loopback the received bytes start on a page,
+ * and Netty's pooled memory starts 16 bytes past one (malloc's header in front of each 16 MiB chunk), so every read
  * landed there: that copy was 30% of both servers' CPU at 64 KiB WRITEs (docs/performance.md, section 3).
  */
 final class FrameReader extends ChannelInboundHandlerAdapter {
